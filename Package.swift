@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// Core Motion for Linux single-board computers. No outside Swift packages:
+// C libraries come from Debian -dev packages as system-library targets.
+import PackageDescription
+
+let package = Package(
+    name: "EdgeMotion",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "edge-agent", targets: ["edge-agent"]),
+    ],
+    targets: [
+        // --- C modules -------------------------------------------------------
+        // libi2c (Debian libi2c-dev) + linux/i2c-dev.h. libi2c ships no
+        // pkg-config file, so the module map links it by name.
+        .systemLibrary(name: "CI2C", path: "Sources/CI2C"),
+        // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
+        .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
+                       providers: [.apt(["libgpiod-dev"])]),
+        // Small C shims for what Swift cannot call directly (variadic ioctl,
+        // struct ucred, clock_nanosleep with TIMER_ABSTIME).
+        .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
+
+        // --- pure layers ----------------------------------------------------
+        // Vectors, quaternions, attitude filter, calibration, altitude: no I/O.
+        .target(name: "EdgeFusion"),
+
+        // --- I/O layers -----------------------------------------------------
+        // I2CBus protocol, Linux bus, GPIO data-ready seam, clocks, recording.
+        .target(name: "EdgeBus", dependencies: ["CI2C", "CGPIOD", "CEdgeShims"]),
+        // Chip drivers generic over I2CBus: register maps, configure, read, decode.
+        .target(name: "EdgeChips", dependencies: ["EdgeBus"]),
+        // Register-accurate chip simulators and scenarios. Must NOT import
+        // EdgeChips: the simulators transcribe the datasheets independently.
+        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"]),
+        // Board profiles and configuration files (JSON5), validation.
+        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"]),
+        // The command-line tool's subcommands, as a library so tests can run them.
+        .target(name: "EdgeAgentCLI",
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig"]),
+        .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
+
+        // --- tests ----------------------------------------------------------
+        .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus"]),
+        .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
+        .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
+        .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
+        .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A subcommand of `edge-agent`. Each lives in `Commands/<Name>.swift`.
+public protocol Subcommand {
+    /// The word typed after `edge-agent`.
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// Full `--help` text: usage line, options, examples.
+    static var help: String { get }
+    /// Runs with the arguments after the subcommand name. Returns the exit
+    /// status. Throw ``UsageError`` for bad use (exit 2, message + hint).
+    static func run(_ arguments: inout Arguments, _ console: Console) throws -> Int32
+}
+
+/// Bad command-line use: printed with a pointer to `--help`, exit status 2.
+public struct UsageError: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Where commands write. Tests capture it; the executable writes to stdout/stderr.
+public final class Console: @unchecked Sendable {
+    private let writeOut: (String) -> Void
+    private let writeErr: (String) -> Void
+    public let isTerminal: Bool
+    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void, isTerminal: Bool = false) {
+        writeOut = out; writeErr = err; self.isTerminal = isTerminal
+    }
+    /// Writes a line to standard output.
+    public func print(_ line: String) { writeOut(line + "\n") }
+    /// Writes text (no newline added) to standard output.
+    public func write(_ text: String) { writeOut(text) }
+    /// Writes a line to standard error.
+    public func error(_ line: String) { writeErr(line + "\n") }
+
+    public static let standard = Console(
+        out: { s in writeAll(1, s) },
+        err: { s in writeAll(2, s) },
+        isTerminal: isatty(1) != 0)
+
+    /// A console that collects output, for tests.
+    public static func capturing() -> (Console, () -> String, () -> String) {
+        final class Box: @unchecked Sendable { var out = ""; var err = "" }
+        let box = Box()
+        let c = Console(out: { box.out += $0 }, err: { box.err += $0 })
+        return (c, { box.out }, { box.err })
+    }
+}
+
+/// Writes all of `text` to a file descriptor, retrying short writes and EINTR.
+func writeAll(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    bytes.withUnsafeMutableBytes { buf in
+        while offset < buf.count {
+            let n = Glibc.write(fd, buf.baseAddress! + offset, buf.count - offset)
+            if n < 0 { if errno == EINTR { continue } else { return } }
+            offset += n
+        }
+    }
+}
+
+public enum EdgeAgentCLI {
+    /// Every subcommand, in the order `--help` lists them.
+    nonisolated(unsafe) public static var commands: [any Subcommand.Type] = [
+        ProbeCommand.self, ReadCommand.self, DecodeCommand.self, SimulateCommand.self, FuseCommand.self,
+    ]
+
+    public static let overview = """
+    edge-agent - Core Motion for Linux single-board computers.
+
+    Talks I2C to an MPU-6050, a BMP280 and a QMC5883L, fuses them into
+    Core Motion-equivalent samples and serves them to local clients.
+    With no sensors attached, the simulated board (boards/simulated.json5)
+    stands in for real chips.
+    """
+
+    /// Runs `edge-agent` with full argv (argv[0] included) and returns the exit status.
+    public static func run(_ argv: [String], console: Console = .standard) -> Int32 {
+        var rest = Array(argv.dropFirst())
+        guard let word = rest.first else {
+            console.error(usage)
+            return 2
+        }
+        rest.removeFirst()
+        if word == "--help" || word == "-h" || word == "help" {
+            if let topic = rest.first, let cmd = commands.first(where: { $0.name == topic }) {
+                console.print(cmd.help)
+            } else {
+                console.print(usage)
+            }
+            return 0
+        }
+        guard let cmd = commands.first(where: { $0.name == word }) else {
+            console.error("edge-agent: unknown command '\(word)'.\n\n" + usage)
+            return 2
+        }
+        if rest.contains("--help") || rest.contains("-h") {
+            console.print(cmd.help)
+            return 0
+        }
+        var args = Arguments(rest, command: cmd.name)
+        do {
+            return try cmd.run(&args, console)
+        } catch let e as UsageError {
+            console.error("edge-agent \(cmd.name): \(e.message)\nRun 'edge-agent \(cmd.name) --help' for usage.")
+            return 2
+        } catch {
+            console.error("edge-agent \(cmd.name): \(error)")
+            return 1
+        }
+    }
+
+    public static var usage: String {
+        var s = overview + "\nUsage: edge-agent COMMAND [OPTIONS]\n\nCommands:\n"
+        let width = (commands.map { $0.name.count }.max() ?? 8) + 2
+        for c in commands {
+            s += "  " + c.name + String(repeating: " ", count: width - c.name.count) + c.summary + "\n"
+        }
+        s += "\nRun 'edge-agent COMMAND --help' for a command's options and examples."
+        return s
+    }
+
+    public static func main(_ argv: [String]) -> Never {
+        exit(run(argv))
+    }
+}
+
+/// A small argument reader: options (`--name value`, `--name=value`, flags)
+/// and positionals. Unknown options are usage errors.
+public struct Arguments {
+    public private(set) var remaining: [String]
+    public let command: String
+
+    public init(_ args: [String], command: String) { remaining = args; self.command = command }
+
+    /// Removes a boolean flag; true if present.
+    public mutating func flag(_ name: String) -> Bool {
+        if let i = remaining.firstIndex(of: name) { remaining.remove(at: i); return true }
+        return false
+    }
+
+    /// Removes `--name value` or `--name=value`.
+    public mutating func option(_ name: String) throws -> String? {
+        if let i = remaining.firstIndex(of: name) {
+            guard i + 1 < remaining.count, !remaining[i + 1].hasPrefix("--") else {
+                throw UsageError("\(name) needs a value")
+            }
+            let v = remaining[i + 1]
+            remaining.removeSubrange(i...(i + 1))
+            return v
+        }
+        if let i = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
+            let v = String(remaining[i].dropFirst(name.count + 1))
+            remaining.remove(at: i)
+            return v
+        }
+        return nil
+    }
+
+    /// Removes a numeric option, checking its range.
+    public mutating func double(_ name: String, in range: ClosedRange<Double>? = nil) throws -> Double? {
+        guard let s = try option(name) else { return nil }
+        guard let v = Double(s), v.isFinite else { throw UsageError("\(name) expects a number, got '\(s)'") }
+        if let r = range, !r.contains(v) { throw UsageError("\(name) must be between \(r.lowerBound) and \(r.upperBound), got \(s)") }
+        return v
+    }
+
+    public mutating func int(_ name: String, in range: ClosedRange<Int>? = nil) throws -> Int? {
+        guard let s = try option(name) else { return nil }
+        guard let v = Int(s) else { throw UsageError("\(name) expects a whole number, got '\(s)'") }
+        if let r = range, !r.contains(v) { throw UsageError("\(name) must be between \(r.lowerBound) and \(r.upperBound), got \(s)") }
+        return v
+    }
+
+    /// Removes and returns the next positional argument.
+    public mutating func positional(_ what: String) throws -> String {
+        guard let i = remaining.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
+            throw UsageError("missing \(what)")
+        }
+        return remaining.remove(at: i)
+    }
+
+    /// Fails on anything not consumed.
+    public func finish() throws {
+        if let extra = remaining.first {
+            throw UsageError(extra.hasPrefix("-") ? "unknown option '\(extra)'" : "unexpected argument '\(extra)'")
+        }
+    }
+}

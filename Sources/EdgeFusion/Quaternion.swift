@@ -1,0 +1,80 @@
+/// 3-vectors are `SIMD3<Double>`; the unit is said where they are used.
+public typealias Vector3 = SIMD3<Double>
+
+extension SIMD3 where Scalar == Double {
+    @inlinable public func dot(_ o: Self) -> Double { (self * o).sum() }
+    @inlinable public func cross(_ o: Self) -> Self {
+        Self(y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x)
+    }
+    @inlinable public var norm: Double { dot(self).squareRoot() }
+    @inlinable public var normalized: Self { let n = norm; return n > 0 ? self / n : self }
+}
+
+/// A rotation quaternion (w, x, y, z), Hamilton convention.
+///
+/// A sensor-to-earth orientation `q` maps a vector in sensor (board)
+/// coordinates to earth coordinates: `v_earth = q.rotate(v_sensor)`.
+public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
+    public var w: Double, x: Double, y: Double, z: Double
+
+    @inlinable public init(w: Double, x: Double, y: Double, z: Double) {
+        self.w = w; self.x = x; self.y = y; self.z = z
+    }
+    public static let identity = Quaternion(w: 1, x: 0, y: 0, z: 0)
+
+    /// Rotation by `angle` radians about the unit `axis`.
+    @inlinable public init(axis: Vector3, angle: Double) {
+        let a = axis.normalized, h = angle / 2, s = mathSin(h)
+        self.init(w: mathCos(h), x: a.x * s, y: a.y * s, z: a.z * s)
+    }
+
+    /// Rotation vector (axis × angle, radians) to quaternion.
+    @inlinable public init(rotationVector v: Vector3) {
+        let angle = v.norm
+        if angle < 1e-12 { self.init(w: 1, x: v.x / 2, y: v.y / 2, z: v.z / 2); self = self.normalized }
+        else { self.init(axis: v / angle, angle: angle) }
+    }
+
+    @inlinable public var vector: Vector3 { Vector3(x, y, z) }
+    @inlinable public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
+    @inlinable public var norm: Double { (w * w + x * x + y * y + z * z).squareRoot() }
+    @inlinable public var normalized: Quaternion {
+        let n = norm
+        return n > 0 ? Quaternion(w: w / n, x: x / n, y: y / n, z: z / n) : .identity
+    }
+
+    /// Hamilton product `a * b` (apply b, then a).
+    @inlinable public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
+        Quaternion(w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+                   x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                   y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                   z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w)
+    }
+
+    /// Rotates `v` by this (unit) quaternion: q v q*.
+    @inlinable public func rotate(_ v: Vector3) -> Vector3 {
+        let u = vector
+        let t = 2 * u.cross(v)
+        return v + w * t + u.cross(t)
+    }
+
+    /// Angle in radians of the rotation between two orientations (q and -q equal).
+    @inlinable public func angle(to other: Quaternion) -> Double {
+        let d = abs(w * other.w + x * other.x + y * other.y + z * other.z)
+        return 2 * mathAcos(min(1, d))
+    }
+
+    public var description: String { "(w: \(w), x: \(x), y: \(y), z: \(z))" }
+}
+
+// libm without Foundation: EdgeFusion imports nothing.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@inlinable @inline(__always) public func mathSin(_ x: Double) -> Double { sin(x) }
+@inlinable @inline(__always) public func mathCos(_ x: Double) -> Double { cos(x) }
+@inlinable @inline(__always) public func mathAcos(_ x: Double) -> Double { acos(x) }

@@ -1,0 +1,2 @@
+import EdgeAgentCLI
+EdgeAgentCLI.main(CommandLine.arguments)
