@@ -1,0 +1,205 @@
+/// A board profile (`boards/*.json5`): which bus, which chips at which
+/// addresses, how each chip is mounted, and the data-ready GPIO line.
+/// The schema is documented in `boards/README.md`.
+public struct BoardProfile: Decodable, Sendable, Equatable {
+    /// Display name, e.g. "Raspberry Pi 4 Model B + GY-521 + GY-BMP280 + GY-271".
+    public var name: String
+    public var description: String?
+    public var bus: BusSelection
+    public var chips: [ChipSpec]
+    /// Simulated boards only: what the simulated chips play.
+    public var simulation: SimulationSpec?
+
+    public enum BusSelection: Sendable, Equatable, Decodable, CustomStringConvertible {
+        /// `/dev/i2c-N`.
+        case linux(Int)
+        /// The simulated bus (register-accurate chip models).
+        case simulated
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let n = try? c.decode(Int.self) {
+                guard (0...255).contains(n) else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an I2C bus number 0-255 (1 on a Raspberry Pi's pins 3/5), got \(n)")
+                }
+                self = .linux(n)
+            } else if let s = try? c.decode(String.self), s == "simulated" {
+                self = .simulated
+            } else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\"")
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .linux(let n): return "/dev/i2c-\(n)"
+            case .simulated: return "simulated"
+            }
+        }
+    }
+
+    public struct SimulationSpec: Decodable, Sendable, Equatable {
+        /// Scenario file, relative to the profile's directory.
+        public var scenario: String
+        /// Overrides the scenario's seed.
+        public var seed: UInt64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case scenario, seed }
+        public init(scenario: String, seed: UInt64? = nil) { self.scenario = scenario; self.seed = seed }
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            scenario = try c.decode(String.self, forKey: .scenario)
+            seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, description, bus, chips, simulation }
+
+    public init(name: String, description: String? = nil, bus: BusSelection, chips: [ChipSpec],
+                simulation: SimulationSpec? = nil) {
+        self.name = name; self.description = description; self.bus = bus; self.chips = chips
+        self.simulation = simulation
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        description = try c.decodeIfPresent(String.self, forKey: .description)
+        bus = try c.decode(BusSelection.self, forKey: .bus)
+        chips = try c.decode([ChipSpec].self, forKey: .chips)
+        simulation = try c.decodeIfPresent(SimulationSpec.self, forKey: .simulation)
+        // Cross-field checks.
+        var seen: [UInt8: Int] = [:]
+        for (i, chip) in chips.enumerated() {
+            if let j = seen[chip.address] {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: c.codingPath + [CodingKeys.chips, AnyKey(stringValue: "Index \(i)")],
+                    debugDescription: "chips[\(j)] and chips[\(i)] both use address \(hex(chip.address)); each chip needs its own address"))
+            }
+            seen[chip.address] = i
+        }
+        for (i, chip) in chips.enumerated() {
+            if let behind = chip.behind, !chips.contains(where: { $0.kind == .mpu6050 && $0.address == behind }) {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: c.codingPath + [CodingKeys.chips, AnyKey(stringValue: "Index \(i)"), ChipSpec.CodingKeys.behind],
+                    debugDescription: "'behind' names \(hex(behind)), but no mpu6050 at that address is listed in chips"))
+            }
+        }
+        if bus == .simulated && simulation == nil {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.simulation],
+                debugDescription: "a simulated board needs a 'simulation' object naming its scenario, e.g. simulation: { scenario: \"../scenarios/desk-idle.json5\" }"))
+        }
+    }
+
+    /// The first chip of a kind with the given role.
+    public func chip(_ kind: ChipSpec.Kind, role: ChipSpec.Role = .primary) -> ChipSpec? {
+        chips.first { $0.kind == kind && $0.role == role }
+    }
+}
+
+/// One chip on a board.
+public struct ChipSpec: Decodable, Sendable, Equatable {
+    public enum Kind: String, Sendable, Decodable, CaseIterable {
+        case mpu6050, bmp280, qmc5883l
+        /// The addresses the chip can answer at.
+        public var possibleAddresses: [UInt8] {
+            switch self {
+            case .mpu6050: return [0x68, 0x69]
+            case .bmp280: return [0x76, 0x77]
+            case .qmc5883l: return [0x0D]
+            }
+        }
+    }
+    /// `primary`: the board's own sensor. `accessory`: a second IMU worn on
+    /// the head or a limb (Core Motion's headphone-motion API).
+    public enum Role: String, Sendable, Decodable, CaseIterable { case primary, accessory }
+
+    public var kind: Kind
+    /// 7-bit address (JSON5 allows hex: `0x68`).
+    public var address: UInt8
+    public var role: Role
+    /// Chip axes → board axes.
+    public var mounting: Mounting
+    /// MPU-6050 only: its INT pin's GPIO line.
+    public var dataReady: DataReadySpec?
+    /// Address of the MPU-6050 whose auxiliary bus this chip hangs off (GY-87
+    /// boards): the MPU's I2C bypass must be enabled before this chip is seen.
+    public var behind: UInt8?
+    /// Optional label shown in tools.
+    public var label: String?
+
+    public struct DataReadySpec: Decodable, Sendable, Equatable {
+        /// GPIO chip label as `gpiodetect` prints it (Pi 4: pinctrl-bcm2711,
+        /// Pi 5: pinctrl-rp1, Pi Zero 2 W: pinctrl-bcm2835), or a /dev/gpiochipN path.
+        public var chip: String
+        /// Line offset on that chip (on a Pi's pinctrl chip: the BCM GPIO number).
+        public var line: Int
+        enum CodingKeys: String, CodingKey, CaseIterable { case chip, line }
+        public init(chip: String, line: Int) { self.chip = chip; self.line = line }
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            chip = try c.decode(String.self, forKey: .chip)
+            line = try c.decode(Int.self, forKey: .line)
+            guard (0...1023).contains(line) else {
+                throw DecodingError.dataCorruptedError(forKey: .line, in: c, debugDescription: "expected a GPIO line offset 0-1023, got \(line)")
+            }
+        }
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case kind, address, role, mounting, behind, label
+        case dataReady = "data_ready"
+    }
+
+    public init(kind: Kind, address: UInt8, role: Role = .primary, mounting: Mounting = .identity,
+                dataReady: DataReadySpec? = nil, behind: UInt8? = nil, label: String? = nil) {
+        self.kind = kind; self.address = address; self.role = role; self.mounting = mounting
+        self.dataReady = dataReady; self.behind = behind; self.label = label
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let kindName = try c.decode(String.self, forKey: .kind)
+        guard let k = Kind(rawValue: kindName.lowercased()) else {
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: c,
+                debugDescription: "unknown chip kind '\(kindName)'; supported: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        kind = k
+        let a = try c.decode(Int.self, forKey: .address)
+        guard k.possibleAddresses.contains(UInt8(clamping: a)), (0...0x7F).contains(a) else {
+            throw DecodingError.dataCorruptedError(forKey: .address, in: c,
+                debugDescription: "a \(k.rawValue) answers only at \(k.possibleAddresses.map { hex($0) }.joined(separator: " or ")), got \(a < 0 || a > 255 ? String(a) : hex(UInt8(a)))")
+        }
+        address = UInt8(a)
+        role = try c.decodeIfPresent(Role.self, forKey: .role) ?? .primary
+        mounting = try c.decodeIfPresent(Mounting.self, forKey: .mounting) ?? .identity
+        dataReady = try c.decodeIfPresent(DataReadySpec.self, forKey: .dataReady)
+        if dataReady != nil && k != .mpu6050 {
+            throw DecodingError.dataCorruptedError(forKey: .dataReady, in: c,
+                debugDescription: "only an mpu6050 has a data-ready line in this project")
+        }
+        if let b = try c.decodeIfPresent(Int.self, forKey: .behind) {
+            guard b == 0x68 || b == 0x69 else {
+                throw DecodingError.dataCorruptedError(forKey: .behind, in: c,
+                    debugDescription: "'behind' names the MPU-6050 whose auxiliary bus carries this chip: 0x68 or 0x69")
+            }
+            behind = UInt8(b)
+        } else {
+            behind = nil
+        }
+        label = try c.decodeIfPresent(String.self, forKey: .label)
+    }
+
+    /// e.g. `mpu6050@0x68`.
+    public var id: String { "\(kind.rawValue)@\(hex(address))" }
+}
+
+@inlinable
+func hex(_ v: UInt8) -> String {
+    let d = Array("0123456789abcdef")
+    return "0x" + String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
+}
