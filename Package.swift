@@ -33,11 +33,18 @@ let package = Package(
         // Register-accurate chip simulators and scenarios. Must NOT import
         // EdgeChips: the simulators transcribe the datasheets independently.
         .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"]),
+        // Client protocol: message and stream types, wire encoding (shared with
+        // the CoreMotion library later).
+        .target(name: "EdgeProtocol"),
+        // The agent's services: Unix-socket server, entitlements, fan-out,
+        // systemd notify.
+        .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"]),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"]),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig"]),
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
+                               "EdgeProtocol", "EdgeService"]),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
 
         // --- tests ----------------------------------------------------------
@@ -46,6 +53,7 @@ let package = Package(
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
+        .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
     ],
     swiftLanguageModes: [.v6]
