@@ -389,8 +389,14 @@ struct JSON5Scanner {
                 let nameRange = nameStart..<position
                 try skipTrivia()
                 guard current == .colon else {
-                    var message = "expected ':' after member name \(text(nameRange)), found \(found())"
-                    if let byte = current, !isStructural(byte), byte > .space, byte != .doubleQuote, byte != .singleQuote {
+                    let name = bytes[nameStart] == .doubleQuote || bytes[nameStart] == .singleQuote
+                        ? text(nameRange) : "'\(text(nameRange))'"
+                    var message = "expected ':' after member name \(name), found \(found())"
+                    // "{a-b: 1}": the name probably goes on with a character
+                    // that unquoted names cannot contain.
+                    if let byte = current, position == nameRange.upperBound, bytes[nameStart] != .doubleQuote,
+                       bytes[nameStart] != .singleQuote, !isStructural(byte), byte > .space,
+                       byte != .doubleQuote, byte != .singleQuote, byte != .slash {
                         message += " (a name with characters other than letters, digits, '_' and '$' must be quoted)"
                     }
                     throw failure(message)
