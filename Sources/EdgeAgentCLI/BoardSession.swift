@@ -1,0 +1,93 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import EdgeBus
+import EdgeChips
+import EdgeConfig
+import EdgeSim
+
+/// What the tools need to talk to a board: the profile, the bus (Linux or
+/// simulated) and the clock. Shared by `probe`, `read` and later `run`.
+final class BoardSession {
+    let profile: BoardProfile
+    /// Where the profile came from (`--bus N` makes one up: "(--bus N)").
+    let profileSource: String
+    let bus: AnyI2CBus
+    let clock: any TimeSource
+    /// e.g. "I2C_RDWR" or "SMBus (I2C block reads, 32 bytes a chunk)".
+    let transport: String
+    /// The simulated board, when the bus is simulated.
+    let simulated: SimulatedBoard?
+
+    init(profile: BoardProfile, source: String, bus: AnyI2CBus, clock: any TimeSource,
+         transport: String, simulated: SimulatedBoard?) {
+        self.profile = profile; self.profileSource = source; self.bus = bus; self.clock = clock
+        self.transport = transport; self.simulated = simulated
+    }
+
+    /// The default board for `--bus N`: the three chips at their default
+    /// addresses, identity mountings.
+    static func defaultProfile(bus n: Int) -> BoardProfile {
+        BoardProfile(name: "default chips on /dev/i2c-\(n)", bus: .linux(n), chips: [
+            ChipSpec(kind: .mpu6050, address: 0x68),
+            ChipSpec(kind: .bmp280, address: 0x76),
+            ChipSpec(kind: .qmc5883l, address: 0x0D),
+        ])
+    }
+
+    /// Options shared by the tools: `--board FILE | --bus N` and `--config FILE`.
+    struct Selection {
+        var profile: BoardProfile
+        var profilePath: String?
+        var config: AgentConfig
+        var configPath: String?
+    }
+
+    /// Reads `--board`, `--bus`, `--config` and resolves them: an explicit
+    /// board wins, else `--bus N` (default chips), else the config's board
+    /// (default config: the simulated board).
+    static func select(_ a: inout Arguments, environment: [String: String]) throws -> Selection {
+        let boardArg = try a.option("--board")
+        let busArg = try a.int("--bus", in: 0...255)
+        let configArg = try a.option("--config")
+        if boardArg != nil && busArg != nil { throw UsageError("use either --board FILE or --bus N, not both") }
+        let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment)
+        let config = try configPath.map { p throws(ConfigError) in try ConfigLoader.load(AgentConfig.self, from: p) } ?? AgentConfig()
+        if let n = busArg {
+            return Selection(profile: defaultProfile(bus: n), profilePath: nil, config: config, configPath: configPath)
+        }
+        let ref = boardArg ?? config.board
+        let (found, searched) = boardArg != nil
+            ? (FileManager.default.fileExists(atPath: ref) ? ref : nil, [ref])
+            : BoardLocator.resolveBoard(ref, relativeTo: configPath)
+        guard let path = found else {
+            throw ConfigError(kind: .notFound, file: boardArg ?? (configPath ?? "(built-in default config)"),
+                              keyPath: boardArg == nil ? "board" : "",
+                              message: "board profile '\(ref)' not found (looked in: \(searched.joined(separator: ", ")))")
+        }
+        let profile = try ConfigLoader.load(BoardProfile.self, from: path)
+        return Selection(profile: profile, profilePath: path, config: config, configPath: configPath)
+    }
+
+    /// Opens the profile's bus. Simulated boards run on the real monotonic
+    /// clock, so their scenario plays in real time.
+    static func open(_ s: Selection, clock: (any TimeSource)? = nil) throws -> BoardSession {
+        let source = s.profilePath ?? "(--bus \(s.profile.bus))"
+        switch s.profile.bus {
+        case .linux(let n):
+            let linux = try LinuxI2CBus(busNumber: n)
+            let transport = linux.transport == .i2cRdwr
+                ? "I2C_RDWR (plain I2C adapter)"
+                : "SMBus (adapter has no plain I2C: I2C-block transfers of at most 32 bytes)"
+            return BoardSession(profile: s.profile, source: source, bus: AnyI2CBus(linux),
+                                clock: clock ?? MonotonicClock(), transport: transport, simulated: nil)
+        case .simulated:
+            let c = clock ?? MonotonicClock()
+            let board = try SimulatedBoardFactory.make(profile: s.profile, profilePath: s.profilePath ?? ".", clock: c)
+            return BoardSession(profile: s.profile, source: source, bus: AnyI2CBus(board.bus), clock: c,
+                                transport: "simulated (register-accurate chip models)", simulated: board)
+        }
+    }
+}
