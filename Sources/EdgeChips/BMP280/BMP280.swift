@@ -75,6 +75,10 @@ public struct BMP280<Bus: I2CBus> {
         return c
     }
 
+    /// Uses calibration words obtained earlier (a cache, a recording) instead
+    /// of reading them.
+    public mutating func setCalibration(_ c: BMP280Calibration) { calibration = c }
+
     /// Writes ctrl_meas with the oversampling and mode = sleep, then config
     /// (t_sb, filter), then - in normal mode - ctrl_meas with the mode: the
     /// chip ignores config writes in normal mode (DS §4.3.5). Forced mode is
