@@ -1,0 +1,211 @@
+import EdgeBus
+
+/// BMP280 driver (also runs a BME280's pressure and temperature), generic
+/// over the bus; waits go through the given ``TimeSource``.
+///
+/// Bring-up: ``identify()`` → ``softReset()`` → ``readCalibration()`` →
+/// ``configure(_:)``, or ``start(_:)``. Then ``read()`` in normal mode or
+/// ``measure()`` for one forced conversion.
+public struct BMP280<Bus: I2CBus> {
+    public let bus: Bus
+    /// 7-bit address: 0x76 (SDO to GND, most GY-BMP280 boards) or 0x77.
+    public let address: UInt8
+    public let clock: any TimeSource
+    public private(set) var variant: BMP280Variant = .bmp280
+    /// Factory calibration (nil until ``readCalibration()``).
+    public private(set) var calibration: BMP280Calibration?
+    public private(set) var configuration: BMP280Configuration = .default
+
+    /// Start-up time after a (soft) power-on reset, which includes copying
+    /// the NVM into the calibration image: 2 ms (DS Table 2, t_startup).
+    public static var startupMilliseconds: Double { 2 }
+    /// Poll interval while waiting for status.im_update to clear.
+    public static var pollMilliseconds: Double { 0.5 }
+
+    public init(bus: Bus, address: UInt8 = 0x76, clock: any TimeSource) {
+        self.bus = bus; self.address = address; self.clock = clock
+    }
+
+    /// Reads `id` (0xD0). BMP280 (0x58), its samples (0x56/0x57) and the
+    /// BME280 (0x60) are accepted (log ``BMP280Variant/note``); anything else,
+    /// including a BMP180 (0x55), is ``DriverError/wrongChip``.
+    @discardableResult
+    public mutating func identify() throws(DriverError) -> BMP280Variant {
+        let id = try onBus { () throws(I2CError) in try bus.readRegister(address, BMP280Register.id.rawValue) }
+        let v = BMP280Variant.lookup(chipID: id)
+        guard let v, v.isSupported else {
+            throw .wrongChip(expected: .bmp280, address: address, register: BMP280Register.id.rawValue,
+                             found: id, identifiedAs: v?.part)
+        }
+        variant = v
+        return v
+    }
+
+    /// Soft reset (DS §4.3.2): write 0xB6 to `reset` (0xE0), then poll
+    /// status.im_update every 0.5 ms until it clears. Gives up with
+    /// ``DriverError/timeout`` once the 2 ms start-up time has passed with the
+    /// bit still set. The chip comes back asleep with ctrl_meas = config = 0.
+    public mutating func softReset() throws(DriverError) {
+        let a = address, b = bus
+        try onBus { () throws(I2CError) in
+            try b.writeRegister(a, BMP280Register.reset.rawValue, BMP280Bits.softResetCommand)
+        }
+        let start = clock.nowNanoseconds
+        let bound = UInt64(Self.startupMilliseconds * 1e6)
+        while true {
+            clock.sleep(milliseconds: Self.pollMilliseconds)
+            let status = try onBus { () throws(I2CError) in try b.readRegister(a, BMP280Register.status.rawValue) }
+            if status & BMP280Bits.imageUpdate == 0 { break }
+            if clock.nowNanoseconds &- start >= bound {
+                throw .timeout(chip: .bmp280, address: a, waitingFor: "copying its calibration NVM after a soft reset (status.im_update)",
+                               milliseconds: Self.startupMilliseconds)
+            }
+        }
+        configuration = BMP280Configuration(mode: .sleep, pressureOversampling: .skipped,
+                                            temperatureOversampling: .x1, filter: .off, standby: .ms0_5)
+    }
+
+    /// Reads and validates the 24 calibration bytes from 0x88 (one burst).
+    @discardableResult
+    public mutating func readCalibration() throws(DriverError) -> BMP280Calibration {
+        let a = address, b = bus
+        let bytes = try onBus { () throws(I2CError) in try b.readRegisters(a, BMP280Register.calibration.rawValue, count: 24) }
+        let c = try BMP280Calibration(bytes: bytes)
+        calibration = c
+        return c
+    }
+
+    /// Uses calibration words obtained earlier (a cache, a recording) instead
+    /// of reading them.
+    public mutating func setCalibration(_ c: BMP280Calibration) { calibration = c }
+
+    /// Writes ctrl_meas with the oversampling and mode = sleep, then config
+    /// (t_sb, filter), then - in normal mode - ctrl_meas with the mode: the
+    /// chip ignores config writes in normal mode (DS §4.3.5). Forced mode is
+    /// left asleep until ``measure()``.
+    public mutating func configure(_ c: BMP280Configuration) throws(DriverError) {
+        if variant.isBME280 && (c.standby == .ms2000 || c.standby == .ms4000) {
+            throw .unsupportedConfiguration(chip: .bmp280, reason: "standby_ms \(plainNumber(c.standby.milliseconds)) is not available on a BME280 (its t_sb codes 110/111 mean 10/20 ms); choose 1000 or less")
+        }
+        let table = c.registerTable, a = address, b = bus
+        try onBus { () throws(I2CError) in try table.apply(on: b, address: a) }
+        configuration = c
+    }
+
+    /// identify + softReset + readCalibration + configure.
+    @discardableResult
+    public mutating func start(_ c: BMP280Configuration = .default) throws(DriverError) -> BMP280Variant {
+        let v = try identify()
+        try softReset()
+        try readCalibration()
+        try configure(c)
+        return v
+    }
+
+    /// Re-reads config and ctrl_meas; throws on a mismatch (e.g. after a brown-out).
+    public func verifyConfiguration() throws(DriverError) {
+        var rows = [RegisterSetting.value(BMP280Register.config.rawValue, configuration.configValue)]
+        if configuration.mode == .normal {
+            rows.append(.value(BMP280Register.controlMeasurement.rawValue, configuration.controlMeasurementValue(mode: .normal)))
+        } else {
+            // Forced: the mode bits fall back to sleep by themselves; check oversampling only.
+            let v = configuration.controlMeasurementValue(mode: .sleep)
+            rows.append(RegisterSetting(register: BMP280Register.controlMeasurement.rawValue, set: v, clear: ~v & 0xFC))
+        }
+        try RegisterTable(rows).verify(on: bus, address: address, chip: .bmp280)
+    }
+
+    /// The 6-byte burst press_msb..temp_xlsb (0xF7..0xFC): one burst, so
+    /// pressure and temperature come from the same conversion (DS §3.9).
+    @inlinable
+    public func readRaw() throws(DriverError) -> BMP280RawSample {
+        let b = bus, a = address, clock = self.clock
+        return try onBus { () throws(I2CError) in
+            try readBurst(b, a, BMP280Register.pressureMSB.rawValue, count: 6) { bytes in
+                BMP280RawSample(burst: bytes, captureNanoseconds: clock.nowNanoseconds)
+            }
+        }
+    }
+
+    /// Reads and compensates the latest conversion (normal mode).
+    @inlinable
+    public func read() throws(DriverError) -> BMP280Sample {
+        guard let c = calibration else {
+            throw .invalidCalibration(chip: .bmp280, reason: "calibration has not been read; call readCalibration() or start() first")
+        }
+        return try BMP280Compensation.compensate(try readRaw(), c,
+                                                 pressureEnabled: configuration.pressureOversampling != .skipped)
+    }
+
+    /// One forced-mode conversion: writes ctrl_meas with mode = forced, waits
+    /// the maximum measurement time for the settings on the clock, then checks
+    /// status.measuring (it may still read 0 right after the write, so it is
+    /// only read after the wait); still measuring is ``DriverError/timeout``.
+    /// Then reads and compensates. In normal mode it just ``read()``s.
+    public func measure() throws(DriverError) -> BMP280Sample {
+        if configuration.mode == .normal { return try read() }
+        let a = address, b = bus, value = configuration.controlMeasurementValue(mode: .forced)
+        try onBus { () throws(I2CError) in try b.writeRegister(a, BMP280Register.controlMeasurement.rawValue, value) }
+        let tMax = configuration.measurementTime.maximum
+        clock.sleep(milliseconds: tMax)
+        let status = try onBus { () throws(I2CError) in try b.readRegister(a, BMP280Register.status.rawValue) }
+        if status & BMP280Bits.measuring != 0 {
+            throw .timeout(chip: .bmp280, address: a, waitingFor: "a forced-mode conversion (status.measuring)", milliseconds: tMax)
+        }
+        return try read()
+    }
+}
+
+extension BMP280Compensation {
+    /// What a register dump says.
+    public struct DumpReading: Sendable, Equatable {
+        /// `id` (0xD0) if readable, and its variant if known.
+        public var chipID: UInt8?
+        public var variant: BMP280Variant?
+        public var calibration: BMP280Calibration
+        public var raw: BMP280RawSample
+        public var tFine: Int32
+        /// Temperature in 0.01 °C (integer formula).
+        public var centiCelsius: Int32
+        /// Pressure Q24.8 (integer formula), nil when ctrl_meas says pressure is skipped.
+        public var pressureQ24_8: Int64?
+        /// ctrl_meas if readable.
+        public var controlMeasurement: UInt8?
+        public var temperatureCelsius: Double { Double(centiCelsius) / 100 }
+        public var pressurePascals: Double? { pressureQ24_8.map { Double($0) / 256 } }
+    }
+
+    /// Decodes a register image: calibration 0x88..0x9F and data 0xF7..0xFC
+    /// are required; ctrl_meas (0xF4), if readable, says whether pressure was
+    /// skipped on purpose.
+    public static func decode(image: RegisterImage) throws(DriverError) -> DumpReading {
+        func need(_ range: ClosedRange<UInt8>) throws(DriverError) -> [UInt8] {
+            var out: [UInt8] = []
+            for r in range {
+                guard let v = image[r] else {
+                    throw .unreadableRegister(chip: .bmp280, register: r, name: BMP280Register.name(of: r))
+                }
+                out.append(v)
+            }
+            return out
+        }
+        let cal = try BMP280Calibration(bytes: try need(0x88...0x9F))
+        let raw = BMP280RawSample(burst: try need(0xF7...0xFC))
+        let ctrl = image[BMP280Register.controlMeasurement.rawValue]
+        let pressureEnabled = ctrl.map { ($0 >> 2) & 0x7 != 0 } ?? true
+        guard raw.adcT != BMP280Bits.skippedRaw else { throw .skippedMeasurement(chip: .bmp280, channel: "temperature") }
+        let t = temperature(adcT: raw.adcT, cal)
+        var q: Int64?
+        if pressureEnabled {
+            guard raw.adcP != BMP280Bits.skippedRaw else { throw .skippedMeasurement(chip: .bmp280, channel: "pressure") }
+            guard let p = pressureQ24_8(adcP: raw.adcP, tFine: t.tFine, cal) else {
+                throw .invalidCalibration(chip: .bmp280, reason: "the pressure formula's divisor is 0 for these calibration words")
+            }
+            q = p
+        }
+        let id = image[BMP280Register.id.rawValue]
+        return DumpReading(chipID: id, variant: id.flatMap { BMP280Variant.lookup(chipID: $0) }, calibration: cal,
+                           raw: raw, tFine: t.tFine, centiCelsius: t.centiCelsius, pressureQ24_8: q,
+                           controlMeasurement: ctrl)
+    }
+}

@@ -1,0 +1,98 @@
+import EdgeBus
+
+/// One register read during identification.
+public struct RegisterValue: Sendable, Equatable, CustomStringConvertible {
+    public var register: UInt8
+    public var value: UInt8
+    public init(register: UInt8, value: UInt8) { self.register = register; self.value = value }
+    public var description: String { "\(hex(register)) = \(hex(value))" }
+}
+
+/// What answers at an address, as the `probe` command reports it.
+public enum ChipIdentification: Sendable, Equatable, CustomStringConvertible {
+    /// A chip this module drives. `variant` names the part (e.g. "BME280",
+    /// "MPU-6500"); `warning` is set for clones and look-alikes that are
+    /// accepted with differences.
+    case supported(ChipKind, variant: String, warning: String?, registers: [RegisterValue])
+    /// A known chip that these drivers do not support (HMC5883L, QMC5883P,
+    /// BMP180, BMP388 ...), with the reason.
+    case unsupported(part: String, reason: String, registers: [RegisterValue])
+    /// Nothing recognisable: the bytes seen (empty when the address has no
+    /// identity registers the module knows).
+    case unknown(registers: [RegisterValue])
+
+    public var chip: ChipKind? {
+        if case .supported(let k, _, _, _) = self { return k }
+        return nil
+    }
+
+    public var registers: [RegisterValue] {
+        switch self {
+        case .supported(_, _, _, let r), .unsupported(_, _, let r), .unknown(let r): return r
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .supported(_, variant, warning, regs):
+            return "\(variant) (\(regs.map(\.description).joined(separator: ", ")))" + (warning.map { " - warning: \($0)" } ?? "")
+        case let .unsupported(part, reason, regs):
+            return "\(part), not supported: \(reason) (\(regs.map(\.description).joined(separator: ", ")))"
+        case let .unknown(regs):
+            return regs.isEmpty ? "unknown device (no identity registers known for this address)"
+                : "unknown device (\(regs.map(\.description).joined(separator: ", ")))"
+        }
+    }
+}
+
+/// Reads the identity registers that make sense at `address` and says what
+/// is there. Addresses: 0x68/0x69 WHO_AM_I (0x75); 0x76/0x77 id (0xD0), then
+/// reg 0x00 for BMP388/390; 0x0D reg 0x0D = 0xFF (QMC5883L); 0x1E regs
+/// 0x0A..0x0C = "H43" (HMC5883L); 0x2C reg 0x00 = 0x80 (QMC5883P). Only reads;
+/// bus errors (no acknowledge included) are thrown.
+public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2CError) -> ChipIdentification {
+    func read(_ r: UInt8) throws(I2CError) -> RegisterValue {
+        RegisterValue(register: r, value: try bus.readRegister(address, r))
+    }
+    switch address {
+    case 0x68, 0x69:
+        let who = try read(MPU6050Register.whoAmI.rawValue)
+        if let v = MPU6050Variant.lookup(whoAmI: who.value) {
+            return .supported(.mpu6050, variant: v.description, warning: v.warning, registers: [who])
+        }
+        return .unknown(registers: [who])
+    case 0x76, 0x77:
+        let id = try read(BMP280Register.id.rawValue)
+        if let v = BMP280Variant.lookup(chipID: id.value) {
+            if v.isSupported { return .supported(.bmp280, variant: v.part, warning: v.note, registers: [id]) }
+            return .unsupported(part: v.part, reason: v.note ?? "different chip", registers: [id])
+        }
+        let r0 = try read(0x00)
+        switch r0.value {
+        case 0x50: return .unsupported(part: "BMP388", reason: "a BMP388 has a different register map (chip id at 0x00)", registers: [id, r0])
+        case 0x60: return .unsupported(part: "BMP390", reason: "a BMP390 has a different register map (chip id at 0x00)", registers: [id, r0])
+        default: return .unknown(registers: [id, r0])
+        }
+    case 0x0D:
+        let id = try read(QMC5883LRegister.chipID.rawValue)
+        if id.value == QMC5883LBits.chipID {
+            return .supported(.qmc5883l, variant: "QMC5883L", warning: nil, registers: [id])
+        }
+        return .unknown(registers: [id])
+    case 0x1E:
+        let regs = try bus.readRegisters(address, 0x0A, count: 3)
+        let seen = regs.enumerated().map { RegisterValue(register: 0x0A + UInt8($0.offset), value: $0.element) }
+        if regs == [0x48, 0x34, 0x33] {
+            return .unsupported(part: "HMC5883L", reason: "a Honeywell HMC5883L (identity 'H43') has a different register map (big-endian X, Z, Y at 0x03); this module drives the QMC5883L at 0x0D", registers: seen)
+        }
+        return .unknown(registers: seen)
+    case 0x2C:
+        let r0 = try read(0x00)
+        if r0.value == 0x80 {
+            return .unsupported(part: "QMC5883P", reason: "a QMC5883P has a different register map (data 0x01..0x06, CTRL1 0x0A), ranges and axis orientation than the QMC5883L", registers: [r0])
+        }
+        return .unknown(registers: [r0])
+    default:
+        return .unknown(registers: [])
+    }
+}
