@@ -230,3 +230,35 @@ import Testing
         #expect(bad.axes.filter { !$0.passed }.map(\.name) == ["accel x"])
     }
 }
+
+@Suite struct MPU6050SelfTestDriverTests {
+    let a = MPU.address
+
+    @Test func selfTestSequenceIsTransactionExact() throws {
+        let clock = VirtualClock()
+        let off = be(0) + be(0) + be(4096) + be(0) + be(0) + be(0) + be(0)
+        let on = be(1392) + be(1400) + be(4096 + 1390) + be(0) + be(3275) + be(-3300) + be(3200)
+        let bus = ScriptedI2CBus([
+            .write(a, [MPU.GYRO_CONFIG, 0x00]), .write(a, [MPU.ACCEL_CONFIG, 0x10]),   // ±250 °/s, ±8 g
+            .read(a, register: MPU.ACCEL_XOUT_H, reply: off),
+            .write(a, [MPU.GYRO_CONFIG, 0xE0]), .write(a, [MPU.ACCEL_CONFIG, 0xF0]),   // self-test on
+            .read(a, register: MPU.ACCEL_XOUT_H, reply: on),
+            .read(a, register: MPU.SELF_TEST_X, reply: [0x01, 0x01, 0x01, 0x15]),     // every trim code 1
+            .write(a, [MPU.GYRO_CONFIG, 0x08]), .write(a, [MPU.ACCEL_CONFIG, 0x08]),   // back to ±500 °/s, ±4 g
+        ])
+        var mpu = MPU6050(bus: bus, clock: clock)
+        let report = try mpu.runSelfTest(samples: 1, settleMilliseconds: 50)
+        #expect(report.passed, "\(report.axes)")
+        #expect(report.axes.count == 6)
+        #expect(clock.nowNanoseconds == 100_000_000)   // two 50 ms settles on the virtual clock
+        #expect(bus.verify() == [])
+    }
+
+    @Test func selfTestRefusesClones() throws {
+        let bus = ScriptedI2CBus([.read(a, register: MPU.WHO_AM_I, reply: [0x70])])
+        var mpu = MPU6050(bus: bus, clock: VirtualClock())
+        try mpu.identify()
+        #expect(throws: DriverError.self) { try mpu.runSelfTest() }
+        #expect(bus.verify() == [])
+    }
+}
