@@ -262,3 +262,24 @@ import Testing
         #expect(bus.verify() == [])
     }
 }
+
+@Suite struct MPU6050StateTests {
+    @Test func resetLeavesTheChipsResetValuesAsTheConfiguration() throws {
+        let a = MPU.address
+        let bus = ScriptedI2CBus([
+            .write(a, [MPU.PWR_MGMT_1, 0x80]), .write(a, [MPU.PWR_MGMT_1, 0x01]), .write(a, [MPU.PWR_MGMT_2, 0x00]),
+            // verifyConfiguration after a reset expects the reset values (GYRO_CONFIG etc. 0)
+            .read(a, register: MPU.PWR_MGMT_1, reply: [0x01]), .read(a, register: MPU.PWR_MGMT_2, reply: [0x00]),
+            .read(a, register: MPU.SMPLRT_DIV, reply: [0x00]), .read(a, register: MPU.CONFIG, reply: [0x00]),
+            .read(a, register: MPU.GYRO_CONFIG, reply: [0x00]), .read(a, register: MPU.ACCEL_CONFIG, reply: [0x00]),
+            .read(a, register: MPU.INT_PIN_CFG, reply: [0x00]), .read(a, register: MPU.INT_ENABLE, reply: [0x00]),
+            .read(a, register: MPU.FIFO_EN, reply: [0x00]), .read(a, register: MPU.USER_CTRL, reply: [0x00]),
+        ])
+        var mpu = MPU6050(bus: bus, clock: VirtualClock())
+        try mpu.reset()
+        #expect(mpu.configuration == .afterReset)
+        #expect(mpu.scales == MPU6050Scales(gyroRange: .dps250, accelRange: .g2))
+        try mpu.verifyConfiguration()
+        #expect(bus.verify() == [])
+    }
+}
