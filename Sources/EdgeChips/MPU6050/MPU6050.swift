@@ -1,6 +1,6 @@
 import EdgeBus
 
-/// INT_STATUS (0x3A) bits; reading the register clears them (RM §4.17).
+/// INT_STATUS (0x3A) bits; reading the register clears them (RM §4.16).
 public struct MPU6050InterruptStatus: Sendable, Equatable {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
