@@ -230,3 +230,56 @@ import Testing
         #expect(bad.axes.filter { !$0.passed }.map(\.name) == ["accel x"])
     }
 }
+
+@Suite struct MPU6050SelfTestDriverTests {
+    let a = MPU.address
+
+    @Test func selfTestSequenceIsTransactionExact() throws {
+        let clock = VirtualClock()
+        let off = be(0) + be(0) + be(4096) + be(0) + be(0) + be(0) + be(0)
+        let on = be(1392) + be(1400) + be(4096 + 1390) + be(0) + be(3275) + be(-3300) + be(3200)
+        let bus = ScriptedI2CBus([
+            .write(a, [MPU.GYRO_CONFIG, 0x00]), .write(a, [MPU.ACCEL_CONFIG, 0x10]),   // ±250 °/s, ±8 g
+            .read(a, register: MPU.ACCEL_XOUT_H, reply: off),
+            .write(a, [MPU.GYRO_CONFIG, 0xE0]), .write(a, [MPU.ACCEL_CONFIG, 0xF0]),   // self-test on
+            .read(a, register: MPU.ACCEL_XOUT_H, reply: on),
+            .read(a, register: MPU.SELF_TEST_X, reply: [0x01, 0x01, 0x01, 0x15]),     // every trim code 1
+            .write(a, [MPU.GYRO_CONFIG, 0x08]), .write(a, [MPU.ACCEL_CONFIG, 0x08]),   // back to ±500 °/s, ±4 g
+        ])
+        var mpu = MPU6050(bus: bus, clock: clock)
+        let report = try mpu.runSelfTest(samples: 1, settleMilliseconds: 50)
+        #expect(report.passed, "\(report.axes)")
+        #expect(report.axes.count == 6)
+        #expect(clock.nowNanoseconds == 100_000_000)   // two 50 ms settles on the virtual clock
+        #expect(bus.verify() == [])
+    }
+
+    @Test func selfTestRefusesClones() throws {
+        let bus = ScriptedI2CBus([.read(a, register: MPU.WHO_AM_I, reply: [0x70])])
+        var mpu = MPU6050(bus: bus, clock: VirtualClock())
+        try mpu.identify()
+        #expect(throws: DriverError.self) { try mpu.runSelfTest() }
+        #expect(bus.verify() == [])
+    }
+}
+
+@Suite struct MPU6050StateTests {
+    @Test func resetLeavesTheChipsResetValuesAsTheConfiguration() throws {
+        let a = MPU.address
+        let bus = ScriptedI2CBus([
+            .write(a, [MPU.PWR_MGMT_1, 0x80]), .write(a, [MPU.PWR_MGMT_1, 0x01]), .write(a, [MPU.PWR_MGMT_2, 0x00]),
+            // verifyConfiguration after a reset expects the reset values (GYRO_CONFIG etc. 0)
+            .read(a, register: MPU.PWR_MGMT_1, reply: [0x01]), .read(a, register: MPU.PWR_MGMT_2, reply: [0x00]),
+            .read(a, register: MPU.SMPLRT_DIV, reply: [0x00]), .read(a, register: MPU.CONFIG, reply: [0x00]),
+            .read(a, register: MPU.GYRO_CONFIG, reply: [0x00]), .read(a, register: MPU.ACCEL_CONFIG, reply: [0x00]),
+            .read(a, register: MPU.INT_PIN_CFG, reply: [0x00]), .read(a, register: MPU.INT_ENABLE, reply: [0x00]),
+            .read(a, register: MPU.FIFO_EN, reply: [0x00]), .read(a, register: MPU.USER_CTRL, reply: [0x00]),
+        ])
+        var mpu = MPU6050(bus: bus, clock: VirtualClock())
+        try mpu.reset()
+        #expect(mpu.configuration == .afterReset)
+        #expect(mpu.scales == MPU6050Scales(gyroRange: .dps250, accelRange: .g2))
+        try mpu.verifyConfiguration()
+        #expect(bus.verify() == [])
+    }
+}

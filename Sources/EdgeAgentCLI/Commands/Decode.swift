@@ -1,9 +1,282 @@
-// Placeholder: the real command replaces this file.
+#if canImport(Glibc)
+import Glibc
+#endif
+import EdgeChips
+
+/// `edge-agent decode CHIP FILE [--json]`: decodes an `i2cdump -y BUS ADDR`
+/// register dump into readings, with the chip's configuration registers in
+/// the dump selecting the ranges. All the decoding is EdgeChips' pure code
+/// (``RegisterDump``, the chips' `decode(image:)`); this file only reads the
+/// file and formats.
 public enum DecodeCommand: Subcommand {
     public static let name = "decode"
-    public static let summary = "(not yet built)"
-    public static let help = "edge-agent decode: not yet built"
+    public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280 or QMC5883L"
+    public static let help = """
+    Usage: edge-agent decode CHIP FILE [--json]
+
+    Decodes a register dump in the default format of i2c-tools'
+    `i2cdump -y BUS ADDR` and prints the readings, in the chip's own axes
+    (no board mounting applied). CHIP is mpu6050, bmp280 or qmc5883l; FILE
+    is a path, or - for standard input. Cells shown as XX (unreadable) are
+    fine in registers the decoder does not need; a needed one is an error
+    that names it.
+
+    What is read from the dump:
+      mpu6050   GYRO_CONFIG (0x1b) and ACCEL_CONFIG (0x1c) select the ranges;
+                0x3b..0x48 hold accel, temperature, gyro; WHO_AM_I (0x75)
+                selects a clone's temperature formula; CONFIG/SMPLRT_DIV give
+                the output rate; PWR_MGMT_1 (0x6b) shows whether it slept.
+      bmp280    calibration 0x88..0x9f and data 0xf7..0xfc; the data sheet's
+                integer compensation (temperature in 0.01 °C steps, pressure =
+                64-bit Q24.8 result / 256); ctrl_meas (0xf4) says whether
+                pressure was skipped on purpose. A raw 0x80000 is an error.
+      qmc5883l  CTRL1 (0x09) selects the range; STATUS (0x06) and 0x00..0x05
+                the field. OVL (overflow) means no valid field.
+
+    Options:
+      --json    One JSON object; keys carry their unit:
+                mpu6050:  accel_x_mps2, accel_y_mps2, accel_z_mps2 (m/s²),
+                          gyro_x_radps, gyro_y_radps, gyro_z_radps (rad/s),
+                          temperature_c (°C, die), accel_range_g,
+                          gyro_range_dps, sample_rate_hz (null if unknown),
+                          who_am_i, variant, asleep, accel_raw, gyro_raw,
+                          temperature_raw (counts)
+                bmp280:   temperature_c (°C), pressure_pa (Pa, null when
+                          skipped), t_fine, temperature_centi_c,
+                          pressure_q24_8, adc_t, adc_p, chip_id, variant
+                qmc5883l: magnetic_x_ut, magnetic_y_ut, magnetic_z_ut (µT,
+                          null on overflow), overflow, data_skipped,
+                          data_ready, range_gauss, relative_temperature_counts
+                          (relative only: ~100 counts/°C, unknown offset),
+                          chip_id
+                Every object also has "chip".
+
+    Examples:
+      i2cdump -y 1 0x76 > bmp.txt && edge-agent decode bmp280 bmp.txt
+      edge-agent decode mpu6050 mpu.txt --json
+    """
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
     public static func run(_ arguments: inout Arguments, _ console: Console) throws -> Int32 {
-        console.error("edge-agent decode: not yet built"); return 1
+        let json = arguments.flag("--json")
+        let chipName = try arguments.positional("CHIP (mpu6050, bmp280 or qmc5883l)")
+        guard let chip = ChipKind(rawValue: chipName) else {
+            throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280 or qmc5883l")
+        }
+        let path = try arguments.positional("FILE (an i2cdump output, or - for standard input)")
+        try arguments.finish()
+        let text = try readText(path)
+        let image: RegisterImage
+        do {
+            image = try RegisterDump.image(text)
+        } catch {
+            throw Failure(description: "\(path): \(error)")
+        }
+        let lines: [String]
+        switch chip {
+        case .mpu6050: lines = format(try MPU6050Decoder.decode(image: image), json: json)
+        case .bmp280: lines = format(try BMP280Compensation.decode(image: image), json: json)
+        case .qmc5883l: lines = format(try QMC5883LDecoder.decode(image: image), json: json)
+        }
+        for l in lines { console.print(l) }
+        return 0
+    }
+
+    // MARK: formatting
+
+    static func format(_ r: MPU6050Decoder.DumpReading, json: Bool) -> [String] {
+        let s = r.sample
+        let variant = r.variant.map { $0.isGenuine ? "MPU-6050" : $0.part }
+        if json {
+            var o = JSONObject()
+            o["chip"] = .string("mpu6050")
+            o["accel_x_mps2"] = .number(s.acceleration.x)
+            o["accel_y_mps2"] = .number(s.acceleration.y)
+            o["accel_z_mps2"] = .number(s.acceleration.z)
+            o["gyro_x_radps"] = .number(s.rotationRate.x)
+            o["gyro_y_radps"] = .number(s.rotationRate.y)
+            o["gyro_z_radps"] = .number(s.rotationRate.z)
+            o["temperature_c"] = .number(s.temperatureCelsius)
+            o["accel_range_g"] = .int(r.accelRange.g)
+            o["gyro_range_dps"] = .int(r.gyroRange.degreesPerSecond)
+            o["sample_rate_hz"] = r.sampleRateHz.map { .number($0) } ?? .null
+            o["who_am_i"] = r.whoAmI.map { .int(Int($0)) } ?? .null
+            o["variant"] = variant.map { .string($0) } ?? .null
+            o["asleep"] = r.asleep.map { .bool($0) } ?? .null
+            o["accel_raw"] = .array([r.raw.accel.x, r.raw.accel.y, r.raw.accel.z].map { .int(Int($0)) })
+            o["gyro_raw"] = .array([r.raw.gyro.x, r.raw.gyro.y, r.raw.gyro.z].map { .int(Int($0)) })
+            o["temperature_raw"] = .int(Int(r.raw.temperature))
+            return [o.rendered]
+        }
+        var out: [String] = []
+        var head = variant ?? "MPU-6050 (WHO_AM_I " + (r.whoAmI.map { hexByte($0) + ", unknown" } ?? "unreadable") + "; genuine temperature formula assumed)"
+        head += ": accel ±\(r.accelRange.g) g, gyro ±\(r.gyroRange.degreesPerSecond) °/s"
+        if let hz = r.sampleRateHz { head += ", \(fixed(hz, 2)) Hz" }
+        out.append(head)
+        if let w = r.variant?.warning { out.append("warning: " + w) }
+        if r.asleep == true {
+            out.append("warning: PWR_MGMT_1.SLEEP is set: the chip was asleep, so the data registers are stale (often all zero)")
+        }
+        out.append("acceleration   x \(fixed(s.acceleration.x, 5))  y \(fixed(s.acceleration.y, 5))  z \(fixed(s.acceleration.z, 5)) m/s²")
+        out.append("rotation rate  x \(fixed(s.rotationRate.x, 6))  y \(fixed(s.rotationRate.y, 6))  z \(fixed(s.rotationRate.z, 6)) rad/s")
+        out.append("temperature    \(fixed(s.temperatureCelsius, 2)) °C (die)")
+        return out
+    }
+
+    static func format(_ r: BMP280Compensation.DumpReading, json: Bool) -> [String] {
+        if json {
+            var o = JSONObject()
+            o["chip"] = .string("bmp280")
+            o["temperature_c"] = .number(r.temperatureCelsius)
+            o["pressure_pa"] = r.pressurePascals.map { .number($0) } ?? .null
+            o["t_fine"] = .int(Int(r.tFine))
+            o["temperature_centi_c"] = .int(Int(r.centiCelsius))
+            o["pressure_q24_8"] = r.pressureQ24_8.map { .int(Int($0)) } ?? .null
+            o["adc_t"] = .int(Int(r.raw.adcT))
+            o["adc_p"] = .int(Int(r.raw.adcP))
+            o["chip_id"] = r.chipID.map { .int(Int($0)) } ?? .null
+            o["variant"] = r.variant.map { .string($0.part) } ?? .null
+            return [o.rendered]
+        }
+        var out: [String] = []
+        let name = r.variant?.part ?? ("BMP280 (id " + (r.chipID.map { hexByte($0) + ", unknown" } ?? "unreadable") + ")")
+        out.append(name)
+        if let note = r.variant?.note { out.append((r.variant!.isSupported ? "warning: " : "error: ") + note) }
+        out.append("temperature  \(fixed(r.temperatureCelsius, 2)) °C (t_fine \(r.tFine))")
+        if let q = r.pressureQ24_8 {
+            out.append("pressure     \(fixed(Double(q) / 256, 3)) Pa (Q24.8 \(q) / 256)")
+        } else {
+            out.append("pressure     not measured (pressure oversampling is 0 in ctrl_meas)")
+        }
+        return out
+    }
+
+    static func format(_ r: QMC5883LDecoder.DumpReading, json: Bool) -> [String] {
+        let sample = r.reading.sample
+        if json {
+            var o = JSONObject()
+            o["chip"] = .string("qmc5883l")
+            o["magnetic_x_ut"] = sample.map { .number($0.magneticField.x) } ?? .null
+            o["magnetic_y_ut"] = sample.map { .number($0.magneticField.y) } ?? .null
+            o["magnetic_z_ut"] = sample.map { .number($0.magneticField.z) } ?? .null
+            o["overflow"] = .bool(r.raw.overflow)
+            o["data_skipped"] = .bool(r.raw.dataSkipped)
+            o["data_ready"] = .bool(r.raw.dataReady)
+            o["range_gauss"] = .int(r.range.gauss)
+            o["relative_temperature_counts"] = r.relativeTemperature.map { .int(Int($0.counts)) } ?? .null
+            o["chip_id"] = r.chipID.map { .int(Int($0)) } ?? .null
+            return [o.rendered]
+        }
+        var out = ["QMC5883L: range ±\(r.range.gauss) G"]
+        if let id = r.chipID, id != 0xFF { out.append("warning: CHIP_ID (0x0d) reads \(hexByte(id)), not 0xff: is this a QMC5883L?") }
+        if let s = sample {
+            out.append("magnetic field  x \(fixed(s.magneticField.x, 3))  y \(fixed(s.magneticField.y, 3))  z \(fixed(s.magneticField.z, 3)) µT")
+        } else {
+            out.append("magnetic field  no valid field: overflow (STATUS.OVL): an axis exceeds ±\(r.range.gauss) G")
+        }
+        var flags: [String] = []
+        if !r.raw.dataReady { flags.append("DRDY clear (the values may already have been read)") }
+        if r.raw.dataSkipped { flags.append("DOR set (a sample was skipped)") }
+        if !flags.isEmpty { out.append("status          " + flags.joined(separator: "; ")) }
+        if let t = r.relativeTemperature {
+            out.append("temperature     \(t.counts) counts (relative only: ~100 counts/°C, uncalibrated offset)")
+        }
+        return out
+    }
+
+    // MARK: helpers
+
+    static func readText(_ path: String) throws -> String {
+        let fd: Int32 = path == "-" ? 0 : open(path, O_RDONLY)
+        guard fd >= 0 else {
+            let e = errno
+            throw Failure(description: "cannot open \(path): \(String(cString: strerror(e))) (errno \(e))")
+        }
+        defer { if fd != 0 { close(fd) } }
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                throw Failure(description: "cannot read \(path): \(String(cString: strerror(e))) (errno \(e))")
+            }
+            if n == 0 { break }
+            data.append(contentsOf: chunk[0..<n])
+            if data.count > 1 << 20 { throw Failure(description: "\(path) is larger than 1 MiB: not an i2cdump output") }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func hexByte(_ v: UInt8) -> String {
+        let d = Array("0123456789abcdef")
+        return "0x" + String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
+    }
+
+    /// `v` with exactly `decimals` decimals, rounded half away from zero
+    /// (no Foundation / ICU formatting).
+    static func fixed(_ v: Double, _ decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = (abs(v) * scale).rounded(.toNearestOrAwayFromZero)
+        guard scaled < 9e15 else { return String(v) }
+        let n = Int64(scaled)
+        let p = Int64(scale)
+        var s = String(n / p)
+        if decimals > 0 {
+            let frac = String(n % p)
+            s += "." + String(repeating: "0", count: decimals - frac.count) + frac
+        }
+        return (v < 0 && n != 0 ? "-" : "") + s
+    }
+}
+
+/// A tiny ordered JSON writer (keys in insertion order, so output is stable).
+struct JSONObject {
+    enum Value {
+        case number(Double), int(Int), string(String), bool(Bool), null, array([Value])
+        var rendered: String {
+            switch self {
+            case .number(let d): return d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : "\(d)") : "null"
+            case .int(let i): return String(i)
+            case .string(let s): return JSONObject.quote(s)
+            case .bool(let b): return b ? "true" : "false"
+            case .null: return "null"
+            case .array(let a): return "[" + a.map(\.rendered).joined(separator: ", ") + "]"
+            }
+        }
+    }
+    private var keys: [String] = []
+    private var values: [String: Value] = [:]
+    subscript(key: String) -> Value? {
+        get { values[key] }
+        set {
+            if values[key] == nil { keys.append(key) }
+            values[key] = newValue
+        }
+    }
+    var rendered: String {
+        "{" + keys.map { JSONObject.quote($0) + ": " + values[$0]!.rendered }.joined(separator: ", ") + "}"
+    }
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 {
+                    let d = Array("0123456789abcdef")
+                    out += "\\u00" + String(d[Int(u.value >> 4)]) + String(d[Int(u.value & 0xF)])
+                } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out + "\""
     }
 }

@@ -36,7 +36,7 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
     /// config: t_sb, filter, spi3w_en = 0.
     public var configValue: UInt8 { standby.rawValue << 5 | filter.rawValue << 2 }
 
-    /// Typical and maximum measurement time, ms (DS §9 / BME280 DS appendix B).
+    /// Typical and maximum measurement time, ms (BMP280 DS measurement-time table / BME280 DS appendix B).
     public var measurementTime: (typical: Double, maximum: Double) {
         BMP280Timing.measurementMilliseconds(temperature: temperatureOversampling, pressure: pressureOversampling)
     }
@@ -90,7 +90,8 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
     }
 }
 
-/// Measurement time (DS §9.1 / BME280 DS appendix B; sensors.md §2.4).
+/// Measurement time (BMP280 DS measurement-time table, BME280 DS appendix B;
+/// sensors.md §2.4).
 public enum BMP280Timing {
     /// `t_typ = 1 + 2·osrs_t + (2·osrs_p + 0.5)`,
     /// `t_max = 1.25 + 2.3·osrs_t + (2.3·osrs_p + 0.575)` ms; a skipped

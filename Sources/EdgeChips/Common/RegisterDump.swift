@@ -86,7 +86,7 @@ public enum RegisterDump {
             }
         }
         guard sawHeader else {
-            throw RegisterDumpError(line: max(1, lineNumber), message: "no i2cdump header line ('     0  1  2  3 ...  f    0123456789abcdef') found: is this the output of `i2cdump -y BUS ADDR`?")
+            throw RegisterDumpError(line: 1, message: "no i2cdump header line ('     0  1  2  3 ...  f    0123456789abcdef') found in \(lineNumber) line(s): is this the output of `i2cdump -y BUS ADDR`?")
         }
         guard !seenRows.isEmpty else {
             throw RegisterDumpError(line: lineNumber, message: "the dump has a header but no rows")

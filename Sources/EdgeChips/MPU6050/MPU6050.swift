@@ -1,6 +1,6 @@
 import EdgeBus
 
-/// INT_STATUS (0x3A) bits; reading the register clears them (RM §4.17).
+/// INT_STATUS (0x3A) bits; reading the register clears them (RM §4.16).
 public struct MPU6050InterruptStatus: Sendable, Equatable {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -22,7 +22,8 @@ public struct MPU6050<Bus: I2CBus> {
     public let clock: any TimeSource
     /// The part found by ``identify()`` (genuine until then).
     public private(set) var variant: MPU6050Variant = .genuine
-    /// The configuration last applied (defaults until ``configure(_:)``).
+    /// The configuration last applied (``MPU6050Configuration/default`` until
+    /// ``configure(_:)``, ``MPU6050Configuration/afterReset`` after ``reset()``).
     public private(set) var configuration: MPU6050Configuration = .default
     /// Scale factors for ``configuration`` and ``variant``.
     public private(set) var scales: MPU6050Scales
@@ -74,7 +75,7 @@ public struct MPU6050<Bus: I2CBus> {
             try b.writeRegister(a, MPU6050Register.powerManagement1.rawValue, MPU6050ClockSource.pllX.rawValue)
             try b.writeRegister(a, MPU6050Register.powerManagement2.rawValue, 0x00)
         }
-        configuration = .default
+        configuration = .afterReset
         scales = MPU6050Scales(gyroRange: .dps250, accelRange: .g2, variant: variant)
     }
 

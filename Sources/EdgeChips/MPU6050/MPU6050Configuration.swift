@@ -38,6 +38,13 @@ public struct MPU6050Configuration: Sendable, Equatable, Codable {
 
     public static let `default` = MPU6050Configuration()
 
+    /// What the chip holds right after ``MPU6050/reset()`` (register reset
+    /// values, RM §3: all 0 → ±250 °/s, ±2 g, DLPF 0 / 8 kHz, divider 0) with
+    /// the wake write's PLL X clock.
+    public static let afterReset = MPU6050Configuration(
+        gyroRange: .dps250, accelRange: .g2, dlpf: .hz260, sampleRateHz: 8000, clockSource: .pllX,
+        fifo: false, dataReadyInterrupt: false, i2cBypass: false)
+
     /// SMPLRT_DIV for the requested rate: round(base / rate) - 1 in 0...255,
     /// base = 8 kHz with DLPF_CFG 0, else 1 kHz.
     public var sampleRateDivider: UInt8 {

@@ -71,7 +71,7 @@ public struct MPU6050Scales: Sendable, Equatable {
     }
 }
 
-/// Pure decoding: raw counts → SI units (DS §6.1, §6.2, §6.4).
+/// Pure decoding: raw counts → SI units (DS §6.1, §6.2; temperature RM §4.18).
 public enum MPU6050Decoder {
     /// `T = raw / 340 + 36.53` on a genuine part; per-variant otherwise.
     @inlinable

@@ -16,11 +16,11 @@ public enum MPU6050Register: UInt8, Sendable, CaseIterable {
     case accelConfig = 0x1C
     /// FIFO_EN (0x23), RM §4.6: 7 TEMP, 6 XG, 5 YG, 4 ZG, 3 ACCEL.
     case fifoEnable = 0x23
-    /// INT_PIN_CFG (0x37), RM §4.15: 5 LATCH_INT_EN, 4 INT_RD_CLEAR, 1 I2C_BYPASS_EN.
+    /// INT_PIN_CFG (0x37), RM §4.14: 5 LATCH_INT_EN, 4 INT_RD_CLEAR, 1 I2C_BYPASS_EN.
     case intPinConfig = 0x37
-    /// INT_ENABLE (0x38), RM §4.16: 4 FIFO_OFLOW_EN, 0 DATA_RDY_EN.
+    /// INT_ENABLE (0x38), RM §4.15: 4 FIFO_OFLOW_EN, 0 DATA_RDY_EN.
     case intEnable = 0x38
-    /// INT_STATUS (0x3A), RM §4.17: 4 FIFO_OFLOW_INT, 0 DATA_RDY_INT; clear on read.
+    /// INT_STATUS (0x3A), RM §4.16: 4 FIFO_OFLOW_INT, 0 DATA_RDY_INT; clear on read.
     case intStatus = 0x3A
     /// ACCEL_XOUT_H (0x3B), RM §4.17: first of the 14-byte sample burst.
     case accelXOutH = 0x3B

@@ -26,7 +26,7 @@ public struct MPU6050Variant: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { isGenuine ? part : "\(part) (WHO_AM_I \(hex(whoAmI)))" }
 
-    /// MPU-6050 temperature formula, DS §6.4: 340 LSB/°C, 36.53 °C at 0.
+    /// MPU-6050 temperature formula, RM §4.18: 340 LSB/°C, 36.53 °C at 0.
     public static let mpu6050Temperature = (lsb: 340.0, offset: 36.53)
     /// MPU-6500 core, kernel offset 7011 / scale 2.995178 m°C: /333.87 + 21.
     public static let mpu6500Temperature = (lsb: 333.87, offset: 21.0)
