@@ -33,3 +33,18 @@ func be16(_ b: [UInt8], _ i: Int) -> Int { Int(Int16(bitPattern: UInt16(b[i]) <<
 func le16(_ b: [UInt8], _ i: Int) -> Int { Int(Int16(bitPattern: UInt16(b[i + 1]) << 8 | UInt16(b[i]))) }
 
 let ms: UInt64 = 1_000_000
+
+/// A truth that steps from one value to another at a time.
+final class StepTruth: TruthSource, @unchecked Sendable {
+    var before: PhysicalTruth, after: PhysicalTruth, stepAt: UInt64
+    init(before: PhysicalTruth, after: PhysicalTruth, stepAt: UInt64) {
+        self.before = before; self.after = after; self.stepAt = stepAt
+    }
+    func truth(atNanoseconds t: UInt64, body: SimBody) -> PhysicalTruth { t < stepAt ? before : after }
+}
+
+func truth(pressure: Double, temperature: Double) -> PhysicalTruth {
+    var t = PhysicalTruth.restingLevel
+    t.pressure = pressure; t.temperature = temperature
+    return t
+}
