@@ -172,28 +172,28 @@ public final class SimulatedBus: I2CBus, @unchecked Sendable {
             throw fail(address, errno: absentErrno, register: firstRegister,
                        operation: Self.describe(write: writeCount, read: readCount))
         }
-        for i in faults.indices {
-            switch faults[i].fault {
-            case let .nack(fa, reg, from, to) where fa == address:
-                guard t >= absolute(from), t < absolute(to) else { continue }
-                if let reg {
-                    guard let first = firstRegister else { continue }
-                    let span = max(1, readCount, writeCount - 1)
-                    let offset = Int(reg) - Int(first)
-                    guard offset >= 0, offset < span else { continue }
-                }
-                throw fail(address, errno: EREMOTEIO, register: firstRegister,
-                           operation: Self.describe(write: writeCount, read: readCount))
-            case let .errorEvery(fa, every, e) where fa == nil || fa == address:
-                guard every > 0 else { continue }
-                faults[i].counter += 1
-                if faults[i].counter % every == 0 {
-                    throw fail(address, errno: e, register: firstRegister,
-                               operation: Self.describe(write: writeCount, read: readCount))
-                }
-            default:
-                continue
+        for f in faults {
+            guard case let .nack(fa, reg, from, to) = f.fault, fa == address,
+                  t >= absolute(from), t < absolute(to) else { continue }
+            if let reg {
+                guard let first = firstRegister else { continue }
+                let span = max(1, readCount, writeCount - 1)
+                let offset = Int(reg) - Int(first)
+                guard offset >= 0, offset < span else { continue }
             }
+            throw fail(address, errno: EREMOTEIO, register: firstRegister,
+                       operation: Self.describe(write: writeCount, read: readCount))
+        }
+        // Every errorEvery counter counts every transfer it covers; the first that fires wins.
+        var injected: Int32?
+        for i in faults.indices {
+            guard case let .errorEvery(fa, every, e) = faults[i].fault, fa == nil || fa == address, every > 0 else { continue }
+            faults[i].counter += 1
+            if faults[i].counter % every == 0, injected == nil { injected = e }
+        }
+        if let e = injected {
+            throw fail(address, errno: e, register: firstRegister,
+                       operation: Self.describe(write: writeCount, read: readCount))
         }
     }
 
