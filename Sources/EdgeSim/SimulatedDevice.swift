@@ -38,7 +38,8 @@ public protocol AuxiliaryBusGate: AnyObject {
 public protocol DataReadySource: AnyObject {
     /// The first active edge of the pin strictly after `t` given the current
     /// register settings, or nil if the pin will not assert (asleep, disabled,
-    /// latched high and not yet acknowledged). Does not change state.
+    /// latched high and not yet acknowledged). Catches the model up to `t`
+    /// first (what any access at `t` would do); schedules nothing.
     func nextDataReadyEdge(after t: UInt64) -> UInt64?
     /// Catches the model up to `t` (so the pin's latch state is current).
     func advance(toNanoseconds t: UInt64)
