@@ -112,7 +112,8 @@ public final class SimulatedBus: I2CBus, @unchecked Sendable {
 
     /// Seconds since start → monotonic ns.
     public func absolute(_ seconds: Double) -> UInt64 {
-        let ns = (max(0, seconds) * 1e9).rounded()
+        guard seconds > 0 else { return startNanoseconds }   // also NaN
+        let ns = (seconds * 1e9).rounded()
         return startNanoseconds &+ (ns >= 1.8e19 ? UInt64.max / 2 : UInt64(ns))
     }
 
