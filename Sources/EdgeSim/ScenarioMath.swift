@@ -162,7 +162,8 @@ extension Quaternion {
     /// q = Rz(yaw) · Rx(pitch) · Ry(roll). Positive pitch raises the
     /// board's forward edge, positive roll lowers its right edge, positive
     /// yaw turns it counter-clockwise seen from above (from north toward
-    /// west).
+    /// west). At yaw 0 the board's X axis points north and its forward (Y)
+    /// edge west, as in Core Motion's north-referenced frames.
     public static func scenario(rollDegrees: Double, pitchDegrees: Double, yawDegrees: Double) -> Quaternion {
         let d = Double.pi / 180
         let qz = Quaternion(axis: Vector3(0, 0, 1), angle: yawDegrees * d)

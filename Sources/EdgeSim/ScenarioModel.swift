@@ -102,15 +102,15 @@ public struct ScenarioPose: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case roll_deg, pitch_deg, yaw_deg, quaternion, position_m, velocity_m_s
+        case roll_deg, pitch_deg, yaw_deg, heading_deg, quaternion, position_m, velocity_m_s
     }
 
     public init(from decoder: any Decoder) throws {
         try decoder.scenarioRejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "a start pose")
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if c.contains(.quaternion) {
-            if c.contains(.roll_deg) || c.contains(.pitch_deg) || c.contains(.yaw_deg) {
-                throw scenarioError(c.codingPath + [CodingKeys.quaternion], "give either quaternion [w, x, y, z] or roll_deg/pitch_deg/yaw_deg, not both")
+            if c.contains(.roll_deg) || c.contains(.pitch_deg) || c.contains(.yaw_deg) || c.contains(.heading_deg) {
+                throw scenarioError(c.codingPath + [CodingKeys.quaternion], "give either quaternion [w, x, y, z] or roll_deg/pitch_deg/yaw_deg (or heading_deg), not both")
             }
             let a = try c.decode([Double].self, forKey: .quaternion)
             let q = a.count == 4 ? Quaternion(w: a[0], x: a[1], y: a[2], z: a[3]) : Quaternion(w: 0, x: 0, y: 0, z: 0)
@@ -119,20 +119,29 @@ public struct ScenarioPose: Decodable, Sendable, Equatable {
             }
             attitude = q.normalized
         } else {
-            attitude = try ScenarioEuler(container: c, roll: .roll_deg, pitch: .pitch_deg, yaw: .yaw_deg).quaternion
+            attitude = try ScenarioEuler(container: c, roll: .roll_deg, pitch: .pitch_deg, yaw: .yaw_deg, heading: .heading_deg).quaternion
         }
         position = try c.scenarioVectorIfPresent(.position_m) ?? .zero
         velocity = try c.scenarioVectorIfPresent(.velocity_m_s) ?? .zero
     }
 }
 
-/// Euler angles, degrees (see `Quaternion.scenario(rollDegrees:…)`).
+/// Euler angles, degrees (see `Quaternion.scenario(rollDegrees:…)`). The
+/// yaw may instead be given as `heading_deg`: the compass heading of the
+/// board's forward (Y) edge, clockwise from north (yaw = −90° − heading).
 struct ScenarioEuler {
     var roll = 0.0, pitch = 0.0, yaw = 0.0
-    init<K: CodingKey>(container c: KeyedDecodingContainer<K>, roll r: K, pitch p: K, yaw y: K) throws {
+    init<K: CodingKey>(container c: KeyedDecodingContainer<K>, roll r: K, pitch p: K, yaw y: K, heading h: K) throws {
         roll = try c.scenarioNumberIfPresent(r) ?? 0
         pitch = try c.scenarioNumberIfPresent(p) ?? 0
-        yaw = try c.scenarioNumberIfPresent(y) ?? 0
+        if let heading = try c.scenarioNumberIfPresent(h) {
+            if c.contains(y) {
+                throw scenarioError(c.codingPath + [h], "give either yaw_deg or heading_deg, not both")
+            }
+            yaw = -90 - heading
+        } else {
+            yaw = try c.scenarioNumberIfPresent(y) ?? 0
+        }
     }
     var quaternion: Quaternion { .scenario(rollDegrees: roll, pitchDegrees: pitch, yawDegrees: yaw) }
 }
@@ -280,7 +289,7 @@ public struct ScenarioSegment: Decodable, Sendable {
         case name, duration_s, rest, rotate, rotate_to, turn, translate, walk, vibrate, oscillate
     }
     enum RotateKeys: String, CodingKey, CaseIterable { case axis, frame, rate_dps, ramp_s, angle_deg }
-    enum RotateToKeys: String, CodingKey, CaseIterable { case roll_deg, pitch_deg, yaw_deg }
+    enum RotateToKeys: String, CodingKey, CaseIterable { case roll_deg, pitch_deg, yaw_deg, heading_deg }
     enum TurnKeys: String, CodingKey, CaseIterable { case angle_deg }
     enum TranslateKeys: String, CodingKey, CaseIterable { case displacement_m, to_velocity_m_s, frame }
     enum WalkKeys: String, CodingKey, CaseIterable { case step_hz, bob_m, sway_m, ramp_s }
@@ -330,7 +339,7 @@ public struct ScenarioSegment: Decodable, Sendable {
             let r = try c.superDecoder(forKey: .rotate_to)
             try r.scenarioRejectUnknownKeys(allowed: RotateToKeys.allCases.map(\.rawValue), in: "rotate_to")
             let k = try r.container(keyedBy: RotateToKeys.self)
-            rotation = .to(try ScenarioEuler(container: k, roll: .roll_deg, pitch: .pitch_deg, yaw: .yaw_deg).quaternion)
+            rotation = .to(try ScenarioEuler(container: k, roll: .roll_deg, pitch: .pitch_deg, yaw: .yaw_deg, heading: .heading_deg).quaternion)
         } else if c.contains(.turn) {
             let r = try c.superDecoder(forKey: .turn)
             try r.scenarioRejectUnknownKeys(allowed: TurnKeys.allCases.map(\.rawValue), in: "turn")

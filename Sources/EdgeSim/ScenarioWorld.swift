@@ -88,7 +88,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
         let end = t.pieces.last.map { $0.evaluate($0.duration) } ?? t.final
         let angle = end.attitude.angle(to: start.attitude) * 180 / .pi
         if angle > 0.5 {
-            throw ScenarioError(path: [name, "segments"], message: "loop is true but the \(name) ends \(angle)° away from its start attitude; add a rotate_to back to the start")
+            throw ScenarioError(path: [name, "segments"], message: "loop is true but the \(name) ends \(ScenarioTruthCSV.fixed(angle, decimals: 2))° away from its start attitude; add a rotate_to back to the start")
         }
         if (end.velocity - start.velocity).norm > 1e-3 {
             throw ScenarioError(path: [name, "segments"], message: "loop is true but the \(name) ends moving at \(end.velocity) m/s, not its start velocity")
