@@ -68,6 +68,13 @@ public final class ScenarioWorld: TruthSource, Sendable {
         } else {
             accessory = nil; accessoryRelative = false
         }
+        let env = scenario.environment
+        for (track, key) in [(env.temperature, "temperature")] + Self.depthTrack(env.pressure) {
+            for (i, seg) in track.segments.enumerated() where !(seg.durationSeconds > 0 && seg.durationSeconds.isFinite) {
+                throw ScenarioError(path: ["environment", key, "profile", "Index \(i)"],
+                                    message: "a profile segment's duration must be > 0, got \(seg.durationSeconds)")
+            }
+        }
         earthField = scenario.environment.field.earthVector
         disturbances = scenario.environment.disturbances.map(CompiledDisturbance.init)
         switch scenario.environment.pressure {
@@ -81,6 +88,11 @@ public final class ScenarioWorld: TruthSource, Sendable {
             try Self.checkLoopCloses(board, name: "board")
             if let accessory { try Self.checkLoopCloses(accessory, name: "accessory") }
         }
+    }
+
+    static func depthTrack(_ p: ScenarioPressure) -> [(ScenarioTrack, String)] {
+        if case .water(_, _, let depth) = p { return [(depth, "pressure")] }
+        return []
     }
 
     static func checkLoopCloses(_ t: WorldTrajectory, name: String) throws(ScenarioError) {

@@ -147,6 +147,7 @@ struct WorldTrajectory: Sendable {
                 throw ScenarioError(path: here + ["turn"], message: "an accessory relative_to \"board\" cannot turn; use rotate about \"z\" with frame \"earth\"")
             }
             let T = seg.durationSeconds
+            try Self.checkRamps(seg, path: here)
             var piece = WorldPiece(start: t, end: t + T, label: seg.label, q0: q, p0: p, v0: v)
             switch seg.rotation {
             case nil: break
@@ -205,6 +206,26 @@ struct WorldTrajectory: Sendable {
         }
         self.pieces = pieces
         final = WorldKinematics(attitude: q, angularRate: .zero, position: p, velocity: .zero, acceleration: .zero)
+    }
+
+    /// Ramps must fit twice in the segment; frequencies must be positive
+    /// (the decoder checks the same for files; this covers code).
+    static func checkRamps(_ seg: ScenarioSegment, path: [String]) throws(ScenarioError) {
+        let T = seg.durationSeconds
+        func check(_ ramp: Double?, _ key: String) throws(ScenarioError) {
+            guard let ramp else { return }
+            guard ramp >= 0, 2 * ramp <= T else {
+                throw ScenarioError(path: path + [key, "ramp_s"], message: "ramp_s must be within 0…\(T / 2) (half the segment), got \(ramp)")
+            }
+        }
+        if case .rate(_, _, _, let ramp)? = seg.rotation { try check(ramp, "rotate") }
+        try check(seg.walk?.rampSeconds, "walk"); try check(seg.vibrate?.rampSeconds, "vibrate")
+        try check(seg.oscillate?.rampSeconds, "oscillate")
+        for (hz, key) in [(seg.walk?.stepHz, "walk"), (seg.vibrate?.frequencyHz, "vibrate"), (seg.oscillate?.frequencyHz, "oscillate")] {
+            if let hz, !(hz > 0 && hz.isFinite) {
+                throw ScenarioError(path: path + [key], message: "the frequency must be > 0, got \(hz)")
+            }
+        }
     }
 
     /// Level right and forward directions of a body (earth frame): its Y

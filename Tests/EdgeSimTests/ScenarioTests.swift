@@ -503,6 +503,13 @@ struct ScenarioValidationTests {
         let s = Scenario(name: "p", durationSeconds: 2,
                          board: ScenarioBodyMotion(segments: [ScenarioSegment(durationSeconds: 3)]))
         #expect(throws: ScenarioError.self) { try ScenarioWorld(s) }
+        let ramp = Scenario(name: "p", durationSeconds: 2, board: ScenarioBodyMotion(segments: [
+            ScenarioSegment(durationSeconds: 1, rotation: .rate(axis: Vector3(1, 0, 0), earthFrame: false, rateDegreesPerSecond: 10, rampSeconds: 0.6))]))
+        #expect(throws: ScenarioError(path: ["board", "segments", "Index 0", "rotate", "ramp_s"],
+                                      message: "ramp_s must be within 0…0.5 (half the segment), got 0.6")) { try ScenarioWorld(ramp) }
+        let profile = Scenario(name: "p", durationSeconds: 2, environment: ScenarioEnvironment(
+            temperature: ScenarioTrack(start: 20, segments: [.init(durationSeconds: 0, target: 3)])))
+        #expect(throws: ScenarioError.self) { try ScenarioWorld(profile) }
         let ok = Scenario(name: "p", durationSeconds: 2,
                           board: ScenarioBodyMotion(segments: [ScenarioSegment(durationSeconds: 1, rotation: .angle(axis: Vector3(0, 0, 1), earthFrame: true, angleDegrees: 90))]))
         let w = try? ScenarioWorld(ok)
