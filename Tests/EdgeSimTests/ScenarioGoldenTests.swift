@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import EdgeSim
+
+/// Every library scenario's truth log is committed in scenarios/truth/; a
+/// change to the world model shows up as a diff there. Regenerate with
+/// SCENARIO_REGENERATE_GOLDENS=1 and explain the change in the commit.
+@Suite("ScenarioGolden truth logs")
+struct ScenarioGoldenTests {
+    static let names = ScenarioLibraryTests.required
+
+    /// The truth log of `world`: 2 rows a second, or one every 10 s for
+    /// scenarios longer than two minutes, through one second past the end.
+    static func truthLog(_ world: ScenarioWorld) -> String {
+        let step: UInt64 = world.durationSeconds > 120 ? 10_000_000_000 : 500_000_000
+        var text = ScenarioTruthCSV.header + "\n"
+        var t: UInt64 = 0
+        while t <= ns(world.durationSeconds + 1) {
+            text += ScenarioTruthCSV.row(world, atNanoseconds: t) + "\n"
+            t += step
+        }
+        return text
+    }
+
+    @Test("truth log matches scenarios/truth/<name>.csv", arguments: names)
+    func golden(name: String) throws {
+        let text = Self.truthLog(try world(name))
+        let url = scenarioDirectory.appendingPathComponent("truth").appendingPathComponent(name + ".csv")
+        if ProcessInfo.processInfo.environment["SCENARIO_REGENERATE_GOLDENS"] != nil {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        let expected = try String(contentsOf: url, encoding: .utf8)
+        if expected != text {
+            let a = expected.split(separator: "\n", omittingEmptySubsequences: false)
+            let b = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let i = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
+            Issue.record("""
+                scenarios/truth/\(name).csv differs at line \(i + 1):
+                  committed: \(i < a.count ? String(a[i]) : "<end>")
+                  now:       \(i < b.count ? String(b[i]) : "<end>")
+                """)
+        }
+    }
+}
