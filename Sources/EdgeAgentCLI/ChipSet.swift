@@ -174,7 +174,7 @@ struct ChipSet {
                     line += "pressure " + fixed(r.pressure ?? .nan, 3) + " Pa  temperature " + fixed(r.temperature ?? .nan, 2) + " °C"
                 case .qmc5883l:
                     if let m = r.field {
-                        line += "field " + vec(m, 2) + " µT" + (r.dataSkipped ? "  (a sample was skipped: DOR)" : "")
+                        line += "field " + vec(m, 2) + " µT"
                     } else if r.overflow {
                         line += "field overflow (OVL): no valid field - a magnet nearby, or use range_gauss: 8"
                     } else {

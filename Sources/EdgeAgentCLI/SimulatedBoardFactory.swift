@@ -1,0 +1,69 @@
+import EdgeBus
+import EdgeConfig
+import EdgeSim
+
+/// Builds the simulated board a profile describes: its scenario (relative to
+/// the profile file) becomes the world, each profile chip a register model.
+enum SimulatedBoardFactory {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func loadScenario(_ path: String) throws(ConfigError) -> Scenario {
+        try ConfigLoader.load(Scenario.self, from: path)
+    }
+
+    /// The scenario file a simulated profile names, resolved next to the profile.
+    static func scenarioPath(profile: BoardProfile, profilePath: String) -> String? {
+        profile.simulation.map { BoardLocator.resolve($0.scenario, nextTo: profilePath) }
+    }
+
+    static func make(profile: BoardProfile, profilePath: String, clock: any TimeSource,
+                     scenarioOverride: String? = nil) throws -> SimulatedBoard {
+        guard let path = scenarioOverride ?? scenarioPath(profile: profile, profilePath: profilePath) else {
+            throw Failure(description: "\(profilePath): a simulated board needs simulation.scenario")
+        }
+        let scenario = try loadScenario(path)
+        let world: ScenarioWorld
+        do {
+            world = try ScenarioWorld(scenario, startNanoseconds: clock.nowNanoseconds)
+        } catch {
+            throw Failure(description: "\(path): \(error)")
+        }
+        return try make(profile: profile, world: world, scenarioPath: path, clock: clock,
+                        seed: profile.simulation?.seed ?? scenario.seed)
+    }
+
+    static func make(profile: BoardProfile, world: ScenarioWorld, scenarioPath: String,
+                     clock: any TimeSource, seed: UInt64) throws -> SimulatedBoard {
+        var specs: [SimulatedChipSpec] = []
+        for chip in profile.chips {
+            var imperfections = ChipImperfections.realistic
+            if let value = world.imperfections[chip.id] {
+                do {
+                    imperfections = try decodeImperfections(value, kind: chip.kind)
+                } catch {
+                    throw Failure(description: "\(scenarioPath): imperfections[\"\(chip.id)\"]: \(error)")
+                }
+            }
+            specs.append(SimulatedChipSpec(
+                kind: chip.kind.rawValue, address: chip.address, boardFromChip: chip.mounting.matrix,
+                body: chip.role == .accessory ? .accessory : .board, behind: chip.behind,
+                imperfections: imperfections))
+        }
+        do {
+            return try SimulatedBoard(chips: specs, truth: world, clock: clock, seed: seed, faults: world.faults)
+        } catch {
+            throw Failure(description: "\(scenarioPath): \(error)")
+        }
+    }
+
+    static func decodeImperfections(_ v: ScenarioJSONValue, kind: ChipSpec.Kind) throws -> ChipImperfections {
+        if case .string = v { return try v.decode(ChipImperfections.self) }
+        switch kind {
+        case .mpu6050: return .mpu6050(try v.decode(MPU6050Imperfections.self))
+        case .bmp280: return .bmp280(try v.decode(BMP280Imperfections.self))
+        case .qmc5883l: return .qmc5883l(try v.decode(QMC5883LImperfections.self))
+        }
+    }
+}
