@@ -53,7 +53,7 @@ public struct AltitudeFilter: Sendable {
                     seaLevelPressureUncertainty: Double = 1000,
                     pressureNoise: Double = 1.3,
                     pressureAccuracy: Double = 100,
-                    accelerationNoiseDensity: Double = 2000,
+                    accelerationNoiseDensity: Double = 1000,
                     accelerationBiasRandomWalk: Double = 100,
                     initialBiasUncertainty: Double = 80,
                     initialVelocityUncertainty: Double = 0.5) {
