@@ -16,8 +16,8 @@ public enum AltitudeBenchmark {
     public struct Scenario: Sendable, Equatable {
         /// Pressure altitude of the start, m.
         public var startAltitude: Double = 100
-        /// Rest before the lift, s. Noise is measured over its second half.
-        public var restDuration: Double = 30
+        /// Rest before the lift, s. Noise is measured over its last three quarters.
+        public var restDuration: Double = 120
         /// Lift height, m, and duration, s (minimum-jerk profile).
         public var liftHeight: Double = 3
         public var liftDuration: Double = 3
@@ -38,8 +38,8 @@ public enum AltitudeBenchmark {
     /// Figures of one filter.
     public struct Figures: Sendable, Equatable {
         public var name: String
-        /// RMS of relative altitude about its mean over the second half of
-        /// the rest period, cm.
+        /// RMS of relative altitude about its mean over the last three quarters of
+        /// the rest period (from ¼ of it on, so the filters have settled), cm.
         public var restNoiseRMS: Double
         /// First time relative altitude (minus its rest mean) reaches 90 % of
         /// the lift, seconds after the lift ends (negative: before). Noisy run.
@@ -144,7 +144,7 @@ public enum AltitudeBenchmark {
         let baroSigma = noise ? sc.pressureNoise : 0
         let total = sc.restDuration + sc.liftDuration + sc.holdDuration
         let steps = Int((total * sc.imuRate).rounded())
-        let restStart = sc.restDuration / 2, liftStart = sc.restDuration, liftEnd = sc.restDuration + sc.liftDuration
+        let restStart = sc.restDuration / 4, liftStart = sc.restDuration, liftEnd = sc.restDuration + sc.liftDuration
         var tracks = [Track](repeating: Track(), count: 3)
         var nextBaro = 0.0
         var baroCount = 0.0

@@ -53,8 +53,8 @@ public struct AltitudeFilter: Sendable {
                     seaLevelPressureUncertainty: Double = 1000,
                     pressureNoise: Double = 1.3,
                     pressureAccuracy: Double = 100,
-                    accelerationNoiseDensity: Double = 1000,
-                    accelerationBiasRandomWalk: Double = 100,
+                    accelerationNoiseDensity: Double = 700,
+                    accelerationBiasRandomWalk: Double = 50,
                     initialBiasUncertainty: Double = 80,
                     initialVelocityUncertainty: Double = 0.5) {
             self.seaLevelPressure = seaLevelPressure

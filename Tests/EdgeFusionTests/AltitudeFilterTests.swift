@@ -215,12 +215,14 @@ struct Stats {
         // low-pass, τ = 0.5 s (the documented baseline).
         var f = AltitudeFilter()
         var b = BarometricAltimeter(settings: .init(timeConstant: 0.5, sampleRate: 26))
-        let liftStart = 30.0, liftEnd = 33.0
+        // A long rest: the fused error wanders slowly, so a short window
+        // under-samples it and the comparison would hinge on the seed.
+        let liftStart = 120.0, liftEnd = 123.0
         let lift = minimumJerk(start: liftStart, duration: 3, height: 3)
         var fRest = Stats(), bRest = Stats()
         var fT90 = Double.nan, bT90 = Double.nan
-        SyntheticRun(accelBias: 0.05, seed: 2024).run(duration: 40, truth: lift, filter: &f, baseline: &b) { t, out, base in
-            if t >= 15 && t < liftStart { fRest.add(out.relativeAltitude); bRest.add(base) }
+        SyntheticRun(accelBias: 0.05, seed: 2024).run(duration: 130, truth: lift, filter: &f, baseline: &b) { t, out, base in
+            if t >= 30 && t < liftStart { fRest.add(out.relativeAltitude); bRest.add(base) }
             if t >= liftStart {
                 if fT90.isNaN && out.relativeAltitude - fRest.mean >= 2.7 { fT90 = t - liftEnd }
                 if bT90.isNaN && base - bRest.mean >= 2.7 { bT90 = t - liftEnd }
@@ -228,7 +230,7 @@ struct Stats {
         }
         #expect(fRest.rmsAboutMean <= 0.05)         // issue: ≤ 5 cm RMS at rest
         #expect(fT90 <= 0.3)                         // issue: 90 % ≤ 0.3 s after the lift ends
-        #expect(fRest.rmsAboutMean < bRest.rmsAboutMean)
+        #expect(fRest.rmsAboutMean < 0.95 * bRest.rmsAboutMean)
         #expect(fT90 < bT90 - 0.3)                  // the low-pass lags by ≈ τ
     }
 
