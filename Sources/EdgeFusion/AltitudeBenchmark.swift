@@ -58,7 +58,7 @@ public enum AltitudeBenchmark {
         public var raw: Figures
         public var lowPass: Figures
         public var fused: Figures
-        /// When the truth itself reaches 90 %, s after the lift ends (−0.63 s
+        /// When the truth itself reaches 90 %, s after the lift ends (−0.74 s
         /// for a 3 s minimum-jerk lift).
         public var truthTime90: Double
 
