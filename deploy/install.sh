@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Installs edge-agent as a systemd service. Idempotent: run it again after a
+# rebuild to update the binary, boards, scenarios, udev rule and unit; it
+# never overwrites an existing /etc/edge-agent/edge-agent.json5.
+# See deploy/README.md; `deploy/install.sh --help` for the options.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+usage() {
+    cat <<EOF
+Usage: sudo deploy/install.sh [OPTIONS]
+
+Installs edge-agent as a systemd service:
+  binary      $repo/.build/release/edge-agent  ->  /usr/local/bin/edge-agent
+  config      config/edge-agent.json5          ->  /etc/edge-agent/edge-agent.json5 (only if absent)
+  boards      boards/*.json5                   ->  /usr/share/edge-agent/boards/
+  scenarios   scenarios/*.json5                ->  /usr/share/edge-agent/scenarios/
+  udev rule   deploy/99-edge-agent.rules       ->  /etc/udev/rules.d/
+  unit        deploy/edge-agent.service        ->  /etc/systemd/system/
+  i2c-dev     loaded at boot via /etc/modules-load.d/edge-agent.conf
+  docs        deploy/README.md                 ->  /usr/share/doc/edge-agent/README.md
+creates the groups i2c, gpio (if missing) and edge-motion (clients), and the
+system user edge-agent (member of i2c, gpio, edge-motion), then reloads
+systemd and udev. Running it again updates what changed and nothing else.
+
+Options:
+  --binary FILE   the edge-agent executable to install
+                  (default: .build/release/edge-agent; build it first with
+                  'swift build -c release --product edge-agent')
+  --config FILE   default configuration to install if none exists
+                  (default: config/edge-agent.json5)
+  --prefix DIR    install into DIR instead of / (a staging root for packages
+                  or tests); users, groups and the systemd/udev reloads are
+                  skipped, the layout under DIR is the same
+  --enable        also enable the service at boot and (re)start it now
+  --dry-run       print what would be done, change nothing
+  -h, --help      this text
+
+Add client users to the edge-motion group to let them connect:
+  sudo usermod -a -G edge-motion USER
+EOF
+}
+
+original_args=("$@")
+binary="$repo/.build/release/edge-agent"
+config="$repo/config/edge-agent.json5"
+prefix=/
+enable=no
+dry_run=no
+
+while (($#)); do
+    case $1 in
+        --binary) binary=${2:?--binary needs a file}; shift 2 ;;
+        --binary=*) binary=${1#*=}; shift ;;
+        --config) config=${2:?--config needs a file}; shift 2 ;;
+        --config=*) config=${1#*=}; shift ;;
+        --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+        --prefix=*) prefix=${1#*=}; shift ;;
+        --enable) enable=yes; shift ;;
+        --dry-run|-n) dry_run=yes; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) printf 'install.sh: unknown option: %s (see --help)\n' "$1" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf 'install.sh: %s\n' "$*"; }
+# Reports a change that was made; under --dry-run the "would run" line
+# already said it, so nothing is claimed.
+did() { [[ $dry_run == yes ]] || say "$@"; }
+warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
+die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
+
+# Runs a command that changes the system, or only shows it under --dry-run.
+run() {
+    if [[ $dry_run == yes ]]; then
+        printf 'install.sh: would run:'; printf ' %q' "$@"; printf '\n'
+    else
+        "$@"
+    fi
+}
+
+prefix=${prefix%/}
+root=${prefix:-}                 # "" for /, so paths read $root/etc/...
+system=yes                       # touch users, groups, systemd, udev?
+[[ -n $root ]] && system=no
+
+if [[ $dry_run == no && $system == yes && $(id -u) -ne 0 ]]; then
+    die "must run as root to install into / (try: sudo $0 ${original_args[*]:-}; or --dry-run, or --prefix DIR)"
+fi
+
+# --- sources ------------------------------------------------------------------
+[[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --product edge-agent (or pass --binary FILE)"
+for f in "$here/edge-agent.service" "$here/99-edge-agent.rules"; do
+    [[ -f $f ]] || die "missing $f (run from a complete checkout)"
+done
+[[ -d $repo/boards ]] || die "missing $repo/boards"
+
+# Installs one file with a mode, reporting whether it changed.
+install_file() { # SRC DEST MODE
+    local src=$1 dest=$2 mode=$3
+    if [[ -f $dest ]] && cmp -s "$src" "$dest"; then
+        # Same content: still enforce the mode, quietly.
+        [[ $(stat -c %a "$dest") == "${mode#0}" ]] || run chmod "$mode" "$dest"
+        say "unchanged  $dest"
+        return 0
+    fi
+    local verb=new
+    [[ -e $dest ]] && verb=updated
+    run install -D -m "$mode" "$src" "$dest"
+    did "$verb  $dest"
+    changed=yes
+}
+
+# Installs every *.json5 (and README.md) of a directory, removing nothing.
+install_dir() { # SRCDIR DESTDIR
+    local src=$1 dest=$2 f
+    run install -d -m 0755 "$dest"
+    shopt -s nullglob
+    for f in "$src"/*.json5 "$src"/README.md; do
+        install_file "$f" "$dest/$(basename "$f")" 0644
+    done
+    shopt -u nullglob
+}
+
+changed=no
+
+# --- groups and user ----------------------------------------------------------
+if [[ $system == yes ]]; then
+    for g in i2c gpio edge-motion; do
+        if getent group "$g" >/dev/null; then
+            say "group $g exists"
+        else
+            run groupadd --system "$g"
+            did "created group $g"
+        fi
+    done
+    if id -u edge-agent >/dev/null 2>&1; then
+        # Make sure the memberships are there (usermod -a is a no-op if so).
+        run usermod -a -G i2c,gpio,edge-motion edge-agent
+        did "user edge-agent exists; ensured groups i2c, gpio, edge-motion"
+    else
+        nologin=$(command -v nologin || echo /usr/sbin/nologin)
+        run useradd --system --user-group --no-create-home --home-dir /var/lib/edge-agent \
+            --shell "$nologin" --groups i2c,gpio,edge-motion \
+            --comment "edge-agent motion sensor daemon" edge-agent
+        did "created system user edge-agent (groups i2c, gpio, edge-motion)"
+    fi
+else
+    say "staging into $prefix: skipping users, groups and reloads"
+fi
+
+# --- files --------------------------------------------------------------------
+install_file "$binary" "$root/usr/local/bin/edge-agent" 0755
+install_dir "$repo/boards" "$root/usr/share/edge-agent/boards"
+if [[ -d $repo/scenarios ]]; then
+    install_dir "$repo/scenarios" "$root/usr/share/edge-agent/scenarios"
+else
+    warn "no scenarios/ directory in $repo: the simulated board will have no scenarios"
+fi
+
+# Configuration: never overwrite the administrator's file.
+run install -d -m 0755 "$root/etc/edge-agent"
+if [[ -e $root/etc/edge-agent/edge-agent.json5 ]]; then
+    say "kept       $root/etc/edge-agent/edge-agent.json5 (exists; not overwritten)"
+    if [[ -f $config ]] && ! cmp -s "$config" "$root/etc/edge-agent/edge-agent.json5"; then
+        say "           the shipped default differs; compare with $config"
+    fi
+elif [[ -f $config ]]; then
+    install_file "$config" "$root/etc/edge-agent/edge-agent.json5" 0644
+else
+    warn "no default configuration at $config; write $root/etc/edge-agent/edge-agent.json5 before starting the service"
+fi
+
+install_file "$here/99-edge-agent.rules" "$root/etc/udev/rules.d/99-edge-agent.rules" 0644
+install_file "$here/edge-agent.service" "$root/etc/systemd/system/edge-agent.service" 0644
+install_file "$here/README.md" "$root/usr/share/doc/edge-agent/README.md" 0644
+
+modules_conf=$(mktemp)
+trap 'rm -f "$modules_conf"' EXIT
+printf '# edge-agent: the I2C character devices (/dev/i2c-N)\ni2c-dev\n' >"$modules_conf"
+install_file "$modules_conf" "$root/etc/modules-load.d/edge-agent.conf" 0644
+
+# --- reloads ------------------------------------------------------------------
+if [[ $system == yes ]]; then
+    if [[ -d /run/systemd/system ]]; then
+        run systemctl daemon-reload
+        did "reloaded systemd"
+    else
+        warn "systemd is not running here: skipped daemon-reload"
+    fi
+    if command -v udevadm >/dev/null && [[ -S /run/udev/control ]]; then
+        run udevadm control --reload
+        run udevadm trigger --subsystem-match=i2c-dev --subsystem-match=gpio
+        did "reloaded udev rules and re-applied them to i2c-dev and gpio devices"
+    else
+        warn "udev is not running here: skipped the udev reload"
+    fi
+    if ! lsmod 2>/dev/null | grep -q '^i2c_dev'; then
+        run modprobe -q i2c-dev || warn "could not load i2c-dev now (it loads at next boot)"
+    fi
+    if [[ $enable == yes ]]; then
+        if [[ -d /run/systemd/system ]]; then
+            run systemctl enable edge-agent.service
+            run systemctl restart edge-agent.service
+            did "enabled and (re)started edge-agent.service"
+        else
+            warn "systemd is not running here: cannot enable the service"
+        fi
+    fi
+fi
+
+if [[ $dry_run == yes ]]; then
+    say "dry run: nothing was changed"
+elif [[ $changed == no ]]; then
+    say "done: everything was already up to date"
+else
+    say "done"
+fi
+if [[ $system == yes && $enable == no ]]; then
+    say "next: sudo systemctl enable --now edge-agent   (then: systemctl status edge-agent)"
+fi
