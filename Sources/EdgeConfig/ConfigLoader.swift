@@ -63,6 +63,14 @@ public enum ConfigLoader {
 
     /// Decodes `T` from JSON5 `text`; `file` names it in errors.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(ConfigError) -> T {
+        // Scan first: besides giving syntax errors a position, this keeps
+        // text away from the decoder that crashes it (Foundation in Swift 6.3
+        // traps on a number ending in an exponent sign such as `1e+`).
+        if let syntax = findJSON5SyntaxError(in: text) {
+            throw ConfigError(kind: .syntax, file: file, message: syntax.message,
+                              line: syntax.line, column: syntax.column,
+                              excerpt: describeJSON5Location(line: syntax.line, column: syntax.column, in: text))
+        }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         do {

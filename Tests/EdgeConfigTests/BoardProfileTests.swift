@@ -169,3 +169,15 @@ let repositoryRoot: String = {
         #expect(rotated.axes == nil)
     }
 }
+
+@Suite struct ConfigLoaderCrashGuardTests {
+    @Test func exponentWithoutDigitsIsASyntaxErrorNotACrash() throws {
+        do {
+            _ = try ConfigLoader.decode(BoardProfile.self, from: "{ name: 'x', bus: 1e+ }", file: "t.json5")
+            Issue.record("expected a syntax error")
+        } catch {
+            #expect(error.kind == .syntax)
+            #expect(error.line == 1)
+        }
+    }
+}
