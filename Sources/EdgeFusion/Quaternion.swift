@@ -8,6 +8,8 @@ extension SIMD3 where Scalar == Double {
     }
     @inlinable public var norm: Double { dot(self).squareRoot() }
     @inlinable public var normalized: Self { let n = norm; return n > 0 ? self / n : self }
+    /// Element-wise absolute values.
+    @inlinable public var magnitudes: Self { Self(Swift.abs(x), Swift.abs(y), Swift.abs(z)) }
 }
 
 /// A rotation quaternion (w, x, y, z), Hamilton convention.
@@ -64,6 +66,58 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
         return 2 * mathAcos(min(1, d))
     }
 
+    /// Rotates `v` by the inverse of this (unit) quaternion: q* v q
+    /// (earth to sensor for a sensor-to-earth orientation).
+    @inlinable public func inverseRotate(_ v: Vector3) -> Vector3 {
+        let u = -vector
+        let t = 2 * u.cross(v)
+        return v + w * t + u.cross(t)
+    }
+
+    /// Rotation by `angle` radians about the earth's vertical (+Z).
+    @inlinable public init(yaw angle: Double) {
+        let h = angle / 2
+        self.init(w: mathCos(h), x: 0, y: 0, z: mathSin(h))
+    }
+
+    /// `Quaternion(yaw: angle) * self` without building the yaw quaternion:
+    /// turns an orientation about the earth's vertical axis by `angle`, given
+    /// as the cosine and sine of half the angle.
+    @inlinable public func turnedAboutVertical(cosHalf c: Double, sinHalf s: Double) -> Quaternion {
+        Quaternion(w: c * w - s * z, x: c * x - s * y, y: c * y + s * x, z: c * z + s * w)
+    }
+
+    /// The sensor-to-earth rotation matrix: `matrix * v == rotate(v)`.
+    /// Its columns are the sensor axes in earth coordinates.
+    @inlinable public var rotationMatrix: Matrix3 {
+        let xx = x * x, yy = y * y, zz = z * z
+        let xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z
+        return Matrix3(Vector3(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+                       Vector3(2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+                       Vector3(2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)))
+    }
+
+    /// The quaternion of a proper rotation matrix (Shepperd's method), w ≥ 0.
+    public init(rotationMatrix m: Matrix3) {
+        let t = m.r0.x + m.r1.y + m.r2.z
+        var q: Quaternion
+        if t > 0 {
+            let s = 2 * (t + 1).squareRoot()
+            q = Quaternion(w: s / 4, x: (m.r2.y - m.r1.z) / s, y: (m.r0.z - m.r2.x) / s, z: (m.r1.x - m.r0.y) / s)
+        } else if m.r0.x > m.r1.y && m.r0.x > m.r2.z {
+            let s = 2 * (1 + m.r0.x - m.r1.y - m.r2.z).squareRoot()
+            q = Quaternion(w: (m.r2.y - m.r1.z) / s, x: s / 4, y: (m.r0.y + m.r1.x) / s, z: (m.r0.z + m.r2.x) / s)
+        } else if m.r1.y > m.r2.z {
+            let s = 2 * (1 + m.r1.y - m.r0.x - m.r2.z).squareRoot()
+            q = Quaternion(w: (m.r0.z - m.r2.x) / s, x: (m.r0.y + m.r1.x) / s, y: s / 4, z: (m.r1.z + m.r2.y) / s)
+        } else {
+            let s = 2 * (1 + m.r2.z - m.r0.x - m.r1.y).squareRoot()
+            q = Quaternion(w: (m.r1.x - m.r0.y) / s, x: (m.r0.z + m.r2.x) / s, y: (m.r1.z + m.r2.y) / s, z: s / 4)
+        }
+        if q.w < 0 { q = Quaternion(w: -q.w, x: -q.x, y: -q.y, z: -q.z) }
+        self = q.normalized
+    }
+
     public var description: String { "(w: \(w), x: \(x), y: \(y), z: \(z))" }
 }
 
@@ -78,3 +132,8 @@ import Darwin
 @inlinable @inline(__always) public func mathSin(_ x: Double) -> Double { sin(x) }
 @inlinable @inline(__always) public func mathCos(_ x: Double) -> Double { cos(x) }
 @inlinable @inline(__always) public func mathAcos(_ x: Double) -> Double { acos(x) }
+@inlinable @inline(__always) public func mathAsin(_ x: Double) -> Double { asin(x) }
+@inlinable @inline(__always) public func mathAtan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
+@inlinable @inline(__always) public func mathTan(_ x: Double) -> Double { tan(x) }
+@inlinable @inline(__always) public func mathExp(_ x: Double) -> Double { exp(x) }
+@inlinable @inline(__always) public func mathCbrt(_ x: Double) -> Double { cbrt(x) }
