@@ -38,6 +38,15 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
     }
 
     @inlinable public var vector: Vector3 { Vector3(x, y, z) }
+
+    /// The rotation vector (axis × angle, radians, angle in [0, π]) of this
+    /// unit quaternion; inverse of `init(rotationVector:)`.
+    @inlinable public var rotationVector: Vector3 {
+        let q = w < 0 ? Quaternion(w: -w, x: -x, y: -y, z: -z) : self
+        let v = q.vector, s = v.norm
+        if s < 1e-12 { return 2 * v }
+        return v * (2 * mathAtan2(s, q.w) / s)
+    }
     @inlinable public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
     @inlinable public var norm: Double { (w * w + x * x + y * y + z * z).squareRoot() }
     @inlinable public var normalized: Quaternion {
@@ -61,9 +70,11 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Angle in radians of the rotation between two orientations (q and -q equal).
+    /// Computed as 2·atan2(|vector part|, |w|) of `conjugate * other`: accurate
+    /// for small angles too (acos of the dot product loses half the digits).
     @inlinable public func angle(to other: Quaternion) -> Double {
-        let d = abs(w * other.w + x * other.x + y * other.y + z * other.z)
-        return 2 * mathAcos(min(1, d))
+        let d = conjugate * other
+        return 2 * mathAtan2(d.vector.norm, abs(d.w))
     }
 
     /// Rotates `v` by the inverse of this (unit) quaternion: q* v q
