@@ -268,7 +268,7 @@ enum FuseIO {
                 .map { String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()) }
             guard names.count >= 7, Array(names.prefix(7)) == Array(inputColumns.prefix(7)),
                   names.count == 7 || (names.count >= 10 && Array(names[7..<10]) == Array(inputColumns[7..<10])) else {
-                throw FuseError("\(path):1: header must be \(inputColumns.joined(separator: ",")), got '\(text(header))'")
+                throw FuseError("\(path): line 1: header must be \(inputColumns.joined(separator: ",")), got '\(text(header))'")
             }
 
             var values = [Double](repeating: 0, count: 10)
@@ -290,7 +290,7 @@ enum FuseIO {
                         let v = strtod(startPtr, &endPtr)
                         let consumed = endPtr.map { UnsafeMutableRawPointer($0) - UnsafeMutableRawPointer(base) } ?? fieldStart
                         guard consumed == e, v.isFinite, base[fieldStart] != 32, base[fieldStart] != 9 else {
-                            throw FuseError("\(path):\(line): column '\(inputColumns[column])' is not a number: '\(text(fieldStart..<e))'")
+                            throw FuseError("\(path): line \(line): column '\(inputColumns[column])' is not a number: '\(text(fieldStart..<e))'")
                         }
                         values[column] = v
                         present[column] = true
@@ -300,16 +300,16 @@ enum FuseIO {
                     fieldStart = e + 1
                 }
                 for k in 0..<7 where !present[k] {
-                    throw FuseError("\(path):\(line): missing value for '\(inputColumns[k])'")
+                    throw FuseError("\(path): line \(line): missing value for '\(inputColumns[k])'")
                 }
                 let t = values[0]
                 if t < lastT {
-                    throw FuseError("\(path):\(line): t goes backwards (\(t) s after \(lastT) s)")
+                    throw FuseError("\(path): line \(line): t goes backwards (\(t) s after \(lastT) s)")
                 }
                 lastT = t
                 let magCells = (present[7] ? 1 : 0) + (present[8] ? 1 : 0) + (present[9] ? 1 : 0)
                 guard magCells == 0 || magCells == 3 else {
-                    throw FuseError("\(path):\(line): magnetometer needs all of mx,my,mz or none")
+                    throw FuseError("\(path): line \(line): magnetometer needs all of mx,my,mz or none")
                 }
                 rec.t.append(t)
                 rec.tText.append(tRange)
