@@ -98,15 +98,22 @@ public struct AttitudeFilter: Sendable {
                 state.restDetected = false
             }
         }
-        // strapdown integration of the bias-free rate
+        // strapdown integration of the bias-free rate: step = (cos h, sin h · w/|w|), h = |w| dt / 2
         let w = gyro - state.bias
-        let n = w.norm
-        if n > Double.ulpOfOne {
-            let half = n * dt / 2
-            let s = mathSin(half) / n
-            let step = Quaternion(w: mathCos(half), x: s * w.x, y: s * w.y, z: s * w.z)
-            state.gyroQuat = (state.gyroQuat * step).normalized
+        let hdt = dt / 2
+        let h2 = w.dot(w) * (hdt * hdt)
+        let cosH: Double, sinHOverW: Double  // cos h and sin(h)/|w|
+        if h2 < 0.0025 {
+            // |h| < 0.05 rad (|w| < 0.1/dt): Taylor series to h⁸, truncation < 3e-20
+            cosH = 1 + h2 * (-1.0 / 2 + h2 * (1.0 / 24 + h2 * (-1.0 / 720 + h2 * (1.0 / 40320))))
+            sinHOverW = hdt * (1 + h2 * (-1.0 / 6 + h2 * (1.0 / 120 + h2 * (-1.0 / 5040 + h2 * (1.0 / 362880)))))
+        } else {
+            let n = h2.squareRoot() / hdt
+            cosH = mathCos(n * hdt)
+            sinHOverW = mathSin(n * hdt) / n
         }
+        let step = Quaternion(w: cosH, x: sinHOverW * w.x, y: sinHOverW * w.y, z: sinHOverW * w.z)
+        state.gyroQuat = (state.gyroQuat * step).renormalized
     }
 
     // MARK: - accelerometer
@@ -151,11 +158,13 @@ public struct AttitudeFilter: Sendable {
         let qw = ((accEarth.z + 1) / 2).squareRoot()
         let corr: Quaternion
         if qw > 1e-6 {
-            corr = Quaternion(w: qw, x: 0.5 * accEarth.y / qw, y: -0.5 * accEarth.x / qw, z: 0)
+            let k = 0.5 / qw
+            corr = Quaternion(w: qw, x: k * accEarth.y, y: -k * accEarth.x, z: 0)
         } else {
             corr = Quaternion(w: 0, x: 1, y: 0, z: 0)  // accEarth ≈ (0,0,-1): 180° about X
         }
-        state.accQuat = (corr * state.accQuat).normalized
+        // both factors are unit: a first-order renormalisation keeps it so
+        state.accQuat = (corr * state.accQuat).renormalized
 
         if settings.motionBiasEstimation || settings.restBiasEstimation {
             estimateBias(accEarth: accEarth, dt: dt)
@@ -184,8 +193,9 @@ public struct AttitudeFilter: Sendable {
             r = .identity
             w = Vector3(repeating: c.biasRestW)
         } else if settings.motionBiasEstimation {
-            e = Vector3(-accEarth.y / dt + biasLp.x - r.r0.dot(b),
-                        accEarth.x / dt + biasLp.y - r.r1.dot(b),
+            let invDt = 1 / dt
+            e = Vector3(-accEarth.y * invDt + biasLp.x - r.r0.dot(b),
+                        accEarth.x * invDt + biasLp.y - r.r1.dot(b),
                         -r.r2.dot(b))
             w = Vector3(c.biasMotionW, c.biasMotionW, c.biasVerticalW)
         } else {
@@ -202,15 +212,19 @@ public struct AttitudeFilter: Sendable {
         // clip the disagreement (also limits the harm of the first correction step)
         e = e.clamped(lowerBound: Vector3(repeating: -c.biasClip), upperBound: Vector3(repeating: c.biasClip))
 
-        let p = state.biasP
-        // K = P Rᵀ (W + R P Rᵀ)⁻¹
-        let prt = p * r.transposed
-        var s = r * prt
+        // With A = R P (P symmetric, so P Rᵀ = Aᵀ):
+        //   S = W + R P Rᵀ = W + A Rᵀ,  K = P Rᵀ S⁻¹ = Aᵀ S⁻¹,
+        //   bias += K e = Aᵀ (S⁻¹ e),   P −= K R P = Aᵀ (S⁻¹ A)
+        let a = r * state.biasP
+        var s = Matrix3(Vector3(a.r0.dot(r.r0), a.r0.dot(r.r1), a.r0.dot(r.r2)),
+                        Vector3(a.r1.dot(r.r0), a.r1.dot(r.r1), a.r1.dot(r.r2)),
+                        Vector3(a.r2.dot(r.r0), a.r2.dot(r.r1), a.r2.dot(r.r2)))
         s.r0.x += w.x; s.r1.y += w.y; s.r2.z += w.z
         guard let sInv = s.inverse else { return }
-        let k = prt * sInv
-        state.bias = b + k * e
-        state.biasP = p - k * (r * p)
+        let u = sInv * e
+        state.bias = b + (u.x * a.r0 + u.y * a.r1 + u.z * a.r2)
+        let sa = sInv * a
+        state.biasP = state.biasP - a.transposed * sa
         state.bias = state.bias.clamped(lowerBound: Vector3(repeating: -c.biasClip),
                                         upperBound: Vector3(repeating: c.biasClip))
     }
@@ -223,7 +237,7 @@ public struct AttitudeFilter: Sendable {
     @inlinable
     public mutating func updateMag(_ rawMag: Vector3, dt: Double) {
         if rawMag.x == 0 && rawMag.y == 0 && rawMag.z == 0 { return }
-        let mag = settings.magnetometerCalibration.map { $0.apply(rawMag) } ?? rawMag
+        let mag = coefficients.calibrated ? coefficients.softIron * (rawMag - coefficients.hardIron) : rawMag
         state.lastMag = mag
         state.magSamples &+= 1
         state.timeSinceMag = 0
@@ -468,6 +482,8 @@ extension AttitudeFilter {
         public var restThresholdAccelSquared: Double, magDipThreshold: Double, magNewMinGyro: Double
         /// Magnetic declination, rad (0 when unknown).
         public var declination: Double
+        /// The magnetometer calibration, unpacked (identity when none).
+        public var calibrated: Bool, hardIron: Vector3, softIron: Matrix3
 
         public init(settings s: Settings, gyroDt: Double, accelDt: Double, magDt: Double) {
             precondition(gyroDt > 0 && accelDt > 0 && magDt > 0, "AttitudeFilter: sample intervals must be positive")
@@ -479,6 +495,9 @@ extension AttitudeFilter {
             magDipThreshold = s.magDipThreshold * deg
             magNewMinGyro = s.magNewMinGyro * deg
             declination = (s.declination ?? 0) * deg
+            calibrated = s.magnetometerCalibration != nil
+            hardIron = s.magnetometerCalibration?.hardIron ?? .zero
+            softIron = s.magnetometerCalibration?.softIron ?? .identity
             biasP0 = (s.biasSigmaInit * 100) * (s.biasSigmaInit * 100)
             // placeholders, set below
             accLp = LowPassCoefficients(tau: s.tauAcc, dt: accelDt)

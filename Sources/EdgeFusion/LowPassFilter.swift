@@ -62,7 +62,7 @@ public struct LowPassState<Value: LowPassValue>: Equatable, Sendable {
 
     /// Filters one sample `x` taken `dt` seconds after the previous one and
     /// returns (and stores) the output.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public mutating func step(_ x: Value, _ c: LowPassCoefficients, tau: Double, dt: Double) -> Value {
         if running {
             let y = c.b0 * x + s0

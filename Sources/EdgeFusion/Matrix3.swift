@@ -24,28 +24,28 @@ public struct Matrix3: Equatable, Sendable, Codable, CustomStringConvertible {
     /// Row-major nested arrays (for JSON and printing).
     public var rows: [[Double]] { [[r0.x, r0.y, r0.z], [r1.x, r1.y, r1.z], [r2.x, r2.y, r2.z]] }
 
-    @inlinable public var c0: Vector3 { Vector3(r0.x, r1.x, r2.x) }
-    @inlinable public var c1: Vector3 { Vector3(r0.y, r1.y, r2.y) }
-    @inlinable public var c2: Vector3 { Vector3(r0.z, r1.z, r2.z) }
-    @inlinable public var transposed: Matrix3 { Matrix3(c0, c1, c2) }
+    @inlinable @inline(__always) public var c0: Vector3 { Vector3(r0.x, r1.x, r2.x) }
+    @inlinable @inline(__always) public var c1: Vector3 { Vector3(r0.y, r1.y, r2.y) }
+    @inlinable @inline(__always) public var c2: Vector3 { Vector3(r0.z, r1.z, r2.z) }
+    @inlinable @inline(__always) public var transposed: Matrix3 { Matrix3(c0, c1, c2) }
     @inlinable public var diagonal: Vector3 { Vector3(r0.x, r1.y, r2.z) }
     @inlinable public var trace: Double { r0.x + r1.y + r2.z }
     @inlinable public var determinant: Double { r0.dot(r1.cross(r2)) }
 
-    @inlinable public static func * (a: Matrix3, v: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public static func * (a: Matrix3, v: Vector3) -> Vector3 {
         Vector3(a.r0.dot(v), a.r1.dot(v), a.r2.dot(v))
     }
-    @inlinable public static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
+    @inlinable @inline(__always) public static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
         Matrix3(a.r0.x * b.r0 + a.r0.y * b.r1 + a.r0.z * b.r2,
                 a.r1.x * b.r0 + a.r1.y * b.r1 + a.r1.z * b.r2,
                 a.r2.x * b.r0 + a.r2.y * b.r1 + a.r2.z * b.r2)
     }
-    @inlinable public static func + (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(a.r0 + b.r0, a.r1 + b.r1, a.r2 + b.r2) }
-    @inlinable public static func - (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(a.r0 - b.r0, a.r1 - b.r1, a.r2 - b.r2) }
-    @inlinable public static func * (s: Double, a: Matrix3) -> Matrix3 { Matrix3(s * a.r0, s * a.r1, s * a.r2) }
+    @inlinable @inline(__always) public static func + (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(a.r0 + b.r0, a.r1 + b.r1, a.r2 + b.r2) }
+    @inlinable @inline(__always) public static func - (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(a.r0 - b.r0, a.r1 - b.r1, a.r2 - b.r2) }
+    @inlinable @inline(__always) public static func * (s: Double, a: Matrix3) -> Matrix3 { Matrix3(s * a.r0, s * a.r1, s * a.r2) }
 
     /// The inverse by cofactors; `nil` when `|det| ≤ epsilon` (VQF's `matrix3Inv`).
-    @inlinable public var inverse: Matrix3? {
+    @inlinable @inline(__always) public var inverse: Matrix3? {
         let c0 = r1.cross(r2), c1 = r2.cross(r0), c2 = r0.cross(r1)
         let det = r0.dot(c0)
         guard abs(det) > Double.ulpOfOne else { return nil }

@@ -2,12 +2,12 @@
 public typealias Vector3 = SIMD3<Double>
 
 extension SIMD3 where Scalar == Double {
-    @inlinable public func dot(_ o: Self) -> Double { (self * o).sum() }
-    @inlinable public func cross(_ o: Self) -> Self {
+    @inlinable @inline(__always) public func dot(_ o: Self) -> Double { (self * o).sum() }
+    @inlinable @inline(__always) public func cross(_ o: Self) -> Self {
         Self(y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x)
     }
-    @inlinable public var norm: Double { dot(self).squareRoot() }
-    @inlinable public var normalized: Self { let n = norm; return n > 0 ? self / n : self }
+    @inlinable @inline(__always) public var norm: Double { dot(self).squareRoot() }
+    @inlinable @inline(__always) public var normalized: Self { let n = norm; return n > 0 ? self * (1 / n) : self }
     /// Element-wise absolute values.
     @inlinable public var magnitudes: Self { Self(Swift.abs(x), Swift.abs(y), Swift.abs(z)) }
 }
@@ -37,7 +37,7 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
         else { self.init(axis: v / angle, angle: angle) }
     }
 
-    @inlinable public var vector: Vector3 { Vector3(x, y, z) }
+    @inlinable @inline(__always) public var vector: Vector3 { Vector3(x, y, z) }
 
     /// The rotation vector (axis × angle, radians, angle in [0, π]) of this
     /// unit quaternion; inverse of `init(rotationVector:)`.
@@ -47,15 +47,29 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
         if s < 1e-12 { return 2 * v }
         return v * (2 * mathAtan2(s, q.w) / s)
     }
-    @inlinable public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
-    @inlinable public var norm: Double { (w * w + x * x + y * y + z * z).squareRoot() }
-    @inlinable public var normalized: Quaternion {
+    @inlinable @inline(__always) public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
+    @inlinable @inline(__always) public var norm: Double { (w * w + x * x + y * y + z * z).squareRoot() }
+    @inlinable @inline(__always) public var normalized: Quaternion {
         let n = norm
-        return n > 0 ? Quaternion(w: w / n, x: x / n, y: y / n, z: z / n) : .identity
+        guard n > 0 else { return .identity }
+        let k = 1 / n
+        return Quaternion(w: w * k, x: x * k, y: y * k, z: z * k)
+    }
+
+    /// Brings a quaternion that is unit up to rounding back to unit norm
+    /// without a square root or division (first-order Newton step
+    /// k = (3 − |q|²)/2); falls back to `normalized` when |q|² is off by more
+    /// than 1e-6. Deterministic.
+    @inlinable @inline(__always) public var renormalized: Quaternion {
+        let n2 = w * w + x * x + y * y + z * z
+        let e = n2 - 1
+        guard e < 1e-6 && e > -1e-6 else { return normalized }
+        let k = 1.5 - 0.5 * n2
+        return Quaternion(w: w * k, x: x * k, y: y * k, z: z * k)
     }
 
     /// Hamilton product `a * b` (apply b, then a).
-    @inlinable public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
+    @inlinable @inline(__always) public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
         Quaternion(w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
                    x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
                    y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
@@ -63,7 +77,7 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Rotates `v` by this (unit) quaternion: q v q*.
-    @inlinable public func rotate(_ v: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public func rotate(_ v: Vector3) -> Vector3 {
         let u = vector
         let t = 2 * u.cross(v)
         return v + w * t + u.cross(t)
@@ -79,7 +93,7 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
 
     /// Rotates `v` by the inverse of this (unit) quaternion: q* v q
     /// (earth to sensor for a sensor-to-earth orientation).
-    @inlinable public func inverseRotate(_ v: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public func inverseRotate(_ v: Vector3) -> Vector3 {
         let u = -vector
         let t = 2 * u.cross(v)
         return v + w * t + u.cross(t)
@@ -94,13 +108,13 @@ public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
     /// `Quaternion(yaw: angle) * self` without building the yaw quaternion:
     /// turns an orientation about the earth's vertical axis by `angle`, given
     /// as the cosine and sine of half the angle.
-    @inlinable public func turnedAboutVertical(cosHalf c: Double, sinHalf s: Double) -> Quaternion {
+    @inlinable @inline(__always) public func turnedAboutVertical(cosHalf c: Double, sinHalf s: Double) -> Quaternion {
         Quaternion(w: c * w - s * z, x: c * x - s * y, y: c * y + s * x, z: c * z + s * w)
     }
 
     /// The sensor-to-earth rotation matrix: `matrix * v == rotate(v)`.
     /// Its columns are the sensor axes in earth coordinates.
-    @inlinable public var rotationMatrix: Matrix3 {
+    @inlinable @inline(__always) public var rotationMatrix: Matrix3 {
         let xx = x * x, yy = y * y, zz = z * z
         let xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z
         return Matrix3(Vector3(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),

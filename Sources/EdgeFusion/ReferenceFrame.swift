@@ -54,7 +54,7 @@ extension AttitudeFilter {
     /// The sensor-to-earth orientation in `frame` (`v_frame = q.rotate(v_sensor)`).
     /// Without magnetometer samples the heading is the 6D one (arbitrary);
     /// true north uses `settings.declination` (0 when not configured).
-    @inlinable public func quaternion(in frame: ReferenceFrame) -> Quaternion {
+    @inlinable @inline(__always) public func quaternion(in frame: ReferenceFrame) -> Quaternion {
         let q6 = quaternion6D
         switch frame {
         case .xArbitraryZVertical:

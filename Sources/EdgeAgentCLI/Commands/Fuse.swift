@@ -54,8 +54,10 @@ public enum FuseCommand: Subcommand {
       --location LAT,LON      degrees; declination from a coarse dipole model
       --mag-calibration FILE  JSON {"hardIron":[x,y,z],"softIron":[[..],[..],[..]]}
                               (µT) applied to raw magnetometer samples
-      --stats                 print samples processed and fusion_time_s=SECONDS
-                              (time in all per-sample work, without file I/O)
+      --stats                 print samples processed and fusion_time_s=SECONDS:
+                              CPU time of all per-sample work (filter updates,
+                              frame conversion, derived outputs), without file
+                              I/O and start-up; fusion_wall_s is the wall time
 
     Example:
       edge-agent fuse --input walk.csv --output walk.fused.csv --stats
@@ -114,15 +116,18 @@ public enum FuseCommand: Subcommand {
         let n = recording.count
         var rows = [FusedRow](repeating: FusedRow(), count: n)
 
-        let start = monotonicSeconds()
+        // CPU time of this thread (what the work costs, not inflated when the
+        // machine is busy and we are descheduled), and wall time beside it
+        let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
         fuse(recording, settings: settings, useMag: useMag, frame: frame, into: &rows)
-        let elapsed = monotonicSeconds() - start
+        let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
         if stats {
             console.print("samples=\(n)")
             console.print("mag_samples=\(useMag ? recording.magCount : 0)")
             console.print("frame=\(frame.rawValue)")
+            console.print("fusion_wall_s=\(wall)")
             console.print("fusion_time_s=\(elapsed)")
             if n > 0 { console.print("fusion_time_per_sample_us=\(elapsed / Double(n) * 1e6)") }
         }
@@ -158,9 +163,9 @@ public enum FuseCommand: Subcommand {
         }}}}}
     }
 
-    static func monotonicSeconds() -> Double {
+    static func clockSeconds(_ clock: clockid_t) -> Double {
         var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
+        clock_gettime(clock, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 }
