@@ -1,0 +1,606 @@
+/// The attitude filter: gyroscope strapdown integration, accelerometer
+/// inclination correction in an almost-inertial frame, rest detection,
+/// gyroscope-bias estimation (at rest and in motion) and magnetometer heading
+/// correction with magnetic-disturbance rejection.
+///
+/// This is VQF — D. Laidig and T. Seel, "VQF: Highly accurate IMU orientation
+/// estimation with bias estimation and magnetic disturbance rejection",
+/// Information Fusion 91 (2023) 187–204, doi:10.1016/j.inffus.2022.10.014 —
+/// written from the reference implementation (`vqf/cpp/vqf.cpp`, MIT licence,
+/// © 2021 Daniel Laidig): same equations, same default parameters. What is
+/// ours: the Swift value types, per-sample `dt` (irregular intervals and
+/// dropped samples; coefficients are re-derived only when `dt` changes by
+/// more than `Settings.coefficientTolerance`), magnetometer calibration on
+/// input, and the Core Motion outputs (`DeviceMotion.swift`, `ReferenceFrame.swift`).
+///
+/// Frames: `v_earth = q.rotate(v_sensor)`. The filter's own earth frames are
+/// VQF's: the 6D frame (Z up, arbitrary heading) and the 9D frame, which is
+/// ENU (X east, Y magnetic north, Z up) — `quaternion(in:)` converts to Core
+/// Motion's reference frames.
+///
+/// Units: gyroscope rad/s, accelerometer m/s² (specific force: +9.81 on Z
+/// when flat and at rest), magnetometer µT (any consistent unit works: only
+/// directions and relative norms are used), `dt` seconds.
+///
+/// Sensors may run at different rates: call `updateGyro` for every gyroscope
+/// sample, `updateAccel` and `updateMag` whenever those arrive, each with the
+/// time since that sensor's previous sample. `update(gyro:accel:mag:dt:)` does
+/// all three for a combined sample and tracks the magnetometer's interval.
+/// Nothing allocates; everything is deterministic.
+public struct AttitudeFilter: Sendable {
+    public let settings: Settings
+    public private(set) var coefficients: Coefficients
+    /// Everything that changes. Copy it out and back in (`init(settings:state:)`
+    /// or `state = …`) to hand a running filter over without a jump.
+    public var state: State
+
+    /// Creates a filter for a nominal sample interval `sampleInterval` (s) of
+    /// the gyroscope; `accelInterval` and `magInterval` default to it.
+    public init(settings: Settings = Settings(), sampleInterval: Double,
+                accelInterval: Double? = nil, magInterval: Double? = nil) {
+        precondition(sampleInterval > 0, "AttitudeFilter: sampleInterval must be positive")
+        self.settings = settings
+        coefficients = Coefficients(settings: settings, gyroDt: sampleInterval,
+                                    accelDt: accelInterval ?? sampleInterval,
+                                    magDt: magInterval ?? sampleInterval)
+        state = State(coefficients: coefficients, settings: settings)
+    }
+
+    /// Resumes from a saved state (the coefficients are re-derived from the
+    /// intervals the state was running at).
+    public init(settings: Settings, state: State) {
+        self.settings = settings
+        coefficients = Coefficients(settings: settings, gyroDt: state.gyroCoefficientDt,
+                                    accelDt: state.accelCoefficientDt, magDt: state.magCoefficientDt)
+        self.state = state
+    }
+
+    /// Back to the initial state (identity attitude, zero bias, unknown field).
+    public mutating func reset() { state = State(coefficients: coefficients, settings: settings) }
+
+    // MARK: - combined update
+
+    /// One combined sample. `gyro` rad/s, `accel` m/s² (specific force),
+    /// `mag` µT raw (the magnetometer calibration in `settings` is applied) or
+    /// `nil` when there is no magnetometer sample with this one, `dt` seconds
+    /// since the previous call.
+    @inlinable
+    public mutating func update(gyro: Vector3, accel: Vector3, mag: Vector3?, dt: Double) {
+        updateGyro(gyro, dt: dt)
+        updateAccel(accel, dt: dt)
+        state.timeSinceMag += dt
+        if let mag {
+            let magDt = state.magSamples == 0 ? coefficients.magDt : state.timeSinceMag
+            updateMag(mag, dt: magDt)
+        }
+    }
+
+    // MARK: - gyroscope
+
+    /// Integrates one gyroscope sample (rad/s) over `dt` seconds.
+    @inlinable
+    public mutating func updateGyro(_ gyro: Vector3, dt: Double) {
+        state.lastGyro = gyro
+        guard dt > 0, dt.isFinite else { return }
+        if abs(dt - coefficients.gyroDt) > settings.coefficientTolerance * coefficients.gyroDt {
+            retuneGyro(dt)
+        }
+        let c = coefficients
+        // rest detection (VQF updateGyr)
+        if settings.restBiasEstimation || settings.magneticDisturbanceRejection {
+            let lp = state.restGyroLp.step(gyro, c.restGyroLp, tau: settings.restFilterTau, dt: dt)
+            let d = gyro - lp
+            let dev = d.dot(d)
+            state.restLastSquaredDeviations.x = dev
+            let a = lp.magnitudes
+            if dev >= c.restThresholdGyroSquared || a.x > c.biasClip || a.y > c.biasClip || a.z > c.biasClip {
+                state.restTime = 0
+                state.restDetected = false
+            }
+        }
+        // strapdown integration of the bias-free rate: step = (cos h, sin h · w/|w|), h = |w| dt / 2
+        let w = gyro - state.bias
+        let hdt = dt / 2
+        let h2 = w.dot(w) * (hdt * hdt)
+        let cosH: Double, sinHOverW: Double  // cos h and sin(h)/|w|
+        if h2 < 0.0025 {
+            // |h| < 0.05 rad (|w| < 0.1/dt): Taylor series to h⁸, truncation < 3e-20
+            cosH = 1 + h2 * (-1.0 / 2 + h2 * (1.0 / 24 + h2 * (-1.0 / 720 + h2 * (1.0 / 40320))))
+            sinHOverW = hdt * (1 + h2 * (-1.0 / 6 + h2 * (1.0 / 120 + h2 * (-1.0 / 5040 + h2 * (1.0 / 362880)))))
+        } else {
+            let n = h2.squareRoot() / hdt
+            cosH = mathCos(n * hdt)
+            sinHOverW = mathSin(n * hdt) / n
+        }
+        let step = Quaternion(w: cosH, x: sinHOverW * w.x, y: sinHOverW * w.y, z: sinHOverW * w.z)
+        state.gyroQuat = (state.gyroQuat * step).renormalized
+    }
+
+    // MARK: - accelerometer
+
+    /// Corrects the inclination with one accelerometer sample (m/s², specific
+    /// force) taken `dt` seconds after the previous one. All-zero samples are
+    /// ignored.
+    @inlinable
+    public mutating func updateAccel(_ accel: Vector3, dt: Double) {
+        if accel.x == 0 && accel.y == 0 && accel.z == 0 { return }
+        state.lastAccel = accel
+        state.accelSamples &+= 1
+        let dt = dt > 0 && dt.isFinite ? dt : coefficients.accelDt
+        if abs(dt - coefficients.accelDt) > settings.coefficientTolerance * coefficients.accelDt {
+            retuneAccel(dt)
+        }
+        let c = coefficients
+
+        // rest detection
+        if settings.restBiasEstimation {
+            let lp = state.restAccLp.step(accel, c.restAccLp, tau: settings.restFilterTau, dt: dt)
+            let d = accel - lp
+            let dev = d.dot(d)
+            state.restLastSquaredDeviations.y = dev
+            if dev >= c.restThresholdAccelSquared {
+                state.restTime = 0
+                state.restDetected = false
+            } else {
+                state.restTime += dt
+                if state.restTime >= settings.restMinTime { state.restDetected = true }
+            }
+        }
+
+        // low-pass filter the acceleration in the almost-inertial frame
+        let accInertial = state.gyroQuat.rotate(accel)
+        let lp = state.accLp.step(accInertial, c.accLp, tau: settings.tauAcc, dt: dt)
+
+        // to the 6D earth frame, normalised
+        let accEarth = state.accQuat.rotate(lp).normalized
+
+        // inclination correction: the shortest rotation taking accEarth to +Z
+        let qw = ((accEarth.z + 1) / 2).squareRoot()
+        let corr: Quaternion
+        if qw > 1e-6 {
+            let k = 0.5 / qw
+            corr = Quaternion(w: qw, x: k * accEarth.y, y: -k * accEarth.x, z: 0)
+        } else {
+            corr = Quaternion(w: 0, x: 1, y: 0, z: 0)  // accEarth ≈ (0,0,-1): 180° about X
+        }
+        // both factors are unit: a first-order renormalisation keeps it so
+        state.accQuat = (corr * state.accQuat).renormalized
+
+        if settings.motionBiasEstimation || settings.restBiasEstimation {
+            estimateBias(accEarth: accEarth, dt: dt)
+        }
+    }
+
+    /// Gyroscope-bias estimation: a 3-state Kalman filter whose measurement is
+    /// either the low-passed gyroscope at rest or, in motion, the inclination
+    /// correction rate seen through the low-passed rotation matrix
+    /// (VQF `updateAcc`, bias-estimation block).
+    @inlinable
+    mutating func estimateBias(accEarth: Vector3, dt: Double) {
+        let c = coefficients
+        let q6 = state.accQuat * state.gyroQuat
+        var r = q6.rotationMatrix
+        let b = state.bias
+        // R * bias, x and y only
+        var biasLp = SIMD2(r.r0.dot(b), r.r1.dot(b))
+        r = state.motionBiasR.step(r, c.accLp, tau: settings.tauAcc, dt: dt)
+        biasLp = state.motionBiasLp.step(biasLp, c.accLp, tau: settings.tauAcc, dt: dt)
+
+        var e: Vector3
+        var w: Vector3
+        if state.restDetected && settings.restBiasEstimation {
+            e = state.restGyroLp.output - b
+            r = .identity
+            w = Vector3(repeating: c.biasRestW)
+        } else if settings.motionBiasEstimation {
+            let invDt = 1 / dt
+            e = Vector3(-accEarth.y * invDt + biasLp.x - r.r0.dot(b),
+                        accEarth.x * invDt + biasLp.y - r.r1.dot(b),
+                        -r.r2.dot(b))
+            w = Vector3(c.biasMotionW, c.biasMotionW, c.biasVerticalW)
+        } else {
+            e = .zero
+            w = Vector3(repeating: -1)
+        }
+
+        // P = P + V (also without a measurement)
+        if state.biasP.r0.x < c.biasP0 { state.biasP.r0.x += c.biasV }
+        if state.biasP.r1.y < c.biasP0 { state.biasP.r1.y += c.biasV }
+        if state.biasP.r2.z < c.biasP0 { state.biasP.r2.z += c.biasV }
+        guard w.x >= 0 else { return }
+
+        // clip the disagreement (also limits the harm of the first correction step)
+        e = e.clamped(lowerBound: Vector3(repeating: -c.biasClip), upperBound: Vector3(repeating: c.biasClip))
+
+        // With A = R P (P symmetric, so P Rᵀ = Aᵀ):
+        //   S = W + R P Rᵀ = W + A Rᵀ,  K = P Rᵀ S⁻¹ = Aᵀ S⁻¹,
+        //   bias += K e = Aᵀ (S⁻¹ e),   P −= K R P = Aᵀ (S⁻¹ A)
+        let a = r * state.biasP
+        var s = Matrix3(Vector3(a.r0.dot(r.r0), a.r0.dot(r.r1), a.r0.dot(r.r2)),
+                        Vector3(a.r1.dot(r.r0), a.r1.dot(r.r1), a.r1.dot(r.r2)),
+                        Vector3(a.r2.dot(r.r0), a.r2.dot(r.r1), a.r2.dot(r.r2)))
+        s.r0.x += w.x; s.r1.y += w.y; s.r2.z += w.z
+        guard let sInv = s.inverse else { return }
+        let u = sInv * e
+        state.bias = b + (u.x * a.r0 + u.y * a.r1 + u.z * a.r2)
+        let sa = sInv * a
+        state.biasP = state.biasP - a.transposed * sa
+        state.bias = state.bias.clamped(lowerBound: Vector3(repeating: -c.biasClip),
+                                        upperBound: Vector3(repeating: c.biasClip))
+    }
+
+    // MARK: - magnetometer
+
+    /// Corrects the heading with one magnetometer sample (µT, raw: the
+    /// calibration in `settings` is applied here) taken `dt` seconds after the
+    /// previous magnetometer sample. All-zero samples are ignored.
+    @inlinable
+    public mutating func updateMag(_ rawMag: Vector3, dt: Double) {
+        if rawMag.x == 0 && rawMag.y == 0 && rawMag.z == 0 { return }
+        let mag = coefficients.calibrated ? coefficients.softIron * (rawMag - coefficients.hardIron) : rawMag
+        state.lastMag = mag
+        state.magSamples &+= 1
+        state.timeSinceMag = 0
+        let dt = dt > 0 && dt.isFinite ? dt : coefficients.magDt
+        if abs(dt - coefficients.magDt) > settings.coefficientTolerance * coefficients.magDt {
+            retuneMag(dt)
+        }
+        let c = coefficients
+
+        // into the 6D earth frame
+        let q6 = state.accQuat * state.gyroQuat
+        let magEarth = q6.rotate(mag)
+
+        if settings.magneticDisturbanceRejection {
+            let norm = magEarth.norm
+            var nd = SIMD2(norm, -mathAsin(magEarth.z / norm))
+            if settings.magCurrentTau > 0 {
+                nd = state.magNormDipLp.step(nd, c.magNormDipLp, tau: settings.magCurrentTau, dt: dt)
+            }
+            state.magNormDip = nd
+
+            // disturbance detection against the reference field
+            if abs(nd.x - state.magRefNorm) < settings.magNormThreshold * state.magRefNorm
+                && abs(nd.y - state.magRefDip) < c.magDipThreshold {
+                state.magUndisturbedTime += dt
+                if state.magUndisturbedTime >= settings.magMinUndisturbedTime {
+                    state.magDisturbed = false
+                    state.magRefNorm += c.kMagRef * (nd.x - state.magRefNorm)
+                    state.magRefDip += c.kMagRef * (nd.y - state.magRefDip)
+                }
+            } else {
+                state.magUndisturbedTime = 0
+                state.magDisturbed = true
+            }
+
+            // new-field acceptance: a field that stays consistent while the
+            // sensor turns becomes the new reference
+            if abs(nd.x - state.magCandidateNorm) < settings.magNormThreshold * state.magCandidateNorm
+                && abs(nd.y - state.magCandidateDip) < c.magDipThreshold {
+                if state.restGyroLp.output.norm >= c.magNewMinGyro {
+                    state.magCandidateTime += dt
+                }
+                state.magCandidateNorm += c.kMagRef * (nd.x - state.magCandidateNorm)
+                state.magCandidateDip += c.kMagRef * (nd.y - state.magCandidateDip)
+                if state.magDisturbed && (state.magCandidateTime >= settings.magNewTime
+                    || (state.magRefNorm == 0 && state.magCandidateTime >= settings.magNewFirstTime)) {
+                    state.magRefNorm = state.magCandidateNorm
+                    state.magRefDip = state.magCandidateDip
+                    state.magDisturbed = false
+                    state.magUndisturbedTime = settings.magMinUndisturbedTime
+                }
+            } else {
+                state.magCandidateTime = 0
+                state.magCandidateNorm = nd.x
+                state.magCandidateDip = nd.y
+            }
+        }
+
+        // heading disagreement in [-π, π]
+        var dis = mathAtan2(magEarth.x, magEarth.y) - state.delta
+        if dis > .pi { dis -= 2 * .pi } else if dis < -.pi { dis += 2 * .pi }
+        state.lastMagDisagreement = dis
+
+        var k = c.kMag
+        if settings.magneticDisturbanceRejection {
+            if state.magDisturbed {
+                if state.magRejectTime <= settings.magMaxRejectionTime {
+                    state.magRejectTime += dt
+                    k = 0
+                } else {
+                    k /= settings.magRejectionFactor
+                }
+            } else {
+                state.magRejectTime = max(state.magRejectTime - settings.magRejectionFactor * dt, 0)
+            }
+        }
+
+        // fast initial convergence: gain at least 1/N for the first samples
+        if state.kMagInit != 0 {
+            if k < state.kMagInit { k = state.kMagInit }
+            state.kMagInit = state.kMagInit / (state.kMagInit + 1)
+            if state.kMagInit * settings.tauMag < dt { state.kMagInit = 0 }
+        }
+
+        state.delta += k * dis
+        if state.delta > .pi { state.delta -= 2 * .pi } else if state.delta < -.pi { state.delta += 2 * .pi }
+        state.deltaCos = mathCos(state.delta / 2)
+        state.deltaSin = mathSin(state.delta / 2)
+        if !state.hasHeadingReference {
+            // the corrected-arbitrary frame starts where the 6D frame is now
+            state.hasHeadingReference = true
+            state.correctedFrameOffset = state.delta
+        }
+    }
+
+    // MARK: - outputs of the filter core
+
+    /// Attitude from gyroscope and accelerometer only: Z up, heading arbitrary
+    /// (drifts with the integrated gyroscope error).
+    @inlinable public var quaternion6D: Quaternion { state.accQuat * state.gyroQuat }
+
+    /// Attitude with magnetometer heading: earth frame ENU (X east, Y
+    /// magnetic north, Z up). Equals `quaternion6D` until a magnetometer
+    /// sample arrives.
+    @inlinable public var quaternion9D: Quaternion {
+        quaternion6D.turnedAboutVertical(cosHalf: state.deltaCos, sinHalf: state.deltaSin)
+    }
+
+    /// Estimated gyroscope bias (rad/s, sensor frame).
+    @inlinable public var gyroBias: Vector3 { state.bias }
+
+    /// Standard deviation of the bias estimate (rad/s): the largest absolute
+    /// row sum of P (an upper bound of its largest eigenvalue), clipped.
+    public var gyroBiasUncertainty: Double {
+        let p = state.biasP
+        let m = max(p.r0.magnitudes.sum(), p.r1.magnitudes.sum(), p.r2.magnitudes.sum())
+        return min(m, coefficients.biasP0).squareRoot() * (Double.pi / 100 / 180)
+    }
+
+    /// True while the sensor is detected at rest.
+    @inlinable public var isAtRest: Bool { state.restDetected }
+    /// True while the magnetic field is judged disturbed (heading not corrected).
+    @inlinable public var isMagneticallyDisturbed: Bool { state.magDisturbed }
+
+    // MARK: - coefficient changes
+
+    @usableFromInline mutating func retuneGyro(_ dt: Double) {
+        let old = coefficients.restGyroLp
+        coefficients.setGyroDt(dt, settings: settings)
+        state.restGyroLp.adapt(from: old, to: coefficients.restGyroLp)
+        state.gyroCoefficientDt = dt
+    }
+
+    @usableFromInline mutating func retuneAccel(_ dt: Double) {
+        let oldAcc = coefficients.accLp, oldRest = coefficients.restAccLp
+        coefficients.setAccelDt(dt, settings: settings)
+        state.accLp.adapt(from: oldAcc, to: coefficients.accLp)
+        state.motionBiasR.adapt(from: oldAcc, to: coefficients.accLp)
+        state.motionBiasLp.adapt(from: oldAcc, to: coefficients.accLp)
+        state.restAccLp.adapt(from: oldRest, to: coefficients.restAccLp)
+        state.accelCoefficientDt = dt
+    }
+
+    @usableFromInline mutating func retuneMag(_ dt: Double) {
+        let old = coefficients.magNormDipLp
+        coefficients.setMagDt(dt, settings: settings)
+        state.magNormDipLp.adapt(from: old, to: coefficients.magNormDipLp)
+        state.magCoefficientDt = dt
+    }
+}
+
+// MARK: - Settings
+
+extension AttitudeFilter {
+    /// Parameters, all independent of the sample rate (VQF's `VQFParams`,
+    /// same defaults). Angles in degrees and rates in °/s where VQF uses them.
+    public struct Settings: Equatable, Sendable, Codable {
+        /// Time constant of the accelerometer low-pass (inclination correction), s.
+        public var tauAcc = 3.0
+        /// Time constant of the magnetometer heading correction, s.
+        public var tauMag = 9.0
+        /// Estimate the gyroscope bias while moving (from the inclination correction).
+        public var motionBiasEstimation = true
+        /// Estimate the gyroscope bias at rest.
+        public var restBiasEstimation = true
+        /// Detect magnetic disturbances and stop heading correction during them.
+        public var magneticDisturbanceRejection = true
+        /// Standard deviation of the initial bias estimate, °/s.
+        public var biasSigmaInit = 0.5
+        /// Time in which the bias uncertainty grows from 0 to 0.1 °/s, s.
+        public var biasForgettingTime = 100.0
+        /// Largest bias (and bias-update disagreement) allowed, °/s.
+        public var biasClip = 2.0
+        /// Standard deviation of the motion bias measurement (in the horizontal plane), °/s.
+        public var biasSigmaMotion = 0.1
+        /// Relative weight of the vertical bias component in motion (0 … 1).
+        public var biasVerticalForgettingFactor = 0.0001
+        /// Standard deviation of the rest bias measurement, °/s.
+        public var biasSigmaRest = 0.03
+        /// Time the sensor must be still before rest is detected, s.
+        public var restMinTime = 1.5
+        /// Time constant of the rest-detection low-pass, s.
+        public var restFilterTau = 0.5
+        /// Rest threshold: deviation of the gyroscope from its low-pass, °/s.
+        public var restThresholdGyro = 2.0
+        /// Rest threshold: deviation of the accelerometer from its low-pass, m/s².
+        public var restThresholdAccel = 0.5
+        /// Time constant of the current magnetic norm/dip low-pass, s (≤ 0: none).
+        public var magCurrentTau = 0.05
+        /// Time constant with which the reference norm/dip follow the field, s.
+        public var magRefTau = 20.0
+        /// Relative norm difference above which the field is disturbed.
+        public var magNormThreshold = 0.1
+        /// Dip-angle difference above which the field is disturbed, degrees.
+        public var magDipThreshold = 10.0
+        /// Time a new consistent field must be seen while turning before it is accepted, s.
+        public var magNewTime = 20.0
+        /// Same, for the very first field, s.
+        public var magNewFirstTime = 5.0
+        /// Rotation rate that counts as turning for the new-field timer, °/s.
+        public var magNewMinGyro = 20.0
+        /// Time the field must be undisturbed before heading correction resumes, s.
+        public var magMinUndisturbedTime = 0.5
+        /// Longest time the heading correction is fully switched off, s.
+        public var magMaxRejectionTime = 60.0
+        /// After that, the gain is divided by this factor (and the reject
+        /// timer runs down this much faster when undisturbed).
+        public var magRejectionFactor = 2.0
+        /// Relative change of a sensor's sample interval that re-derives its
+        /// coefficients (smaller changes keep them; integration always uses the true `dt`).
+        public var coefficientTolerance = 0.1
+        /// Hard/soft-iron calibration applied to raw magnetometer samples.
+        public var magnetometerCalibration: MagnetometerCalibration? = nil
+        /// Magnetic declination (degrees, east positive) for
+        /// `xTrueNorthZVertical`; `nil` when unknown (that frame is then not
+        /// available, and falls back to magnetic north if asked for). See
+        /// `MagneticDeclination.dipoleEstimate` for one from a location.
+        public var declination: Double? = nil
+
+        public init() {}
+    }
+}
+
+// MARK: - Coefficients
+
+extension AttitudeFilter {
+    /// Values derived once from `Settings` and the sample intervals (VQF's
+    /// `VQFCoefficients` plus thresholds in radians).
+    public struct Coefficients: Equatable, Sendable {
+        public var gyroDt: Double, accelDt: Double, magDt: Double
+        public var accLp: LowPassCoefficients
+        public var restGyroLp: LowPassCoefficients
+        public var restAccLp: LowPassCoefficients
+        public var magNormDipLp: LowPassCoefficients
+        public var kMag: Double, kMagRef: Double
+        /// Bias Kalman filter, in (0.01 °/s)²: initial and maximal variance,
+        /// process noise per accelerometer sample, measurement noise.
+        public var biasP0: Double, biasV: Double
+        public var biasMotionW: Double, biasVerticalW: Double, biasRestW: Double
+        /// rad/s, (rad/s)², (m/s²)², rad, rad/s.
+        public var biasClip: Double, restThresholdGyroSquared: Double
+        public var restThresholdAccelSquared: Double, magDipThreshold: Double, magNewMinGyro: Double
+        /// Magnetic declination, rad (0 when unknown).
+        public var declination: Double
+        /// The magnetometer calibration, unpacked (identity when none).
+        public var calibrated: Bool, hardIron: Vector3, softIron: Matrix3
+
+        public init(settings s: Settings, gyroDt: Double, accelDt: Double, magDt: Double) {
+            precondition(gyroDt > 0 && accelDt > 0 && magDt > 0, "AttitudeFilter: sample intervals must be positive")
+            self.gyroDt = gyroDt; self.accelDt = accelDt; self.magDt = magDt
+            let deg = Double.pi / 180
+            biasClip = s.biasClip * deg
+            restThresholdGyroSquared = (s.restThresholdGyro * deg) * (s.restThresholdGyro * deg)
+            restThresholdAccelSquared = s.restThresholdAccel * s.restThresholdAccel
+            magDipThreshold = s.magDipThreshold * deg
+            magNewMinGyro = s.magNewMinGyro * deg
+            declination = (s.declination ?? 0) * deg
+            calibrated = s.magnetometerCalibration != nil
+            hardIron = s.magnetometerCalibration?.hardIron ?? .zero
+            softIron = s.magnetometerCalibration?.softIron ?? .identity
+            biasP0 = (s.biasSigmaInit * 100) * (s.biasSigmaInit * 100)
+            // placeholders, set below
+            accLp = LowPassCoefficients(tau: s.tauAcc, dt: accelDt)
+            restGyroLp = LowPassCoefficients(tau: s.restFilterTau, dt: gyroDt)
+            restAccLp = LowPassCoefficients(tau: s.restFilterTau, dt: accelDt)
+            magNormDipLp = LowPassCoefficients(tau: max(s.magCurrentTau, 0), dt: magDt)
+            kMag = 0; kMagRef = 0; biasV = 0; biasMotionW = 0; biasVerticalW = 0; biasRestW = 0
+            setAccelDt(accelDt, settings: s)
+            setMagDt(magDt, settings: s)
+        }
+
+        /// `1 - exp(-dt/tau)`: first-order gain (0 for tau < 0, 1 for tau = 0).
+        @inlinable public static func gain(tau: Double, dt: Double) -> Double {
+            if tau < 0 { return 0 }
+            if tau == 0 { return 1 }
+            return 1 - mathExp(-dt / tau)
+        }
+
+        public mutating func setGyroDt(_ dt: Double, settings s: Settings) {
+            gyroDt = dt
+            restGyroLp = LowPassCoefficients(tau: s.restFilterTau, dt: dt)
+        }
+
+        public mutating func setAccelDt(_ dt: Double, settings s: Settings) {
+            accelDt = dt
+            accLp = LowPassCoefficients(tau: s.tauAcc, dt: dt)
+            restAccLp = LowPassCoefficients(tau: s.restFilterTau, dt: dt)
+            // process noise: variance grows from 0 to (0.1 °/s)² in biasForgettingTime
+            biasV = (0.1 * 100) * (0.1 * 100) * dt / s.biasForgettingTime
+            let pMotion = (s.biasSigmaMotion * 100) * (s.biasSigmaMotion * 100)
+            biasMotionW = pMotion * pMotion / biasV + pMotion
+            biasVerticalW = biasMotionW / max(s.biasVerticalForgettingFactor, 1e-10)
+            let pRest = (s.biasSigmaRest * 100) * (s.biasSigmaRest * 100)
+            biasRestW = pRest * pRest / biasV + pRest
+        }
+
+        public mutating func setMagDt(_ dt: Double, settings s: Settings) {
+            magDt = dt
+            kMag = Self.gain(tau: s.tauMag, dt: dt)
+            kMagRef = Self.gain(tau: s.magRefTau, dt: dt)
+            magNormDipLp = LowPassCoefficients(tau: max(s.magCurrentTau, 0), dt: dt)
+        }
+    }
+}
+
+// MARK: - State
+
+extension AttitudeFilter {
+    /// Everything the filter changes per sample (VQF's `VQFState` plus the
+    /// last samples and the frame bookkeeping for `DeviceMotion`). Bias in
+    /// rad/s; bias covariance in (0.01 °/s)².
+    public struct State: Equatable, Sendable {
+        /// Strapdown-integrated gyroscope orientation (almost-inertial frame).
+        public var gyroQuat = Quaternion.identity
+        /// Inclination correction: almost-inertial frame to 6D earth frame.
+        public var accQuat = Quaternion.identity
+        /// Heading correction (rad): 6D earth frame to ENU; and cos/sin of delta/2.
+        public var delta = 0.0
+        public var deltaCos = 1.0, deltaSin = 0.0
+
+        public var restDetected = false
+        public var magDisturbed = true
+
+        public var accLp = LowPassState<Vector3>()
+
+        public var kMagInit = 1.0
+        public var lastMagDisagreement = 0.0
+
+        public var bias = Vector3.zero
+        public var biasP: Matrix3
+        public var motionBiasR = LowPassState<Matrix3>()
+        public var motionBiasLp = LowPassState<SIMD2<Double>>()
+
+        /// Squared deviations from the rest low-passes: gyro (rad/s)², accel (m/s²)².
+        public var restLastSquaredDeviations = SIMD2<Double>.zero
+        public var restTime = 0.0
+        public var restGyroLp = LowPassState<Vector3>()
+        public var restAccLp = LowPassState<Vector3>()
+
+        /// Reference and candidate field: norm (µT) and dip (rad).
+        public var magRefNorm = 0.0, magRefDip = 0.0
+        public var magUndisturbedTime = 0.0
+        public var magRejectTime: Double
+        public var magCandidateNorm = -1.0, magCandidateDip = 0.0, magCandidateTime = 0.0
+        public var magNormDip = SIMD2<Double>.zero
+        public var magNormDipLp = LowPassState<SIMD2<Double>>()
+
+        /// The last samples (gyro rad/s raw, accel m/s², mag µT calibrated).
+        public var lastGyro = Vector3.zero, lastAccel = Vector3.zero, lastMag = Vector3.zero
+        public var accelSamples = 0, magSamples = 0
+        /// Time since the last magnetometer sample, s (combined `update` only).
+        public var timeSinceMag = 0.0
+        /// Heading of the corrected-arbitrary frame relative to ENU: delta
+        /// when the first magnetometer sample arrived.
+        public var hasHeadingReference = false
+        public var correctedFrameOffset = 0.0
+        /// The sample intervals the coefficients were derived for, s.
+        public var gyroCoefficientDt: Double, accelCoefficientDt: Double, magCoefficientDt: Double
+
+        public init(coefficients c: Coefficients, settings s: Settings) {
+            biasP = Matrix3(scaledIdentity: c.biasP0)
+            magRejectTime = s.magMaxRejectionTime
+            gyroCoefficientDt = c.gyroDt; accelCoefficientDt = c.accelDt; magCoefficientDt = c.magDt
+        }
+    }
+}

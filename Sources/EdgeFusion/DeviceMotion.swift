@@ -1,0 +1,127 @@
+/// Standard gravity, m/s² per g (Core Motion reports acceleration in g).
+public let standardGravity = 9.80665
+
+/// The device's attitude in a reference frame (Core Motion's `CMAttitude`).
+/// Only the quaternion is stored; the other forms are derived on demand.
+public struct Attitude: Equatable, Sendable {
+    /// Sensor-to-reference orientation: `v_reference = quaternion.rotate(v_device)`.
+    public var quaternion: Quaternion
+    public var referenceFrame: ReferenceFrame
+
+    @inlinable public init(quaternion: Quaternion, referenceFrame: ReferenceFrame) {
+        self.quaternion = quaternion; self.referenceFrame = referenceFrame
+    }
+
+    /// Core Motion's rotation matrix: reference frame to device
+    /// (`device = rotationMatrix * reference`), the transpose of
+    /// `quaternion.rotationMatrix`. Its third column (m13, m23, m33) is the
+    /// device-frame up vector, i.e. −gravity.
+    @inlinable public var rotationMatrix: Matrix3 { quaternion.rotationMatrix.transposed }
+
+    /// Core Motion's Euler angles (rad): the attitude is
+    /// `Rz(yaw) · Rx(pitch) · Ry(roll)` (device to reference). Pitch about
+    /// the device X axis in [−π/2, π/2], roll about Y and yaw about Z in (−π, π].
+    @inlinable public var pitch: Double {
+        let q = quaternion
+        return mathAsin(max(-1, min(1, 2 * (q.y * q.z + q.w * q.x))))
+    }
+    @inlinable public var roll: Double {
+        let q = quaternion
+        return mathAtan2(2 * (q.w * q.y - q.x * q.z), 1 - 2 * (q.x * q.x + q.y * q.y))
+    }
+    @inlinable public var yaw: Double {
+        let q = quaternion
+        return mathAtan2(2 * (q.w * q.z - q.x * q.y), 1 - 2 * (q.x * q.x + q.z * q.z))
+    }
+
+    /// The change from `reference` to this attitude, expressed in the
+    /// reference attitude's device frame (Core Motion's `multiply(byInverseOf:)`).
+    @inlinable public func relative(to reference: Attitude) -> Quaternion {
+        reference.quaternion.conjugate * quaternion
+    }
+}
+
+/// `CMMagneticFieldCalibrationAccuracy`.
+public enum MagneticFieldCalibrationAccuracy: Int, Sendable, Codable, CaseIterable {
+    /// No magnetometer calibration, or no magnetometer sample yet.
+    case uncalibrated = -1
+    /// Calibrated, but the field is disturbed (heading correction paused).
+    case low = 0
+    /// Calibrated and undisturbed, fit quality not known to be good.
+    case medium = 1
+    /// Calibrated (fit residual under 3 %), undisturbed, reference field established.
+    case high = 2
+}
+
+/// A calibrated magnetic field sample (`CMCalibratedMagneticField`).
+public struct CalibratedMagneticField: Equatable, Sendable {
+    /// µT, device frame, hard/soft iron removed.
+    public var field: Vector3
+    public var accuracy: MagneticFieldCalibrationAccuracy
+
+    @inlinable public init(field: Vector3, accuracy: MagneticFieldCalibrationAccuracy) {
+        self.field = field; self.accuracy = accuracy
+    }
+}
+
+/// What Core Motion's `CMDeviceMotion` gives an app, for one sample.
+///
+/// Signs follow Core Motion: a device lying flat and still has
+/// `gravity == (0, 0, −1)`, and `gravity + userAcceleration` equals Core
+/// Motion's raw accelerometer reading, which is the measured specific force
+/// with the opposite sign: `−accel / 9.80665` for our accelerometer input
+/// (m/s², +9.81 on Z when flat).
+public struct DeviceMotion: Equatable, Sendable {
+    public var attitude: Attitude
+    /// Gravity in the device frame, g.
+    public var gravity: Vector3
+    /// Acceleration the user gives the device (Core Motion sign), g, device frame.
+    public var userAcceleration: Vector3
+    /// Gyroscope rate with the estimated bias removed, rad/s, device frame.
+    public var rotationRate: Vector3
+    public var magneticField: CalibratedMagneticField
+    /// Compass heading in degrees [0, 360), clockwise (towards east/−Y) from
+    /// the frame's X axis, of the direction the device faces: the horizontal
+    /// part of its Y axis (top edge) plus that of its −Z axis (out of the
+    /// back). Flat, that is where the top edge points; upright, where the
+    /// back points (where a camera on the back looks). For the arbitrary
+    /// frames it is relative to their X axis.
+    public var heading: Double
+
+    @inlinable public init(attitude: Attitude, gravity: Vector3, userAcceleration: Vector3, rotationRate: Vector3,
+                           magneticField: CalibratedMagneticField, heading: Double) {
+        self.attitude = attitude; self.gravity = gravity; self.userAcceleration = userAcceleration
+        self.rotationRate = rotationRate; self.magneticField = magneticField; self.heading = heading
+    }
+}
+
+extension AttitudeFilter {
+    /// Magnetometer calibration accuracy right now.
+    public var magneticFieldAccuracy: MagneticFieldCalibrationAccuracy {
+        guard state.magSamples > 0, let cal = settings.magnetometerCalibration else { return .uncalibrated }
+        if state.magDisturbed { return .low }
+        return cal.residual > 0 && cal.residual < 0.03 && state.magRefNorm > 0 ? .high : .medium
+    }
+
+    /// The Core Motion sample for the current state, with the attitude in `frame`.
+    @inlinable public func deviceMotion(in frame: ReferenceFrame) -> DeviceMotion {
+        let q = quaternion(in: frame)
+        // gravity: earth down (0,0,-1) in device coordinates = −(third row of R)
+        let r2 = Vector3(2 * (q.x * q.z - q.w * q.y), 2 * (q.y * q.z + q.w * q.x), 1 - 2 * (q.x * q.x + q.y * q.y))
+        let gravity = -r2
+        let measured = state.lastAccel * (-1 / standardGravity)
+        // facing direction: Y column minus Z column, horizontal part
+        let hx = 2 * (q.x * q.y - q.w * q.z) - 2 * (q.x * q.z + q.w * q.y)
+        let hy = (1 - 2 * (q.x * q.x + q.z * q.z)) - 2 * (q.y * q.z - q.w * q.x)
+        var heading = mathAtan2(-hy, hx) * (180 / Double.pi)
+        if heading < 0 { heading += 360 }
+        if heading >= 360 { heading -= 360 }
+        return DeviceMotion(
+            attitude: Attitude(quaternion: q, referenceFrame: frame),
+            gravity: gravity,
+            userAcceleration: measured - gravity,
+            rotationRate: state.lastGyro - state.bias,
+            magneticField: CalibratedMagneticField(field: state.lastMag, accuracy: magneticFieldAccuracy),
+            heading: heading)
+    }
+}
