@@ -236,12 +236,12 @@ final class ServiceLoop: @unchecked Sendable {
                                    queueCapacity: config.queueCapacity, into: &writer)
             client.enqueue(currentLine())
             clients.append(client)
+            flush(client) // the version line is always the first line
             if clients.count > config.maxClients {
                 terminate(client, .tooManyClients,
                           "the agent serves at most \(config.maxClients) clients", now: edge_monotonic_ns())
             } else {
                 core.shared.withLock { $0.clients.append(counters) }
-                flush(client)
             }
         }
     }
@@ -291,6 +291,9 @@ final class ServiceLoop: @unchecked Sendable {
             return false
         }
         if c.input.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return true } // blank line: ignored
+        // Samples published before this request was sent go out before its
+        // reply (clients and tests may use a ping as a barrier).
+        drainSamples()
         do {
             let request = try Request.decode(line: c.input)
             handle(request, from: c, now: now)
@@ -327,13 +330,13 @@ final class ServiceLoop: @unchecked Sendable {
             }
             c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs)
             c.updateSubscriptionMask()
-            demandDirty = true
+            publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
             reply(c) { MessageEncoder.subscribed(stream, intervalS: Double(intervalNs) / 1e9, id: id, into: &$0) }
         case .unsubscribe(let stream):
             if c.subscriptions[stream.index] != nil {
                 c.subscriptions[stream.index] = nil
                 c.updateSubscriptionMask()
-                demandDirty = true
+                publishDemand()
             }
             reply(c) { MessageEncoder.unsubscribed(stream, id: id, into: &$0) }
         case .poll(let stream):
