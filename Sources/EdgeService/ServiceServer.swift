@@ -147,6 +147,8 @@ public final class ServiceServer: Sendable {
     /// sets its mode and group, and starts the service thread.
     ///
     /// - Parameters:
+    ///   - configuration: socket path, mode, group and limits.
+    ///   - policy: who may receive which streams.
     ///   - devices: the first devices snapshot (update with ``setDevices(_:)``).
     ///   - onDemandChange: called on the service thread whenever the fastest
     ///     requested interval of any stream changes, with the full map
