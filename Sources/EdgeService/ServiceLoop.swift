@@ -44,6 +44,9 @@ final class Client {
     var floodCount = 0
     /// Stop reading and close once the staging buffer is written (or at the deadline).
     var closingDeadline: UInt64?
+    /// The peer shut down its sending side (EOF): no more requests, but it
+    /// may still read (`socat`, `nc -U` after stdin ends).
+    var readClosed = false
     var dead = false
 
     init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int) {
@@ -82,6 +85,8 @@ final class ServiceLoop: @unchecked Sendable {
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var nextClientID = 1
+    /// Monotonic ns until which the listener is not polled (0: not paused).
+    var acceptPausedUntil: UInt64 = 0
     var demandDirty = false
 
     /// Samples handled between write passes, so a burst cannot overfill queues
@@ -101,16 +106,19 @@ final class ServiceLoop: @unchecked Sendable {
         while !core.stopRequested.load(ordering: .acquiring) {
             pollFDs.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: core.wakeReadFD, events: Int16(POLLIN), revents: 0))
-            pollFDs.append(pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0))
+            // While out of descriptors (EMFILE), stop polling the listener for
+            // a moment instead of spinning on a connection we cannot accept.
+            let acceptEvents = edge_monotonic_ns() >= acceptPausedUntil ? Int16(POLLIN) : 0
+            pollFDs.append(pollfd(fd: listener.fd, events: acceptEvents, revents: 0))
             var anyClosing = false
             for c in clients {
                 var ev = Int16(0)
-                if c.closingDeadline == nil { ev |= Int16(POLLIN) } else { anyClosing = true }
+                if c.closingDeadline != nil { anyClosing = true } else if !c.readClosed { ev |= Int16(POLLIN) }
                 if c.hasOutput { ev |= Int16(POLLOUT) }
                 pollFDs.append(pollfd(fd: c.fd, events: ev, revents: 0))
             }
             do {
-                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing ? 50 : 1000)
+                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing || acceptPausedUntil != 0 ? 50 : 1000)
             } catch {
                 // EINVAL/ENOMEM: nothing sane to do but retry after a pause.
                 var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
@@ -131,9 +139,11 @@ final class ServiceLoop: @unchecked Sendable {
                 let c = clients[i]
                 let re = Int32(pollFDs[i + 2].revents)
                 if c.dead { continue }
-                if re & Int32(POLLIN | POLLHUP | POLLERR) != 0, c.closingDeadline == nil {
+                if re & Int32(POLLIN | POLLHUP | POLLERR) != 0, c.closingDeadline == nil, !c.readClosed {
                     readRequests(c, now: now)
                 }
+                // POLLHUP on a Unix stream socket: the peer closed both directions.
+                if re & Int32(POLLHUP) != 0, c.readClosed { c.dead = true }
                 if re & Int32(POLLOUT) != 0 { flush(c) }
                 if let deadline = c.closingDeadline, !c.dead, !c.hasOutput || now >= deadline {
                     finishClosing(c)
@@ -208,12 +218,16 @@ final class ServiceLoop: @unchecked Sendable {
     // MARK: accepting
 
     func acceptClients() {
+        acceptPausedUntil = 0
         while true {
             let fd = accept(listener.fd, nil, nil)
             if fd < 0 {
                 let e = errno
                 if e == EINTR || e == ECONNABORTED { continue }
-                return // EAGAIN, or EMFILE/ENFILE: try again on the next readiness
+                if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
+                    acceptPausedUntil = edge_monotonic_ns() &+ 100_000_000
+                }
+                return // EAGAIN: all accepted
             }
             do { try Posix.setNonBlockingCloseOnExec(fd) } catch { Posix.close(fd); continue }
             if let size = config.socketSendBufferBytes {
@@ -257,8 +271,8 @@ final class ServiceLoop: @unchecked Sendable {
                 c.dead = true
                 return
             }
-            guard let n else { return }        // drained
-            if n == 0 { c.dead = true; return } // peer closed
+            guard let n else { return }                 // drained
+            if n == 0 { c.readClosed = true; return }  // peer done sending; it may still read
             var start = 0
             for i in 0..<n where readBuffer[i] == UInt8(ascii: "\n") {
                 c.input.append(contentsOf: readBuffer[start..<i])

@@ -183,11 +183,23 @@ public final class ServiceServer: Sendable {
     /// is copied into a ring slot. Returns false when the ring is full (the
     /// service thread is stalled); the sample is dropped and counted in
     /// ``ServiceStatistics/overruns``.
+    ///
+    /// With `wake: true` the service thread is woken by one non-blocking
+    /// one-byte write, at most once per service cycle. A loop that publishes
+    /// several samples per tick can pass `wake: false` and call
+    /// ``wakeService()`` once after the last, so the tick costs one wake-up
+    /// and each client one socket write.
     @discardableResult
-    public func publish(_ sample: Sample) -> Bool {
+    public func publish(_ sample: Sample, wake: Bool = true) -> Bool {
         let ok = core.ring.push(sample)
-        core.wake()
+        if wake { core.wake() }
         return ok
+    }
+
+    /// Wakes the service thread to take what was published with `wake: false`.
+    /// Non-blocking; a no-op when a wake-up is already pending.
+    public func wakeService() {
+        core.wake()
     }
 
     // MARK: engine API (any thread, rare)

@@ -2,6 +2,11 @@
 import Glibc
 #endif
 import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import EdgeProtocol
 @testable import EdgeService
 
@@ -41,5 +46,21 @@ struct EntitlementTests {
 
     @Test func rootSupplementaryGroupsIncludeItsPrimaryGroup() {
         #expect(SystemDatabase.groups(ofUID: 0).contains(0))
+    }
+
+    @Test func grantsDecodeFromTheConfigurationShape() throws {
+        let json = #"[{"user":"pi","entitlements":["motion","altitude"]},{"group":"divers","entitlements":["submersion.full"]},{"uid":1001,"entitlements":["motion"]}]"#
+        let grants = try JSONDecoder().decode([EntitlementGrant].self, from: Data(json.utf8))
+        #expect(grants == [
+            EntitlementGrant(user: "pi", entitlements: [.motion, .altitude]),
+            EntitlementGrant(group: "divers", entitlements: [.submersionFull]),
+            EntitlementGrant(uid: 1001, entitlements: [.motion]),
+        ])
+        let settings = try JSONDecoder().decode(ServiceSettings.self,
+                                                from: Data(#"{"socketPath":"/tmp/x.sock","queueCapacity":64}"#.utf8))
+        let config = ServiceConfiguration(settings)
+        #expect(config.socketPath == "/tmp/x.sock")
+        #expect(config.queueCapacity == 64)
+        #expect(config.maxLineBytes == 4096)
     }
 }

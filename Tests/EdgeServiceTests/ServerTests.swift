@@ -343,4 +343,34 @@ struct ServerTests {
         #expect(c.waitClosed())
         #expect(a.barrier() != nil && b.barrier() != nil)
     }
+
+    @Test func halfClosedClientStillReceivesRepliesAndSamples() throws {
+        let server = try makeServer("half")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.request(#"{"class":"subscribe","stream":"accelerometer"}"#)
+        _ = Glibc.shutdown(c.fd, Int32(SHUT_WR)) // like `socat` after its stdin ends
+        #expect(c.waitFor("subscribed").0 != nil)
+        // No barrier is possible (the client cannot send), so publish and read.
+        for i in 0..<5 { server.publish(.accelerometer(accelerometerSample(i))) }
+        var stamps: [UInt64] = []
+        #expect(readSamples(c, until: 5, into: &stamps))
+        #expect(stamps.count == 5)
+    }
+
+    @Test func deferredWakePublishesATickAtOnce() throws {
+        let server = try makeServer("tick")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        _ = subscribe(c, "accelerometer")
+        _ = subscribe(c, "deviceMotion")
+        for i in 0..<10 {
+            server.publish(.accelerometer(accelerometerSample(i)), wake: false)
+            server.publish(.deviceMotion(motionSample(i)), wake: false)
+            server.wakeService()
+        }
+        var stamps: [UInt64] = []
+        #expect(readSamples(c, until: 20, into: &stamps))
+        #expect(stamps.count == 20)
+    }
 }
