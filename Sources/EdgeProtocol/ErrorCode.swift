@@ -1,0 +1,43 @@
+/// The `code` of an `"class":"error"` message.
+public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
+    /// The line is not a JSON object, or a key has the wrong type. Connection stays.
+    case malformedRequest
+    /// `class` names no request this agent knows. Connection stays.
+    case unknownRequest
+    /// `stream` names no stream. Connection stays.
+    case unknownStream
+    /// The client's uid/gid lacks the stream's entitlement; no data is sent. Connection stays.
+    case notEntitled
+    /// `interval_s` is negative, not finite, or above the maximum. Connection stays.
+    case badInterval
+    /// `poll` before the stream produced any sample. Connection stays.
+    case noSample
+    /// A request line exceeded the line limit. The agent closes the connection.
+    case tooLarge
+    /// More requests per second than the flood limit. The agent closes the connection.
+    case flood
+    /// The agent serves its maximum number of clients. The agent closes the connection.
+    case tooManyClients
+
+    public var wireName: StaticString {
+        switch self {
+        case .malformedRequest: return "malformedRequest"
+        case .unknownRequest: return "unknownRequest"
+        case .unknownStream: return "unknownStream"
+        case .notEntitled: return "notEntitled"
+        case .badInterval: return "badInterval"
+        case .noSample: return "noSample"
+        case .tooLarge: return "tooLarge"
+        case .flood: return "flood"
+        case .tooManyClients: return "tooManyClients"
+        }
+    }
+
+    /// Whether the agent closes the connection after sending this error.
+    public var closesConnection: Bool {
+        switch self {
+        case .tooLarge, .flood, .tooManyClients: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,229 @@
+/// Encoders for every message the agent sends. Each writes one complete line
+/// (JSON object + `\n`) at the end of the writer's buffer; call
+/// ``JSONWriter/reset()`` first to encode a message on its own.
+public enum MessageEncoder {
+    // MARK: samples
+
+    /// `{"class":"sample","stream":…,"timestamp_ns":…,<stream keys>}\n`
+    public static func sample(_ sample: Sample, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("sample")
+        w.key("stream"); w.name(streamName(sample.stream))
+        w.key("timestamp_ns"); w.int(sample.timestampNs)
+        switch sample {
+        case .accelerometer(let s), .accelerometerBatch(let s):
+            w.key("acceleration_mps2"); w.vector(s.acceleration)
+        case .gyroscope(let s):
+            w.key("rotationRate_radps"); w.vector(s.rotationRate)
+        case .magnetometer(let s):
+            w.key("magneticField_uT"); w.vector(s.magneticField)
+        case .deviceMotion(let s), .deviceMotionBatch(let s), .accessoryMotion(let s):
+            w.key("attitude"); w.beginObject()
+            w.key("w"); w.double(s.attitude.w); w.key("x"); w.double(s.attitude.x)
+            w.key("y"); w.double(s.attitude.y); w.key("z"); w.double(s.attitude.z)
+            w.endObject()
+            w.key("gravity_mps2"); w.vector(s.gravity)
+            w.key("userAcceleration_mps2"); w.vector(s.userAcceleration)
+            w.key("rotationRate_radps"); w.vector(s.rotationRate)
+            w.key("magneticField_uT"); w.vector(s.magneticField)
+            w.key("magneticFieldAccuracy"); w.name(s.magneticFieldAccuracy.wireName)
+            w.key("heading_deg"); w.double(s.headingDeg)
+            w.key("frame"); w.name(s.referenceFrame.wireName)
+        case .altitude(let s):
+            w.key("relativeAltitude_m"); w.double(s.relativeAltitude)
+            w.key("pressure_pa"); w.double(s.pressure)
+            w.key("temperature_c"); w.double(s.temperature)
+        case .absoluteAltitude(let s):
+            w.key("altitude_m"); w.double(s.altitude)
+            w.key("accuracy_m"); w.double(s.accuracy)
+            w.key("precision_m"); w.double(s.precision)
+        case .submersion(let s):
+            w.key("depth_m"); w.double(s.depth)
+            w.key("pressure_pa"); w.double(s.pressure)
+            w.key("surfacePressure_pa"); w.double(s.surfacePressure)
+            w.key("temperature_c"); w.double(s.temperature)
+            w.key("state"); w.name(s.state.wireName)
+        }
+        w.endObject(); w.endLine()
+    }
+
+    /// The stream's wire name as a static string (no allocation).
+    public static func streamName(_ s: StreamName) -> StaticString {
+        switch s {
+        case .accelerometer: return "accelerometer"
+        case .gyroscope: return "gyroscope"
+        case .magnetometer: return "magnetometer"
+        case .deviceMotion: return "deviceMotion"
+        case .accelerometerBatch: return "accelerometerBatch"
+        case .deviceMotionBatch: return "deviceMotionBatch"
+        case .accessoryMotion: return "accessoryMotion"
+        case .accessoryConnection: return "accessoryConnection"
+        case .altitude: return "altitude"
+        case .absoluteAltitude: return "absoluteAltitude"
+        case .submersion: return "submersion"
+        }
+    }
+
+    // MARK: control messages
+
+    /// The first line on every connection.
+    /// `{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":…,"uid":…,"gid":…,"entitlements":[…],"maxLineBytes":…,"queueCapacity":…}`
+    public static func version(agentVersion: String, uid: UInt32, gid: UInt32,
+                               entitlements: [Entitlement], maxLineBytes: Int,
+                               queueCapacity: Int, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("version")
+        w.key("protocol"); w.int(EdgeProtocolInfo.version)
+        w.key("agent"); w.string(EdgeProtocolInfo.agentName)
+        w.key("agentVersion"); w.string(agentVersion)
+        w.key("uid"); w.int(uid)
+        w.key("gid"); w.int(gid)
+        w.key("entitlements"); w.beginArray()
+        for e in entitlements { w.string(e.rawValue) }
+        w.endArray()
+        w.key("maxLineBytes"); w.int(maxLineBytes)
+        w.key("queueCapacity"); w.int(queueCapacity)
+        w.endObject(); w.endLine()
+    }
+
+    static func requestID(_ id: RequestID?, _ w: inout JSONWriter) {
+        guard let id else { return }
+        w.key("id")
+        switch id {
+        case .number(let literal): w.rawValue(literal)
+        case .string(let s): w.string(s)
+        }
+    }
+
+    /// `{"class":"devices","devices":[{"id":…,"kind":…,"address":…,"state":…,"streams":[…],"rate_hz":…,"errorCount":…,"resetCount":…,"lastError":…}]}`
+    public static func devices(_ devices: [DeviceInfo], id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("devices")
+        requestID(id, &w)
+        w.key("devices"); w.beginArray()
+        for d in devices {
+            w.beginObject()
+            w.key("id"); w.string(d.id)
+            w.key("kind"); w.string(d.kind)
+            w.key("address"); w.string(d.address)
+            w.key("state"); w.string(d.state.rawValue)
+            w.key("streams"); w.beginArray()
+            for s in d.streams { w.name(streamName(s)) }
+            w.endArray()
+            w.key("rate_hz"); w.double(d.rateHz)
+            w.key("errorCount"); w.int(d.errorCount)
+            w.key("resetCount"); w.int(d.resetCount)
+            w.key("lastError"); if let e = d.lastError { w.string(e) } else { w.null() }
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject(); w.endLine()
+    }
+
+    /// One entry of a `streams` reply.
+    public struct StreamStatus: Sendable, Hashable {
+        public var stream: StreamName
+        public var entitled: Bool
+        public var subscribed: Bool
+        /// Fastest interval any client asked for, s; nil when nobody subscribes.
+        public var demandIntervalS: Double?
+        public init(stream: StreamName, entitled: Bool, subscribed: Bool, demandIntervalS: Double?) {
+            self.stream = stream; self.entitled = entitled; self.subscribed = subscribed
+            self.demandIntervalS = demandIntervalS
+        }
+    }
+
+    /// `{"class":"streams","streams":[{"stream":…,"entitlement":…,"entitled":…,"subscribed":…,"demandInterval_s":…}]}`
+    public static func streams(_ list: [StreamStatus], id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("streams")
+        requestID(id, &w)
+        w.key("streams"); w.beginArray()
+        for s in list {
+            w.beginObject()
+            w.key("stream"); w.name(streamName(s.stream))
+            w.key("entitlement"); w.string(s.stream.entitlement.rawValue)
+            w.key("entitled"); w.bool(s.entitled)
+            w.key("subscribed"); w.bool(s.subscribed)
+            w.key("demandInterval_s"); w.double(s.demandIntervalS)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"subscribed","stream":…,"interval_s":…,"entitlement":…}`
+    public static func subscribed(_ stream: StreamName, intervalS: Double, id: RequestID? = nil,
+                                  into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("subscribed")
+        requestID(id, &w)
+        w.key("stream"); w.name(streamName(stream))
+        w.key("interval_s"); w.double(intervalS)
+        w.key("entitlement"); w.string(stream.entitlement.rawValue)
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"unsubscribed","stream":…}`
+    public static func unsubscribed(_ stream: StreamName, id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("unsubscribed")
+        requestID(id, &w)
+        w.key("stream"); w.name(streamName(stream))
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"error","code":…,"message":…,"stream":…}` (`stream` only when the error concerns one).
+    public static func error(_ code: ErrorCode, message: String, stream: StreamName? = nil,
+                             id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("error")
+        requestID(id, &w)
+        w.key("code"); w.name(code.wireName)
+        w.key("message"); w.string(message)
+        if let stream { w.key("stream"); w.name(streamName(stream)) }
+        w.key("closesConnection"); w.bool(code.closesConnection)
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"connection","timestamp_ns":…,"device":…,"kind":…,"connected":…}`
+    public static func connection(_ e: ConnectionEvent, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("connection")
+        w.key("timestamp_ns"); w.int(e.timestampNs)
+        w.key("device"); w.string(e.deviceID)
+        w.key("kind"); w.string(e.kind)
+        w.key("connected"); w.bool(e.connected)
+        w.endObject(); w.endLine()
+    }
+
+    /// Per-client counters: `{"class":"stats","queued":…,"delivered":…,"dropped":…,"queueCapacity":…}`
+    public static func stats(queued: Int, delivered: Int, dropped: Int, queueCapacity: Int,
+                             id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("stats")
+        requestID(id, &w)
+        w.key("queued"); w.int(queued)
+        w.key("delivered"); w.int(delivered)
+        w.key("dropped"); w.int(dropped)
+        w.key("queueCapacity"); w.int(queueCapacity)
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"pong","timestamp_ns":…}` (agent's CLOCK_MONOTONIC now).
+    public static func pong(timestampNs: UInt64, id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("pong")
+        requestID(id, &w)
+        w.key("timestamp_ns"); w.int(timestampNs)
+        w.endObject(); w.endLine()
+    }
+
+    /// `{"class":"shutdown","reason":…}` — the last line before the agent closes.
+    public static func shutdown(reason: String, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("shutdown")
+        w.key("reason"); w.string(reason)
+        w.endObject(); w.endLine()
+    }
+}

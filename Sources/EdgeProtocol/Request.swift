@@ -1,0 +1,103 @@
+/// An optional `id` a client may put in any request; the agent echoes it in
+/// the direct reply (including errors) so clients can match replies.
+public enum RequestID: Sendable, Hashable {
+    /// A JSON number, kept as its literal text and echoed verbatim.
+    case number(String)
+    case string(String)
+}
+
+/// A client request, one JSON object per line, keyed by `class`.
+public struct Request: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// `{"class":"devices"}` → a `devices` reply.
+        case devices
+        /// `{"class":"streams"}` → a `streams` reply.
+        case streams
+        /// `{"class":"subscribe","stream":S,"interval_s":T}` → `subscribed`, then samples.
+        /// `interval_s` omitted or 0: every sample.
+        case subscribe(StreamName, intervalNs: UInt64)
+        /// `{"class":"unsubscribe","stream":S}` → `unsubscribed`.
+        case unsubscribe(StreamName)
+        /// `{"class":"poll","stream":S}` → the latest `sample` of S, or error `noSample`.
+        case poll(StreamName)
+        /// `{"class":"stats"}` → this client's queue counters.
+        case stats
+        /// `{"class":"ping"}` → `pong` with the agent's monotonic time.
+        case ping
+    }
+    public var kind: Kind
+    public var id: RequestID?
+    public init(kind: Kind, id: RequestID? = nil) { self.kind = kind; self.id = id }
+
+    /// Largest accepted `interval_s`, s.
+    public static let maxIntervalS: Double = 3600
+
+    /// Why a request line was refused: the reply's error code and message.
+    public struct DecodeError: Error, Sendable, Hashable {
+        public var code: ErrorCode
+        public var message: String
+        public var id: RequestID?
+        public var stream: StreamName?
+    }
+
+    /// Decodes one request line (without its newline).
+    public static func decode<C: Collection>(line: C) throws(DecodeError) -> Request where C.Element == UInt8 {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(line)
+        } catch {
+            throw DecodeError(code: .malformedRequest, message: "not JSON: \(error)")
+        }
+        guard case .object(let m) = value else {
+            throw DecodeError(code: .malformedRequest, message: "a request is a JSON object")
+        }
+        var id: RequestID?
+        switch m["id"] {
+        case nil, .null?: id = nil
+        case .number(_, let literal)?: id = .number(literal)
+        case .string(let s)?: id = .string(s)
+        default:
+            throw DecodeError(code: .malformedRequest, message: "\"id\" must be a string or a number")
+        }
+        guard case .string(let cls)? = m["class"] else {
+            throw DecodeError(code: .malformedRequest, message: "missing string key \"class\"", id: id)
+        }
+
+        func stream() throws(DecodeError) -> StreamName {
+            guard case .string(let name)? = m["stream"] else {
+                throw DecodeError(code: .malformedRequest, message: "\(cls) needs a string key \"stream\"", id: id)
+            }
+            guard let s = StreamName(rawValue: name) else {
+                throw DecodeError(code: .unknownStream, message: "no stream named \"\(name)\"", id: id)
+            }
+            return s
+        }
+
+        switch cls {
+        case "devices": return Request(kind: .devices, id: id)
+        case "streams": return Request(kind: .streams, id: id)
+        case "stats": return Request(kind: .stats, id: id)
+        case "ping": return Request(kind: .ping, id: id)
+        case "poll": return Request(kind: .poll(try stream()), id: id)
+        case "unsubscribe": return Request(kind: .unsubscribe(try stream()), id: id)
+        case "subscribe":
+            let s = try stream()
+            var intervalNs: UInt64 = 0
+            switch m["interval_s"] {
+            case nil, .null?: break
+            case .number(let t, _)?:
+                guard t.isFinite, t >= 0, t <= maxIntervalS else {
+                    throw DecodeError(code: .badInterval,
+                                      message: "interval_s must be between 0 and \(Int(maxIntervalS)) seconds",
+                                      id: id, stream: s)
+                }
+                intervalNs = UInt64((t * 1e9).rounded())
+            default:
+                throw DecodeError(code: .badInterval, message: "interval_s must be a number of seconds", id: id, stream: s)
+            }
+            return Request(kind: .subscribe(s, intervalNs: intervalNs), id: id)
+        default:
+            throw DecodeError(code: .unknownRequest, message: "no request class \"\(cls)\"", id: id)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import EdgeProtocol
+
+/// Settings of the client-protocol server.
+public struct ServiceConfiguration: Sendable, Hashable {
+    /// Unix-domain socket path (`/run/edge-agent/agent.sock` for the system service).
+    public var socketPath: String
+    /// Permission bits of the socket file (0660: owner and group may connect).
+    public var socketMode: UInt32 = 0o660
+    /// Group that owns the socket file (name or decimal gid); nil keeps the agent's group.
+    public var socketGroup: String?
+    /// Messages each client's queue holds; when full the oldest is dropped and counted.
+    public var queueCapacity: Int = 256
+    /// Longest request line, bytes (newline excluded). Longer → `tooLarge` and disconnect.
+    public var maxLineBytes: Int = 4096
+    /// Requests a client may send per ``floodWindowNs``; more → `flood` and disconnect.
+    public var floodLimit: Int = 200
+    /// Flood-limit window, ns.
+    public var floodWindowNs: UInt64 = 1_000_000_000
+    /// Clients served at once; the next gets `tooManyClients`.
+    public var maxClients: Int = 128
+    /// Samples the loop can publish ahead of the service thread (rounded up to
+    /// a power of two). When full, `publish` drops the sample and counts an overrun.
+    public var sampleRingCapacity: Int = 1024
+    /// SO_SNDBUF of client sockets, bytes; nil keeps the kernel default. Smaller
+    /// values make the per-client queue, not the kernel, absorb a stalled reader.
+    public var socketSendBufferBytes: Int?
+    /// Time `stop()` waits for clients to take their `shutdown` line, ns.
+    public var shutdownGraceNs: UInt64 = 250_000_000
+    /// Agent version in the version line.
+    public var agentVersion: String = "0.1.0"
+
+    public init(socketPath: String = EdgeProtocolInfo.defaultSocketPath, socketGroup: String? = nil) {
+        self.socketPath = socketPath
+        self.socketGroup = socketGroup
+    }
+
+    /// Applies a configuration file's `service:` section over the defaults.
+    public init(_ settings: ServiceSettings) {
+        self.init(socketPath: settings.socketPath ?? EdgeProtocolInfo.defaultSocketPath,
+                  socketGroup: settings.socketGroup)
+        if let v = settings.queueCapacity { queueCapacity = v }
+        if let v = settings.maxLineBytes { maxLineBytes = v }
+        if let v = settings.floodLimitPerSecond { floodLimit = v }
+        if let v = settings.maxClients { maxClients = v }
+    }
+
+    func validate() throws(ServiceError) {
+        guard queueCapacity >= 1 else { throw .invalidConfiguration("queueCapacity must be ≥ 1") }
+        guard maxLineBytes >= 64 else { throw .invalidConfiguration("maxLineBytes must be ≥ 64") }
+        guard floodLimit >= 1 else { throw .invalidConfiguration("floodLimit must be ≥ 1") }
+        guard maxClients >= 1 else { throw .invalidConfiguration("maxClients must be ≥ 1") }
+        guard sampleRingCapacity >= 2 else { throw .invalidConfiguration("sampleRingCapacity must be ≥ 2") }
+        guard socketMode <= 0o777 else { throw .invalidConfiguration("socketMode must be ≤ 0777") }
+    }
+}
+
+/// The configuration file's `service:` section (all keys optional), e.g.
+/// `service: { socketPath: "/run/edge-agent/agent.sock", socketGroup: "edge", queueCapacity: 256 }`.
+/// Entitlements are a separate `clients:` list of ``EntitlementGrant``.
+public struct ServiceSettings: Codable, Sendable, Hashable {
+    public var socketPath: String?
+    public var socketGroup: String?
+    public var queueCapacity: Int?
+    public var maxLineBytes: Int?
+    public var floodLimitPerSecond: Int?
+    public var maxClients: Int?
+    public init(socketPath: String? = nil, socketGroup: String? = nil, queueCapacity: Int? = nil,
+                maxLineBytes: Int? = nil, floodLimitPerSecond: Int? = nil, maxClients: Int? = nil) {
+        self.socketPath = socketPath; self.socketGroup = socketGroup; self.queueCapacity = queueCapacity
+        self.maxLineBytes = maxLineBytes; self.floodLimitPerSecond = floodLimitPerSecond
+        self.maxClients = maxClients
+    }
+}

@@ -1,0 +1,510 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import CEdgeShims
+import EdgeProtocol
+
+/// One subscription of one client.
+struct Subscription {
+    var intervalNs: UInt64
+    /// Capture time from which the next sample is due (0: the next sample).
+    var nextDueNs: UInt64 = 0
+
+    /// Decimation by capture timestamp: deliver when the sample is due, then
+    /// advance the due time by one interval (keeping the average rate even
+    /// with jittery timestamps). A tolerance of 1/16 interval accepts a
+    /// sample that arrives a hair early.
+    mutating func isDue(_ ts: UInt64) -> Bool {
+        if intervalNs == 0 { return true }
+        let tolerance = intervalNs / 16
+        if nextDueNs != 0, ts &+ tolerance < nextDueNs { return false }
+        var next = (nextDueNs == 0 ? ts : nextDueNs) &+ intervalNs
+        if next &+ tolerance <= ts { next = ts &+ intervalNs } // fell behind: restart the grid
+        nextDueNs = next
+        return true
+    }
+}
+
+/// A connected client; owned by the service thread.
+final class Client {
+    let fd: Int32
+    let counters: ClientCounters
+    let entitlements: Set<Entitlement>
+    var input: [UInt8] = []
+    var queue: MessageQueue
+    /// Bytes being written: whole lines taken from the queue.
+    var staging: [UInt8] = []
+    var stagingOffset = 0
+    var stagedLines = 0
+    var subscriptions: [Subscription?] = Array(repeating: nil, count: StreamName.count)
+    var floodWindowStart: UInt64 = 0
+    var floodCount = 0
+    /// Stop reading and close once the staging buffer is written (or at the deadline).
+    var closingDeadline: UInt64?
+    /// The peer shut down its sending side (EOF): no more requests, but it
+    /// may still read (`socat`, `nc -U` after stdin ends).
+    var readClosed = false
+    var dead = false
+
+    init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int) {
+        self.fd = fd
+        self.counters = counters
+        self.entitlements = entitlements
+        self.queue = MessageQueue(capacity: queueCapacity)
+        staging.reserveCapacity(16384)
+    }
+
+    var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
+
+    func enqueue(_ line: [UInt8]) {
+        if queue.push(line) { counters.dropped.wrappingAdd(1, ordering: .relaxed) }
+        counters.queued.store(queue.count, ordering: .relaxed)
+    }
+
+    func updateSubscriptionMask() {
+        var m = 0
+        for (i, s) in subscriptions.enumerated() where s != nil { m |= 1 << i }
+        counters.subscriptionMask.store(m, ordering: .relaxed)
+    }
+}
+
+/// The service thread: accepts clients, answers requests, drains the sample
+/// ring, encodes each due sample once and fans the bytes out, writes
+/// non-blocking. Nothing here can stall the loop thread: the only shared
+/// state it touches on the hot path is the SPSC ring.
+final class ServiceLoop: @unchecked Sendable {
+    let core: ServiceCore
+    let listener: ListeningSocket
+    var config: ServiceConfiguration { core.configuration }
+    var clients: [Client] = []
+    var pollFDs: [pollfd] = []
+    var writer = JSONWriter(capacity: 4096)
+    var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    var nextClientID = 1
+    /// Monotonic ns until which the listener is not polled (0: not paused).
+    var acceptPausedUntil: UInt64 = 0
+    var demandDirty = false
+
+    /// Samples handled between write passes, so a burst cannot overfill queues
+    /// before the kernel takes bytes.
+    let drainChunk = 64
+    /// Staging refill threshold, bytes.
+    let stagingTarget = 16384
+
+    init(core: ServiceCore, listener: ListeningSocket) {
+        self.core = core
+        self.listener = listener
+    }
+
+    // MARK: main loop
+
+    func run() {
+        while !core.stopRequested.load(ordering: .acquiring) {
+            pollFDs.removeAll(keepingCapacity: true)
+            pollFDs.append(pollfd(fd: core.wakeReadFD, events: Int16(POLLIN), revents: 0))
+            // While out of descriptors (EMFILE), stop polling the listener for
+            // a moment instead of spinning on a connection we cannot accept.
+            let acceptEvents = edge_monotonic_ns() >= acceptPausedUntil ? Int16(POLLIN) : 0
+            pollFDs.append(pollfd(fd: listener.fd, events: acceptEvents, revents: 0))
+            var anyClosing = false
+            for c in clients {
+                var ev = Int16(0)
+                if c.closingDeadline != nil { anyClosing = true } else if !c.readClosed { ev |= Int16(POLLIN) }
+                if c.hasOutput { ev |= Int16(POLLOUT) }
+                pollFDs.append(pollfd(fd: c.fd, events: ev, revents: 0))
+            }
+            do {
+                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing || acceptPausedUntil != 0 ? 50 : 1000)
+            } catch {
+                // EINVAL/ENOMEM: nothing sane to do but retry after a pause.
+                var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+                nanosleep(&ts, nil)
+                continue
+            }
+            if core.stopRequested.load(ordering: .acquiring) { break }
+
+            if pollFDs[0].revents != 0 { drainWakePipe() }
+            deliverEvents()
+            drainSamples()
+            if pollFDs[1].revents != 0 { acceptClients() }
+
+            // Client I/O (pollFDs[2...] are the clients present before accepting).
+            let now = edge_monotonic_ns()
+            let polled = pollFDs.count - 2
+            for i in 0..<polled {
+                let c = clients[i]
+                let re = Int32(pollFDs[i + 2].revents)
+                if c.dead { continue }
+                if re & Int32(POLLIN | POLLHUP | POLLERR) != 0, c.closingDeadline == nil, !c.readClosed {
+                    readRequests(c, now: now)
+                }
+                // POLLHUP on a Unix stream socket: the peer closed both directions.
+                if re & Int32(POLLHUP) != 0, c.readClosed { c.dead = true }
+                if re & Int32(POLLOUT) != 0 { flush(c) }
+                if let deadline = c.closingDeadline, !c.dead, !c.hasOutput || now >= deadline {
+                    finishClosing(c)
+                }
+            }
+            removeDeadClients()
+            if demandDirty { publishDemand() }
+        }
+        shutdown()
+    }
+
+    func drainWakePipe() {
+        core.wakePending.store(false, ordering: .releasing)
+        readBuffer.withUnsafeMutableBytes { buf in
+            while let n = try? Posix.read(core.wakeReadFD, buf), n > 0 {}
+        }
+    }
+
+    // MARK: samples
+
+    func drainSamples() {
+        while true {
+            let n = core.ring.drain(limit: drainChunk) { sample in distribute(sample) }
+            if n == 0 { break }
+            for c in clients where !c.dead && c.hasOutput { flush(c) }
+        }
+    }
+
+    func distribute(_ sample: Sample) {
+        let idx = sample.stream.index
+        latest[idx] = sample
+        var encoded: [UInt8]?
+        let ts = sample.timestampNs
+        for c in clients where !c.dead && c.closingDeadline == nil {
+            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
+            if encoded == nil { encoded = encode(sample) }
+            c.enqueue(encoded!)
+        }
+    }
+
+    func encode(_ sample: Sample) -> [UInt8] {
+        writer.reset()
+        let before = writer.nonFiniteCount
+        MessageEncoder.sample(sample, into: &writer)
+        if writer.nonFiniteCount != before {
+            core.nonFiniteCount.wrappingAdd(writer.nonFiniteCount - before, ordering: .relaxed)
+        }
+        core.encodedCount.wrappingAdd(1, ordering: .relaxed)
+        return currentLine()
+    }
+
+    /// A right-sized copy of the writer's bytes (the writer keeps its buffer).
+    func currentLine() -> [UInt8] {
+        writer.bytes.withUnsafeBufferPointer { Array($0) }
+    }
+
+    func deliverEvents() {
+        let events = core.shared.withLock { s -> [ConnectionEvent] in
+            if s.pendingEvents.isEmpty { return [] }
+            defer { s.pendingEvents.removeAll() }
+            return s.pendingEvents
+        }
+        for e in events {
+            writer.reset()
+            MessageEncoder.connection(e, into: &writer)
+            let line = currentLine()
+            for c in clients where !c.dead && c.closingDeadline == nil { c.enqueue(line) }
+        }
+        if !events.isEmpty { for c in clients where !c.dead { flush(c) } }
+    }
+
+    // MARK: accepting
+
+    func acceptClients() {
+        acceptPausedUntil = 0
+        while true {
+            let fd = accept(listener.fd, nil, nil)
+            if fd < 0 {
+                let e = errno
+                if e == EINTR || e == ECONNABORTED { continue }
+                if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
+                    acceptPausedUntil = edge_monotonic_ns() &+ 100_000_000
+                }
+                return // EAGAIN: all accepted
+            }
+            do { try Posix.setNonBlockingCloseOnExec(fd) } catch { Posix.close(fd); continue }
+            if let size = config.socketSendBufferBytes {
+                var v = Int32(clamping: size)
+                _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, socklen_t(MemoryLayout<Int32>.size))
+            }
+            var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+            guard edge_peer_credentials(fd, &pid, &uid, &gid) == 0 else { Posix.close(fd); continue }
+            let groups = core.policy.hasGroupGrants ? SystemDatabase.groups(ofUID: uid) : []
+            let identity = ClientIdentity(pid: pid, uid: uid, gid: gid, groups: groups)
+            let entitlements = core.policy.entitlements(for: identity)
+            let counters = ClientCounters(id: nextClientID, identity: identity)
+            nextClientID += 1
+            core.acceptedCount.wrappingAdd(1, ordering: .relaxed)
+            let client = Client(fd: fd, counters: counters, entitlements: entitlements,
+                                queueCapacity: config.queueCapacity)
+            writer.reset()
+            MessageEncoder.version(agentVersion: config.agentVersion, uid: uid, gid: gid,
+                                   entitlements: entitlements.sorted(), maxLineBytes: config.maxLineBytes,
+                                   queueCapacity: config.queueCapacity, into: &writer)
+            client.enqueue(currentLine())
+            clients.append(client)
+            flush(client) // the version line is always the first line
+            if clients.count > config.maxClients {
+                terminate(client, .tooManyClients,
+                          "the agent serves at most \(config.maxClients) clients", now: edge_monotonic_ns())
+            } else {
+                core.shared.withLock { $0.clients.append(counters) }
+            }
+        }
+    }
+
+    // MARK: requests
+
+    func readRequests(_ c: Client, now: UInt64) {
+        while !c.dead && c.closingDeadline == nil {
+            let n: Int?
+            do {
+                n = try readBuffer.withUnsafeMutableBytes { buf throws(PosixError) in try Posix.read(c.fd, buf) }
+            } catch {
+                c.dead = true
+                return
+            }
+            guard let n else { return }                 // drained
+            if n == 0 { c.readClosed = true; return }  // peer done sending; it may still read
+            var start = 0
+            for i in 0..<n where readBuffer[i] == UInt8(ascii: "\n") {
+                c.input.append(contentsOf: readBuffer[start..<i])
+                start = i + 1
+                if !lineComplete(c, now: now) { return }
+            }
+            c.input.append(contentsOf: readBuffer[start..<n])
+            if c.input.count > config.maxLineBytes {
+                terminate(c, .tooLarge, "request line longer than \(config.maxLineBytes) bytes", now: now)
+                return
+            }
+        }
+    }
+
+    /// Handles `c.input` as one line; false when the client is being cut off.
+    func lineComplete(_ c: Client, now: UInt64) -> Bool {
+        defer { c.input.removeAll(keepingCapacity: true) }
+        if c.input.last == UInt8(ascii: "\r") { c.input.removeLast() }
+        if c.input.count > config.maxLineBytes {
+            terminate(c, .tooLarge, "request line longer than \(config.maxLineBytes) bytes", now: now)
+            return false
+        }
+        if now &- c.floodWindowStart >= config.floodWindowNs {
+            c.floodWindowStart = now
+            c.floodCount = 0
+        }
+        c.floodCount += 1
+        if c.floodCount > config.floodLimit {
+            terminate(c, .flood, "more than \(config.floodLimit) requests per second", now: now)
+            return false
+        }
+        if c.input.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return true } // blank line: ignored
+        // Samples published before this request was sent go out before its
+        // reply (clients and tests may use a ping as a barrier).
+        drainSamples()
+        do {
+            let request = try Request.decode(line: c.input)
+            handle(request, from: c, now: now)
+        } catch {
+            reply(c) { w in MessageEncoder.error(error.code, message: error.message, stream: error.stream,
+                                                 id: error.id, into: &w) }
+        }
+        return true
+    }
+
+    func reply(_ c: Client, _ body: (inout JSONWriter) -> Void) {
+        writer.reset()
+        body(&writer)
+        c.enqueue(currentLine())
+    }
+
+    func handle(_ request: Request, from c: Client, now: UInt64) {
+        let id = request.id
+        switch request.kind {
+        case .devices:
+            let devices = core.shared.withLock { $0.devices }
+            reply(c) { MessageEncoder.devices(devices, id: id, into: &$0) }
+        case .streams:
+            let demand = core.shared.withLock { $0.demandNs }
+            let list = StreamName.allCases.map {
+                MessageEncoder.StreamStatus(stream: $0, entitled: c.entitlements.contains($0.entitlement),
+                                            subscribed: c.subscriptions[$0.index] != nil,
+                                            demandIntervalS: demand[$0.index].map { Double($0) / 1e9 })
+            }
+            reply(c) { MessageEncoder.streams(list, id: id, into: &$0) }
+        case .subscribe(let stream, let intervalNs):
+            guard c.entitlements.contains(stream.entitlement) else {
+                notEntitled(c, stream, id: id); return
+            }
+            c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs)
+            c.updateSubscriptionMask()
+            publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
+            reply(c) { MessageEncoder.subscribed(stream, intervalS: Double(intervalNs) / 1e9, id: id, into: &$0) }
+        case .unsubscribe(let stream):
+            if c.subscriptions[stream.index] != nil {
+                c.subscriptions[stream.index] = nil
+                c.updateSubscriptionMask()
+                publishDemand()
+            }
+            reply(c) { MessageEncoder.unsubscribed(stream, id: id, into: &$0) }
+        case .poll(let stream):
+            guard c.entitlements.contains(stream.entitlement) else {
+                notEntitled(c, stream, id: id); return
+            }
+            if let s = latest[stream.index] {
+                reply(c) { MessageEncoder.sample(s, into: &$0) }
+            } else {
+                let why = stream.carriesSamples ? "no sample of \(stream.rawValue) yet"
+                                                : "\(stream.rawValue) carries connection events, not samples"
+                reply(c) { MessageEncoder.error(.noSample, message: why, stream: stream, id: id, into: &$0) }
+            }
+        case .stats:
+            let k = c.counters
+            reply(c) {
+                MessageEncoder.stats(queued: c.queue.count, delivered: k.delivered.load(ordering: .relaxed),
+                                     dropped: k.dropped.load(ordering: .relaxed),
+                                     queueCapacity: c.queue.capacity, id: id, into: &$0)
+            }
+        case .ping:
+            reply(c) { MessageEncoder.pong(timestampNs: now, id: id, into: &$0) }
+        }
+        flush(c)
+    }
+
+    func notEntitled(_ c: Client, _ stream: StreamName, id: RequestID?) {
+        let msg = "\(stream.rawValue) needs the \"\(stream.entitlement.rawValue)\" entitlement, which uid \(c.counters.identity.uid) does not hold"
+        reply(c) { MessageEncoder.error(.notEntitled, message: msg, stream: stream, id: id, into: &$0) }
+        flush(c)
+    }
+
+    // MARK: writing
+
+    /// Writes as much as the socket takes; never blocks.
+    func flush(_ c: Client) {
+        while !c.dead {
+            if c.stagingOffset == c.staging.count {
+                if c.stagedLines > 0 {
+                    c.counters.delivered.wrappingAdd(c.stagedLines, ordering: .relaxed)
+                    c.stagedLines = 0
+                }
+                c.staging.removeAll(keepingCapacity: true)
+                c.stagingOffset = 0
+                while c.staging.count < stagingTarget, let line = c.queue.popFirst() {
+                    c.staging.append(contentsOf: line)
+                    c.stagedLines += 1
+                }
+                c.counters.queued.store(c.queue.count, ordering: .relaxed)
+                if c.staging.isEmpty { return }
+            }
+            let written: Int?
+            do {
+                written = try c.staging.withUnsafeBytes { all throws(PosixError) in
+                    try Posix.send(c.fd, UnsafeRawBufferPointer(rebasing: all[c.stagingOffset...]))
+                }
+            } catch {
+                c.dead = true // EPIPE / ECONNRESET: the client went away
+                return
+            }
+            guard let written else { return } // socket full: POLLOUT will call again
+            c.stagingOffset += written
+        }
+    }
+
+    /// Sends a final error and closes the connection (after the line is
+    /// written, or at a short deadline if the client does not read).
+    func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64) {
+        let discarded = c.queue.removeAll()
+        if discarded > 0 { c.counters.dropped.wrappingAdd(discarded, ordering: .relaxed) }
+        reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
+        c.closingDeadline = now &+ 1_000_000_000
+        if c.subscriptions.contains(where: { $0 != nil }) {
+            for i in c.subscriptions.indices { c.subscriptions[i] = nil }
+            c.updateSubscriptionMask()
+            demandDirty = true
+        }
+        flush(c)
+    }
+
+    func finishClosing(_ c: Client) {
+        // Read what the client already sent, so closing does not reset the
+        // connection before it has read our last line.
+        readBuffer.withUnsafeMutableBytes { buf in
+            var budget = 16
+            while budget > 0, let n = try? Posix.read(c.fd, buf), n > 0 { budget -= 1 }
+        }
+        _ = Glibc.shutdown(c.fd, Int32(SHUT_RDWR))
+        c.dead = true
+    }
+
+    func removeDeadClients() {
+        guard clients.contains(where: { $0.dead }) else { return }
+        var removedIDs: [Int] = []
+        clients.removeAll { c in
+            guard c.dead else { return false }
+            if c.subscriptions.contains(where: { $0 != nil }) { demandDirty = true }
+            Posix.close(c.fd)
+            removedIDs.append(c.counters.id)
+            return true
+        }
+        core.shared.withLock { s in s.clients.removeAll { removedIDs.contains($0.id) } }
+    }
+
+    // MARK: demand
+
+    func publishDemand() {
+        demandDirty = false
+        var demand: [UInt64?] = Array(repeating: nil, count: StreamName.count)
+        for c in clients where !c.dead {
+            for (i, s) in c.subscriptions.enumerated() {
+                guard let s else { continue }
+                demand[i] = min(demand[i] ?? .max, s.intervalNs)
+            }
+        }
+        let callback = core.shared.withLock { s -> (@Sendable ([StreamName: Double]) -> Void)?? in
+            guard s.demandNs != demand else { return nil }
+            s.demandNs = demand
+            return .some(s.onDemandChange)
+        }
+        guard let callback else { return }
+        core.demandGeneration.wrappingAdd(1, ordering: .releasing)
+        callback?(ServiceCore.demandDictionary(demand))
+    }
+
+    // MARK: shutdown
+
+    func shutdown() {
+        let reason = core.shared.withLock { $0.stopReason }
+        writer.reset()
+        MessageEncoder.shutdown(reason: reason, into: &writer)
+        let line = currentLine()
+        for c in clients where !c.dead {
+            let discarded = c.queue.removeAll()
+            if discarded > 0 { c.counters.dropped.wrappingAdd(discarded, ordering: .relaxed) }
+            c.enqueue(line)
+            flush(c)
+        }
+        let deadline = edge_monotonic_ns() &+ config.shutdownGraceNs
+        while true {
+            let pending = clients.filter { !$0.dead && $0.hasOutput }
+            let now = edge_monotonic_ns()
+            if pending.isEmpty || now >= deadline { break }
+            pollFDs = pending.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
+            let waitMs = Int32(max(1, (deadline - now) / 1_000_000))
+            _ = try? Posix.poll(&pollFDs, timeoutMs: waitMs)
+            for c in pending { flush(c) }
+        }
+        for c in clients {
+            if !c.dead { finishClosing(c) }
+            Posix.close(c.fd)
+        }
+        clients.removeAll()
+        core.shared.withLock { $0.clients.removeAll() }
+        listener.closeAndUnlink()
+    }
+}

@@ -1,0 +1,252 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import CEdgeShims
+import EdgeProtocol
+
+/// Counters of one connected client.
+public struct ClientStatistics: Sendable, Hashable {
+    public var id: Int
+    public var identity: ClientIdentity
+    /// Sample lines waiting in the client's queue.
+    public var queued: Int
+    /// Lines written completely to the client's socket.
+    public var delivered: Int
+    /// Lines dropped from the queue because the client read too slowly.
+    public var dropped: Int
+    /// Streams the client subscribes to.
+    public var subscriptions: [StreamName]
+}
+
+/// Counters of the whole server (for benchmarks and the `status` tool).
+public struct ServiceStatistics: Sendable, Hashable {
+    /// Samples the loop handed over with `publish`.
+    public var published: Int
+    /// Samples `publish` dropped because the service thread was behind (ring full).
+    public var overruns: Int
+    /// Sample lines encoded (once per sample with at least one due subscriber).
+    public var encoded: Int
+    /// Non-finite values encoded as `null` (a fusion bug upstream).
+    public var nonFiniteValues: Int
+    /// Clients connected since start.
+    public var acceptedClients: Int
+    public var clients: [ClientStatistics]
+    /// Sum of ``ClientStatistics/dropped`` over the connected clients.
+    public var droppedTotal: Int { clients.reduce(0) { $0 + $1.dropped } }
+}
+
+/// Counters of one client, written by the service thread, read by anyone.
+final class ClientCounters: Sendable {
+    let id: Int
+    let identity: ClientIdentity
+    let queued = Atomic<Int>(0)
+    let delivered = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+    /// Bit `StreamName.index` set while subscribed.
+    let subscriptionMask = Atomic<Int>(0)
+    init(id: Int, identity: ClientIdentity) { self.id = id; self.identity = identity }
+
+    var snapshot: ClientStatistics {
+        let mask = subscriptionMask.load(ordering: .relaxed)
+        return ClientStatistics(id: id, identity: identity,
+                                queued: queued.load(ordering: .relaxed),
+                                delivered: delivered.load(ordering: .relaxed),
+                                dropped: dropped.load(ordering: .relaxed),
+                                subscriptions: StreamName.allCases.filter { mask & (1 << $0.index) != 0 })
+    }
+}
+
+/// State shared between the engine's threads and the service thread.
+final class ServiceCore: Sendable {
+    let configuration: ServiceConfiguration
+    let policy: EntitlementPolicy
+    let ring: SampleRing
+    let wakeReadFD: Int32
+    let wakeWriteFD: Int32
+    let wakePending = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
+    let demandGeneration = Atomic<Int>(0)
+    let encodedCount = Atomic<Int>(0)
+    let nonFiniteCount = Atomic<Int>(0)
+    let acceptedCount = Atomic<Int>(0)
+
+    struct Shared {
+        var devices: [DeviceInfo] = []
+        var pendingEvents: [ConnectionEvent] = []
+        var stopReason = "agent stopping"
+        /// Fastest requested interval per stream, ns (nil: nobody subscribes).
+        var demandNs: [UInt64?] = Array(repeating: nil, count: StreamName.count)
+        var clients: [ClientCounters] = []
+        var onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?
+    }
+    let shared: Mutex<Shared>
+
+    init(configuration: ServiceConfiguration, policy: EntitlementPolicy, devices: [DeviceInfo],
+         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?) throws(ServiceError) {
+        self.configuration = configuration
+        self.policy = policy
+        self.ring = SampleRing(minimumCapacity: configuration.sampleRingCapacity)
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
+            throw .system(PosixError(errno: errno, call: "socketpair"))
+        }
+        wakeReadFD = fds[0]
+        wakeWriteFD = fds[1]
+        shared = Mutex(Shared(devices: devices, onDemandChange: onDemandChange))
+    }
+
+    deinit {
+        Posix.close(wakeReadFD)
+        Posix.close(wakeWriteFD)
+    }
+
+    /// Wakes the service thread; at most one wake-up byte per drain cycle.
+    @inline(__always)
+    func wake() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var b: UInt8 = 1
+            _ = Glibc.write(wakeWriteFD, &b, 1) // non-blocking; a full pipe already means "wake".
+        }
+    }
+
+    static func demandDictionary(_ ns: [UInt64?]) -> [StreamName: Double] {
+        var d: [StreamName: Double] = [:]
+        for s in StreamName.allCases { if let v = ns[s.index] { d[s] = Double(v) / 1e9 } }
+        return d
+    }
+}
+
+/// The client-protocol server: a Unix-domain socket speaking line-delimited
+/// JSON, served by one dedicated service thread (poll(2), non-blocking
+/// sockets), fed by the loop thread through a lock-free ring.
+///
+/// ```swift
+/// let server = try ServiceServer(
+///     configuration: ServiceConfiguration(socketPath: "/run/edge-agent/agent.sock", socketGroup: "edge"),
+///     policy: try EntitlementPolicy.resolving(config.clients),
+///     devices: hub.deviceInfos,
+///     onDemandChange: { demand in hub.setRates(demand) })   // called on the service thread
+/// // loop thread, every tick:
+/// server.publish(.deviceMotion(sample))                     // never blocks, never allocates
+/// // on SIGTERM:
+/// server.stop(reason: "SIGTERM")
+/// ```
+public final class ServiceServer: Sendable {
+    let core: ServiceCore
+    private let thread: Mutex<ServiceThread?>
+
+    /// The socket path actually bound.
+    public var socketPath: String { core.configuration.socketPath }
+    public var configuration: ServiceConfiguration { core.configuration }
+
+    /// Binds the socket (replacing a stale socket file nothing listens on),
+    /// sets its mode and group, and starts the service thread.
+    ///
+    /// - Parameters:
+    ///   - configuration: socket path, mode, group and limits.
+    ///   - policy: who may receive which streams.
+    ///   - devices: the first devices snapshot (update with ``setDevices(_:)``).
+    ///   - onDemandChange: called on the service thread whenever the fastest
+    ///     requested interval of any stream changes, with the full map
+    ///     (stream → seconds; absent: nobody subscribes). Must not block.
+    public init(configuration: ServiceConfiguration,
+                policy: EntitlementPolicy = .defaultPolicy(),
+                devices: [DeviceInfo] = [],
+                onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
+        try configuration.validate()
+        let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
+                                   onDemandChange: onDemandChange)
+        self.core = core
+        let listener = try ListeningSocket.bind(configuration)
+        let loop = ServiceLoop(core: core, listener: listener)
+        do throws(ServiceError) {
+            let t = try ServiceThread.start(name: "edge-service") { loop.run() }
+            thread = Mutex(t)
+        } catch {
+            listener.closeAndUnlink()
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    // MARK: loop-thread API
+
+    /// Hands a sample to the service thread. Call from one thread only (the
+    /// loop thread). Never blocks, never allocates, takes no lock: the sample
+    /// is copied into a ring slot. Returns false when the ring is full (the
+    /// service thread is stalled); the sample is dropped and counted in
+    /// ``ServiceStatistics/overruns``.
+    ///
+    /// With `wake: true` the service thread is woken by one non-blocking
+    /// one-byte write, at most once per service cycle. A loop that publishes
+    /// several samples per tick can pass `wake: false` and call
+    /// ``wakeService()`` once after the last, so the tick costs one wake-up
+    /// and each client one socket write.
+    @discardableResult
+    public func publish(_ sample: Sample, wake: Bool = true) -> Bool {
+        let ok = core.ring.push(sample)
+        if wake { core.wake() }
+        return ok
+    }
+
+    /// Wakes the service thread to take what was published with `wake: false`.
+    /// Non-blocking; a no-op when a wake-up is already pending.
+    public func wakeService() {
+        core.wake()
+    }
+
+    // MARK: engine API (any thread, rare)
+
+    /// Broadcasts a device connection change to every client (and should be
+    /// followed by a ``setDevices(_:)`` with the new state).
+    public func publishConnection(_ event: ConnectionEvent) {
+        core.shared.withLock { $0.pendingEvents.append(event) }
+        core.wake()
+    }
+
+    /// Replaces the devices snapshot that `devices` requests return.
+    public func setDevices(_ devices: [DeviceInfo]) {
+        core.shared.withLock { $0.devices = devices }
+    }
+
+    /// Fastest interval any client requested per stream, seconds (0: every
+    /// sample). A stream nobody subscribes to is absent: the engine may idle
+    /// it unless the configuration keeps it always on.
+    public func demand() -> [StreamName: Double] {
+        ServiceCore.demandDictionary(core.shared.withLock { $0.demandNs })
+    }
+
+    /// Incremented on every demand change: the loop can compare it each tick
+    /// (one atomic load) and call ``demand()`` only when it moved.
+    public var demandGeneration: Int { core.demandGeneration.load(ordering: .acquiring) }
+
+    /// A snapshot of all counters.
+    public func statistics() -> ServiceStatistics {
+        let clients = core.shared.withLock { $0.clients }
+        return ServiceStatistics(published: core.ring.published.load(ordering: .relaxed),
+                                 overruns: core.ring.overruns.load(ordering: .relaxed),
+                                 encoded: core.encodedCount.load(ordering: .relaxed),
+                                 nonFiniteValues: core.nonFiniteCount.load(ordering: .relaxed),
+                                 acceptedClients: core.acceptedCount.load(ordering: .relaxed),
+                                 clients: clients.map(\.snapshot))
+    }
+
+    /// Stops the server: every client gets `{"class":"shutdown","reason":…}`
+    /// (waiting at most ``ServiceConfiguration/shutdownGraceNs`` for slow
+    /// readers), all sockets close and the socket file is removed. Blocks
+    /// until the service thread has exited. Idempotent.
+    public func stop(reason: String = "agent stopping") {
+        guard let t = thread.withLock({ t -> ServiceThread? in defer { t = nil }; return t }) else { return }
+        core.shared.withLock { $0.stopReason = reason }
+        core.stopRequested.store(true, ordering: .releasing)
+        core.wake()
+        t.join()
+    }
+}

@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import EdgeProtocol
+@testable import EdgeService
+
+/// Reads sample timestamps from `c` until it holds `count` of them (bounded wait).
+func readSamples(_ c: TestClient, until count: Int, into stamps: inout [UInt64], timeoutMs: Int64 = 10_000) -> Bool {
+    let deadline = monotonicMs() + timeoutMs
+    while stamps.count < count {
+        let left = deadline - monotonicMs()
+        guard left > 0, let m = c.readMessage(timeoutMs: left) else { return false }
+        if m.string("class") == "sample", let t = m.number("timestamp_ns") { stamps.append(UInt64(t)) }
+    }
+    return true
+}
+
+@Suite("Fan-out")
+struct FanOutTests {
+    @Test func stuckClientNeverBlocksPublishOrTheOthers() throws {
+        let server = try makeServer("slow", configure: {
+            $0.queueCapacity = 32
+            $0.socketSendBufferBytes = 4096
+        })
+        defer { server.stop() }
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        let fast = try connectClient(server)
+        _ = try #require(subscribe(stuck, "deviceMotion"))
+        _ = try #require(subscribe(fast, "deviceMotion"))
+
+        let total = 1000
+        var stamps: [UInt64] = []
+        var refused = 0
+        for chunk in stride(from: 0, to: total, by: 20) {
+            for i in chunk..<(chunk + 20) where !server.publish(.deviceMotion(motionSample(i))) { refused += 1 }
+            #expect(readSamples(fast, until: chunk + 20, into: &stamps), "fast client stalled at \(stamps.count)")
+        }
+        #expect(refused == 0)
+        #expect(stamps == (0..<total).map { baseTimestamp + UInt64($0) * period100Hz })
+
+        let stats = server.statistics()
+        #expect(stats.overruns == 0)
+        #expect(stats.published == total)
+        #expect(stats.encoded == total, "each sample is encoded once, not once per client")
+        let stuckStats = try #require(stats.clients.first { $0.dropped > 0 })
+        #expect(stuckStats.queued <= 32)
+        #expect(stats.clients.filter { $0.dropped > 0 }.count == 1)
+
+        // The stuck client's own view: when it finally reads, it is told how much it lost.
+        stuck.request(#"{"class":"stats"}"#)
+        var dropped: Double?
+        let deadline = monotonicMs() + 10_000
+        while dropped == nil, monotonicMs() < deadline, let m = stuck.readMessage() {
+            if m.string("class") == "stats" { dropped = m.number("dropped") }
+        }
+        #expect((dropped ?? 0) > 0)
+    }
+
+    @Test func sixtyFourClientsOneNeverReading() throws {
+        let server = try makeServer("fan64", configure: { $0.socketSendBufferBytes = 8192 })
+        defer { server.stop() }
+        let clientCount = 64
+        var clients: [TestClient] = []
+        for _ in 0..<clientCount {
+            let c = try connectClient(server)
+            _ = try #require(subscribe(c, "deviceMotion", interval: 0.01))
+            clients.append(c)
+        }
+        let stuck = clients.removeLast()
+        _ = stuck
+
+        let total = 500
+        var stamps = Array(repeating: [UInt64](), count: clients.count)
+        for chunk in stride(from: 0, to: total, by: 10) {
+            for i in chunk..<(chunk + 10) { server.publish(.deviceMotion(motionSample(i))) }
+            for (k, c) in clients.enumerated() {
+                #expect(readSamples(c, until: chunk + 10, into: &stamps[k]), "client \(k) stalled")
+            }
+        }
+        let expected = (0..<total).map { baseTimestamp + UInt64($0) * period100Hz }
+        for s in stamps { #expect(s == expected) }
+        let stats = server.statistics()
+        #expect(stats.overruns == 0)
+        #expect(stats.published == total)
+        #expect(stats.clients.count == clientCount)
+    }
+}

@@ -1,0 +1,206 @@
+import Testing
+import EdgeProtocol
+@testable import EdgeService
+
+@Suite("Wire encoding")
+struct ProtocolEncodingTests {
+    @Test func doublesRoundTripAndNonFiniteBecomesNull() throws {
+        var w = JSONWriter()
+        let values: [Double] = [0, -0.0, 1, 0.1, 9.80665, 1e-5, Double.leastNonzeroMagnitude, 1.7976931348623157e308, -123456.789, 1e16]
+        w.beginArray()
+        for v in values { w.double(v) }
+        w.double(.nan)
+        w.double(.infinity)
+        w.endArray()
+        #expect(w.nonFiniteCount == 2)
+        let parsed = try JSONValue.parse(w.bytes)
+        guard case .array(let a) = parsed else { Issue.record("not an array"); return }
+        #expect(a.count == values.count + 2)
+        for (v, j) in zip(values, a) {
+            guard case .number(let d, _) = j else { Issue.record("not a number: \(j)"); continue }
+            #expect(d == v && d.sign == v.sign, "round trip of \(v)")
+        }
+        #expect(a[values.count] == .null)
+        #expect(a[values.count + 1] == .null)
+    }
+
+    @Test func integersAndStringsAreEscaped() throws {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("a"); w.int(UInt64.max)
+        w.key("b"); w.int(Int64.min)
+        w.key("c"); w.int(0)
+        w.key("s"); w.string("quote\" back\\ nl\n tab\t bell\u{07} é")
+        w.endObject()
+        let text = String(decoding: w.bytes, as: UTF8.self)
+        #expect(text.contains(#""a":18446744073709551615"#))
+        #expect(text.contains(#""b":-9223372036854775808"#))
+        #expect(text.contains(#""c":0"#))
+        #expect(text.contains(#"\u0007"#))
+        let v = try JSONValue.parse(w.bytes)
+        #expect(v.string("s") == "quote\" back\\ nl\n tab\t bell\u{07} é")
+    }
+
+    @Test func deviceMotionSampleKeysCarryUnits() throws {
+        var w = JSONWriter()
+        MessageEncoder.sample(.deviceMotion(motionSample(3)), into: &w)
+        #expect(w.bytes.last == UInt8(ascii: "\n"))
+        #expect(w.bytes.filter { $0 == UInt8(ascii: "\n") }.count == 1)
+        let m = try JSONValue.parse(w.bytes.dropLast())
+        #expect(m.string("class") == "sample")
+        #expect(m.string("stream") == "deviceMotion")
+        #expect(m.number("timestamp_ns") == Double(baseTimestamp + 3 * period100Hz))
+        #expect(m["attitude"]?.number("w") == 1)
+        #expect(m.vector("gravity_mps2")?.2 == -9.80665)
+        #expect(m.vector("userAcceleration_mps2")?.0 == 0.03)
+        #expect(m.vector("rotationRate_radps")?.2 == 0.5)
+        #expect(m.vector("magneticField_uT")?.1 == -3.25)
+        #expect(m.string("magneticFieldAccuracy") == "high")
+        #expect(m.number("heading_deg") == 90)
+        #expect(m.string("frame") == "xMagneticNorthZVertical")
+    }
+
+    @Test func everyStreamEncodesValidJSON() throws {
+        let samples: [Sample] = [
+            .accelerometer(accelerometerSample(0)),
+            .gyroscope(GyroscopeSample(timestampNs: 1, rotationRate: Vector3(x: 1, y: 2, z: 3))),
+            .magnetometer(MagnetometerSample(timestampNs: 1, magneticField: Vector3(x: 1, y: 2, z: 3))),
+            .deviceMotion(motionSample(0)),
+            .accelerometerBatch(accelerometerSample(1)),
+            .deviceMotionBatch(motionSample(1)),
+            .accessoryMotion(DeviceMotionSample(timestampNs: 1, attitude: .identity, gravity: .zero,
+                                                userAcceleration: .zero, rotationRate: .zero)),
+            .altitude(AltitudeSample(timestampNs: 1, relativeAltitude: 1.5, pressure: 101325, temperature: 21.5)),
+            .absoluteAltitude(AbsoluteAltitudeSample(timestampNs: 1, altitude: 120, accuracy: 8, precision: 0.1)),
+            .submersion(SubmersionSample(timestampNs: 1, depth: 2, pressure: 121000, surfacePressure: 101325,
+                                         temperature: 14, state: .submerged)),
+        ]
+        let expectedKey: [StreamName: String] = [
+            .accelerometer: "acceleration_mps2", .gyroscope: "rotationRate_radps",
+            .magnetometer: "magneticField_uT", .deviceMotion: "gravity_mps2",
+            .accelerometerBatch: "acceleration_mps2", .deviceMotionBatch: "userAcceleration_mps2",
+            .accessoryMotion: "attitude", .altitude: "pressure_pa", .absoluteAltitude: "accuracy_m",
+            .submersion: "depth_m",
+        ]
+        for s in samples {
+            var w = JSONWriter()
+            MessageEncoder.sample(s, into: &w)
+            let m = try JSONValue.parse(w.bytes)
+            #expect(m.string("stream") == s.stream.rawValue)
+            #expect(m[expectedKey[s.stream]!] != nil, "\(s.stream) has \(expectedKey[s.stream]!)")
+            #expect(m.number("timestamp_ns") == Double(s.timestampNs))
+        }
+        // accessoryMotion without a heading says null, not a number.
+        var w = JSONWriter()
+        MessageEncoder.sample(samples[6], into: &w)
+        #expect(try JSONValue.parse(w.bytes)["heading_deg"] == .null)
+    }
+
+    @Test func everyStreamNeedsAnEntitlement() {
+        #expect(StreamName.deviceMotion.entitlement == .motion)
+        #expect(StreamName.accessoryMotion.entitlement == .motion)
+        #expect(StreamName.altitude.entitlement == .altitude)
+        #expect(StreamName.absoluteAltitude.entitlement == .altitude)
+        #expect(StreamName.submersion.entitlement == .submersionShallow)
+        #expect(Set(StreamName.allCases.map(\.index)) == Set(0..<StreamName.count))
+    }
+}
+
+@Suite("Request decoding")
+struct RequestDecodingTests {
+    func decode(_ s: String) throws(Request.DecodeError) -> Request { try Request.decode(line: Array(s.utf8)) }
+
+    @Test func validRequests() throws {
+        #expect(try decode(#"{"class":"devices"}"#).kind == .devices)
+        #expect(try decode(#" { "class" : "poll", "stream" : "altitude" } "#).kind == .poll(.altitude))
+        #expect(try decode(#"{"class":"subscribe","stream":"deviceMotion","interval_s":0.01}"#).kind
+                == .subscribe(.deviceMotion, intervalNs: 10_000_000))
+        #expect(try decode(#"{"class":"subscribe","stream":"gyroscope"}"#).kind
+                == .subscribe(.gyroscope, intervalNs: 0))
+        let r = try decode(#"{"class":"unsubscribe","stream":"magnetometer","id":17}"#)
+        #expect(r.kind == .unsubscribe(.magnetometer))
+        #expect(r.id == .number("17"))
+        #expect(try decode(#"{"class":"stats","id":"a\"b"}"#).id == .string("a\"b"))
+    }
+
+    @Test(arguments: [
+        (#"{nope"#, ErrorCode.malformedRequest),
+        (#"[1,2]"#, .malformedRequest),
+        (#"{"stream":"altitude"}"#, .malformedRequest),
+        (#"{"class":"subscribe"}"#, .malformedRequest),
+        (#"{"class":"subscribe","stream":"x"}"#, .unknownStream),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":-1}"#, .badInterval),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":"fast"}"#, .badInterval),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":1e400}"#, .badInterval),
+        (#"{"class":"launch"}"#, .unknownRequest),
+        (#"{"class":"devices"} x"#, .malformedRequest),
+        (#"{"class":"devices","id":[1]}"#, .malformedRequest),
+        (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), .malformedRequest),
+    ])
+    func invalidRequests(line: String, code: ErrorCode) {
+        do {
+            _ = try decode(line)
+            Issue.record("accepted \(line)")
+        } catch {
+            #expect(error.code == code, "\(line): \(error.message)")
+        }
+    }
+
+    @Test func parserHandlesEscapesAndRejectsJunk() throws {
+        let v = try JSONValue.parse(Array(#"{"a":"\u00e9\ud83d\ude00\n","b":[true,false,null,-0.5e2]}"#.utf8))
+        #expect(v.string("a") == "é😀\n")
+        #expect(v["b"] == .array([.bool(true), .bool(false), .null, .number(-50, literal: "-0.5e2")]))
+        for junk in ["", "01", "1.", "\"\\x\"", "\"\\ud800\"", "{\"a\" 1}", "tru", "\"a\nb\"", "{\"a\":1,}"] {
+            #expect(throws: JSONValue.ParseError.self, "\(junk)") { try JSONValue.parse(Array(junk.utf8)) }
+        }
+    }
+}
+
+@Suite("Decimation")
+struct DecimationTests {
+    @Test func everyFifthSampleAt50msFrom100Hz() {
+        var sub = Subscription(intervalNs: 50_000_000)
+        let due = (0..<100).filter { sub.isDue(baseTimestamp + UInt64($0) * period100Hz) }
+        #expect(due == Array(stride(from: 0, to: 100, by: 5)))
+    }
+
+    @Test func jitterKeepsTheAverageRate() {
+        var sub = Subscription(intervalNs: 50_000_000)
+        // ±1 ms jitter on a 10 ms grid: still 20 deliveries per second.
+        let jitter: [Int64] = [0, 1_000_000, -1_000_000, 500_000, -700_000]
+        var delivered = 0
+        for i in 0..<1000 {
+            let ts = UInt64(Int64(baseTimestamp) + Int64(i) * 10_000_000 + jitter[i % jitter.count])
+            if sub.isDue(ts) { delivered += 1 }
+        }
+        #expect(abs(delivered - 200) <= 2)
+    }
+
+    @Test func zeroIntervalDeliversEverything() {
+        var sub = Subscription(intervalNs: 0)
+        #expect((0..<50).allSatisfy { sub.isDue(UInt64($0)) })
+    }
+
+    @Test func queueDropsOldest() {
+        var q = MessageQueue(capacity: 3)
+        var drops = 0
+        for i in 0..<5 { if q.push([UInt8(i)]) { drops += 1 } }
+        #expect(drops == 2)
+        #expect(q.popFirst() == [2])
+        #expect(q.popFirst() == [3])
+        #expect(q.popFirst() == [4])
+        #expect(q.popFirst() == nil)
+    }
+
+    @Test func ringCountsOverrunsInsteadOfBlocking() {
+        let ring = SampleRing(minimumCapacity: 4)
+        var accepted = 0
+        for i in 0..<10 where ring.push(.accelerometer(accelerometerSample(i))) { accepted += 1 }
+        #expect(accepted == 4)
+        #expect(ring.overruns.load(ordering: .relaxed) == 6)
+        var seen: [UInt64] = []
+        ring.drain(limit: 100) { seen.append($0.timestampNs) }
+        #expect(seen == (0..<4).map { baseTimestamp + UInt64($0) * period100Hz })
+        #expect(ring.push(.accelerometer(accelerometerSample(11))))
+    }
+}

@@ -1,0 +1,376 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Synchronization
+import EdgeProtocol
+@testable import EdgeService
+
+@Suite("Server")
+struct ServerTests {
+    @Test func versionLineComesFirst() throws {
+        let server = try makeServer("v")
+        defer { server.stop() }
+        let c = try TestClient(path: server.socketPath)
+        let v = try #require(c.readMessage())
+        #expect(v.string("class") == "version")
+        #expect(v.number("protocol") == 1)
+        #expect(v.string("agent") == "edge-agent")
+        #expect(v.number("uid") == Double(getuid()))
+        #expect(v["entitlements"]?.arrayValue?.compactMap(\.stringValue) == ["altitude", "motion"])
+        #expect(v.number("maxLineBytes") == 4096)
+        #expect(v.number("queueCapacity") == 256)
+    }
+
+    @Test func devicesListingFollowsSnapshots() throws {
+        let imu = DeviceInfo(id: "imu", kind: "mpu6050", address: "/dev/i2c-1@0x68", state: .present,
+                             streams: [.accelerometer, .gyroscope, .deviceMotion], rateHz: 100)
+        let server = try makeServer("d", devices: [imu])
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.request(#"{"class":"devices","id":1}"#)
+        let d = try #require(c.waitFor("devices").0)
+        #expect(d.number("id") == 1)
+        let list = try #require(d["devices"]?.arrayValue)
+        #expect(list.count == 1)
+        #expect(list[0].string("id") == "imu")
+        #expect(list[0].string("state") == "present")
+        #expect(list[0].number("rate_hz") == 100)
+        #expect(list[0]["streams"]?.arrayValue?.compactMap(\.stringValue) == ["accelerometer", "gyroscope", "deviceMotion"])
+
+        var missing = imu
+        missing.state = .missing
+        missing.errorCount = 3
+        missing.lastError = "read 14 bytes: no device"
+        server.setDevices([missing])
+        c.request(#"{"class":"devices"}"#)
+        let d2 = try #require(c.waitFor("devices").0)
+        let entry = try #require(d2["devices"]?.arrayValue?.first)
+        #expect(entry.string("state") == "missing")
+        #expect(entry.number("errorCount") == 3)
+        #expect(entry.string("lastError") == "read 14 bytes: no device")
+    }
+
+    @Test func subscribedClientReceivesSamplesInOrderWithUnits() throws {
+        let server = try makeServer("sub")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        let sub = try #require(subscribe(c, "deviceMotion"))
+        #expect(sub.number("interval_s") == 0)
+        #expect(sub.string("entitlement") == "motion")
+        for i in 0..<20 { #expect(server.publish(.deviceMotion(motionSample(i)))) }
+        let before = try #require(c.barrier())
+        let samples = before.filter { $0.string("class") == "sample" }
+        #expect(samples.count == 20)
+        let stamps = samples.compactMap { $0.number("timestamp_ns") }
+        #expect(stamps == (0..<20).map { Double(baseTimestamp + UInt64($0) * period100Hz) })
+        let s = try #require(samples.last)
+        #expect(s.string("stream") == "deviceMotion")
+        #expect(s.vector("gravity_mps2")?.2 == -9.80665)
+        #expect(s.vector("userAcceleration_mps2")?.0 == 0.19)
+        #expect(s.vector("rotationRate_radps")?.2 == 0.5)
+        #expect(s.vector("magneticField_uT")?.0 == 20.5)
+        // Other streams are not sent to this client.
+        server.publish(.accelerometer(accelerometerSample(0)))
+        let after = try #require(c.barrier())
+        #expect(after.isEmpty)
+    }
+
+    @Test func intervalDecimatesByCaptureTimestamp() throws {
+        let server = try makeServer("dec")
+        defer { server.stop() }
+        let slow = try connectClient(server)
+        let fast = try connectClient(server)
+        #expect(subscribe(slow, "accelerometer", interval: 0.05)?.number("interval_s") == 0.05)
+        #expect(subscribe(fast, "accelerometer") != nil)
+        for i in 0..<100 { server.publish(.accelerometer(accelerometerSample(i))) }
+        let got = try #require(slow.barrier()).compactMap { $0.number("timestamp_ns") }
+        #expect(got.count == 20)
+        let gaps = zip(got.dropFirst(), got).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 == 50_000_000 }, "gaps \(gaps)")
+        #expect(try #require(fast.barrier()).count == 100)
+    }
+
+    @Test func demandIsTheFastestRequestedIntervalAndFollowsClients() throws {
+        let calls = Mutex<[[StreamName: Double]]>([])
+        let server = try makeServer("dem", onDemandChange: { d in calls.withLock { $0.append(d) } })
+        defer { server.stop() }
+        #expect(server.demand().isEmpty)
+        let a = try connectClient(server)
+        let b = try connectClient(server)
+        let g0 = server.demandGeneration
+        _ = subscribe(a, "deviceMotion", interval: 0.02)
+        #expect(server.demand() == [.deviceMotion: 0.02])
+        _ = subscribe(b, "deviceMotion", interval: 0.01)
+        _ = subscribe(b, "altitude", interval: 1)
+        #expect(server.demand() == [.deviceMotion: 0.01, .altitude: 1])
+        #expect(server.demandGeneration > g0)
+        b.request(#"{"class":"unsubscribe","stream":"altitude"}"#)
+        #expect(b.waitFor("unsubscribed").0 != nil)
+        #expect(server.demand() == [.deviceMotion: 0.01])
+        a.request(#"{"class":"streams"}"#)
+        let streams = try #require(a.waitFor("streams").0?["streams"]?.arrayValue)
+        let dm = try #require(streams.first { $0.string("stream") == "deviceMotion" })
+        #expect(dm.bool("subscribed") == true)
+        #expect(dm.number("demandInterval_s") == 0.01)
+        // A client that goes away takes its demand with it.
+        let g1 = server.demandGeneration
+        close(b.fd)
+        let deadline = monotonicMs() + 5000
+        while server.demandGeneration == g1 && monotonicMs() < deadline { _ = a.barrier() }
+        #expect(server.demand() == [.deviceMotion: 0.02])
+        #expect(calls.withLock { $0.last } == [.deviceMotion: 0.02])
+    }
+
+    @Test func pollReturnsTheLatestSample() throws {
+        let server = try makeServer("poll")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.request(#"{"class":"poll","stream":"altitude","id":"p0"}"#)
+        let none = try #require(c.waitFor("error").0)
+        #expect(none.string("code") == "noSample")
+        #expect(none.string("id") == "p0")
+        for i in 0..<3 {
+            server.publish(.altitude(AltitudeSample(timestampNs: baseTimestamp + UInt64(i), relativeAltitude: Double(i),
+                                                    pressure: 101325 - Double(i), temperature: 20)))
+        }
+        _ = try #require(c.barrier()) // the ring is drained before requests are read
+        c.request(#"{"class":"poll","stream":"altitude"}"#)
+        let s = try #require(c.waitFor("sample").0)
+        #expect(s.number("timestamp_ns") == Double(baseTimestamp + 2))
+        #expect(s.number("relativeAltitude_m") == 2)
+        #expect(s.number("pressure_pa") == 101323)
+        #expect(s.number("temperature_c") == 20)
+    }
+
+    @Test func unsubscribeStopsData() throws {
+        let server = try makeServer("uns")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        _ = subscribe(c, "gyroscope")
+        server.publish(.gyroscope(GyroscopeSample(timestampNs: 1, rotationRate: .zero)))
+        #expect(try #require(c.barrier()).count == 1)
+        c.request(#"{"class":"unsubscribe","stream":"gyroscope"}"#)
+        #expect(c.waitFor("unsubscribed").0?.string("stream") == "gyroscope")
+        for i in 2..<10 { server.publish(.gyroscope(GyroscopeSample(timestampNs: UInt64(i), rotationRate: .zero))) }
+        #expect(try #require(c.barrier()).isEmpty)
+    }
+
+    @Test func streamWithoutEntitlementGetsNotEntitledAndNoData() throws {
+        let policy = EntitlementPolicy(byUID: [getuid(): [.motion]])
+        let server = try makeServer("ent", policy: policy)
+        defer { server.stop() }
+        let c = try TestClient(path: server.socketPath)
+        let v = try #require(c.readMessage())
+        #expect(v["entitlements"]?.arrayValue?.compactMap(\.stringValue) == ["motion"])
+        c.request(#"{"class":"subscribe","stream":"altitude","id":7}"#)
+        let e = try #require(c.waitFor("error").0)
+        #expect(e.string("code") == "notEntitled")
+        #expect(e.string("stream") == "altitude")
+        #expect(e.number("id") == 7)
+        #expect(e.bool("closesConnection") == false)
+        server.publish(.altitude(AltitudeSample(timestampNs: 1, relativeAltitude: 0, pressure: 1e5, temperature: 20)))
+        c.request(#"{"class":"poll","stream":"altitude"}"#)
+        #expect(c.waitFor("error").0?.string("code") == "notEntitled")
+        #expect(try #require(c.barrier()).isEmpty)
+        #expect(server.demand().isEmpty)
+        // The entitled stream still works on the same connection.
+        #expect(subscribe(c, "accelerometer") != nil)
+    }
+
+    @Test func malformedRequestGetsAnErrorAndTheConnectionStays() throws {
+        let server = try makeServer("mal")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        for (line, code) in [("{nope", "malformedRequest"), (#"{"class":"subscribe","stream":"warp"}"#, "unknownStream"),
+                             (#"{"class":"subscribe","stream":"altitude","interval_s":-2}"#, "badInterval"),
+                             (#"{"class":"fly"}"#, "unknownRequest")] {
+            c.request(line)
+            let e = try #require(c.waitFor("error").0)
+            #expect(e.string("code") == code)
+            #expect(e.bool("closesConnection") == false)
+        }
+        c.send("\r\n   \n") // blank lines are ignored
+        #expect(c.barrier() != nil)
+        #expect(subscribe(c, "magnetometer") != nil)
+    }
+
+    @Test func oversizedLineIsCutOff() throws {
+        let server = try makeServer("big")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.send(String(repeating: "x", count: 5000) + "\n")
+        let e = try #require(c.waitFor("error").0)
+        #expect(e.string("code") == "tooLarge")
+        #expect(e.bool("closesConnection") == true)
+        #expect(c.waitClosed())
+    }
+
+    @Test func oversizedLineWithoutNewlineIsCutOff() throws {
+        let server = try makeServer("big2")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.send("{\"class\":\"" + String(repeating: "y", count: 4200))
+        #expect(c.waitFor("error").0?.string("code") == "tooLarge")
+        #expect(c.waitClosed())
+    }
+
+    @Test func floodIsCutOff() throws {
+        let server = try makeServer("fld")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.send(String(repeating: "{\"class\":\"ping\"}\n", count: 300))
+        let (e, before) = c.waitFor("error")
+        #expect(e?.string("code") == "flood")
+        #expect(before.filter { $0.string("class") == "pong" }.count == 200)
+        #expect(c.waitClosed())
+        // Others are unaffected.
+        let d = try connectClient(server)
+        #expect(d.barrier() != nil)
+    }
+
+    @Test func statsReportTheClientsCounters() throws {
+        let server = try makeServer("st")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        _ = subscribe(c, "accelerometer")
+        for i in 0..<5 { server.publish(.accelerometer(accelerometerSample(i))) }
+        _ = c.barrier()
+        c.request(#"{"class":"stats"}"#)
+        let s = try #require(c.waitFor("stats").0)
+        #expect(s.number("dropped") == 0)
+        #expect(s.number("queueCapacity") == 256)
+        #expect((s.number("delivered") ?? 0) >= 5)
+        let stats = server.statistics()
+        #expect(stats.published == 5)
+        #expect(stats.overruns == 0)
+        #expect(stats.clients.count == 1)
+        #expect(stats.clients[0].subscriptions == [.accelerometer])
+        #expect(stats.clients[0].identity.uid == getuid())
+    }
+
+    @Test func connectionEventsReachEveryClient() throws {
+        let server = try makeServer("con")
+        defer { server.stop() }
+        let a = try connectClient(server)
+        let b = try connectClient(server)
+        _ = a.barrier(); _ = b.barrier() // both accepted
+        server.publishConnection(ConnectionEvent(timestampNs: 42, deviceID: "accessoryImu", kind: "mpu6050",
+                                                 connected: false))
+        for c in [a, b] {
+            let e = try #require(c.waitFor("connection").0)
+            #expect(e.string("device") == "accessoryImu")
+            #expect(e.bool("connected") == false)
+            #expect(e.number("timestamp_ns") == 42)
+        }
+    }
+
+    @Test func stopTellsClientsAndRemovesTheSocket() throws {
+        let server = try makeServer("stop")
+        let c = try connectClient(server)
+        _ = subscribe(c, "deviceMotion")
+        let path = server.socketPath
+        #expect(access(path, F_OK) == 0)
+        server.stop(reason: "SIGTERM")
+        let (shutdown, _) = c.waitFor("shutdown")
+        #expect(shutdown?.string("reason") == "SIGTERM")
+        #expect(c.waitClosed())
+        #expect(access(path, F_OK) != 0)
+        server.stop() // idempotent
+    }
+
+    @Test func socketFileHasMode0660AndTheConfiguredGroup() throws {
+        let server = try makeServer("mode", configure: { $0.socketGroup = String(getgid()) })
+        defer { server.stop() }
+        var st = stat()
+        #expect(lstat(server.socketPath, &st) == 0)
+        #expect(st.st_mode & S_IFMT == S_IFSOCK)
+        #expect(st.st_mode & 0o777 == 0o660)
+        #expect(st.st_gid == getgid())
+    }
+
+    @Test func unknownSocketGroupIsRefused() {
+        #expect(throws: ServiceError.unknownGroup("no-such-group-edge")) {
+            _ = try makeServer("grp", configure: { $0.socketGroup = "no-such-group-edge" })
+        }
+    }
+
+    @Test func staleSocketIsReplacedButALiveAgentIsNot() throws {
+        let path = uniqueSocketPath("stale")
+        // A socket file nobody listens on: what a crashed agent leaves behind.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let addr = try #require(Posix.unixAddress(path))
+        #expect(Posix.withSockaddr(addr) { bind(fd, $0, $1) } == 0)
+        close(fd)
+        #expect(access(path, F_OK) == 0)
+
+        let first = try ServiceServer(configuration: ServiceConfiguration(socketPath: path))
+        defer { first.stop() }
+        #expect(try connectClient(first).barrier() != nil)
+        #expect(throws: ServiceError.alreadyRunning(path)) {
+            _ = try ServiceServer(configuration: ServiceConfiguration(socketPath: path))
+        }
+        // The refused second agent did not break the first.
+        #expect(try connectClient(first).barrier() != nil)
+    }
+
+    @Test func aRegularFileAtTheSocketPathIsNeverDeleted() throws {
+        let path = uniqueSocketPath("file")
+        let fd = open(path, O_CREAT | O_WRONLY, 0o600)
+        close(fd)
+        defer { unlink(path) }
+        #expect(throws: ServiceError.pathNotASocket(path)) {
+            _ = try ServiceServer(configuration: ServiceConfiguration(socketPath: path))
+        }
+        #expect(access(path, F_OK) == 0)
+    }
+
+    @Test func tooLongPathIsRefused() {
+        let path = "/tmp/" + String(repeating: "p", count: 120)
+        #expect(throws: ServiceError.socketPathTooLong(path)) {
+            _ = try ServiceServer(configuration: ServiceConfiguration(socketPath: path))
+        }
+    }
+
+    @Test func tooManyClientsAreTurnedAway() throws {
+        let server = try makeServer("max", configure: { $0.maxClients = 2 })
+        defer { server.stop() }
+        let a = try connectClient(server)
+        let b = try connectClient(server)
+        let c = try TestClient(path: server.socketPath)
+        #expect(c.readMessage()?.string("class") == "version")
+        #expect(c.waitFor("error").0?.string("code") == "tooManyClients")
+        #expect(c.waitClosed())
+        #expect(a.barrier() != nil && b.barrier() != nil)
+    }
+
+    @Test func halfClosedClientStillReceivesRepliesAndSamples() throws {
+        let server = try makeServer("half")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        c.request(#"{"class":"subscribe","stream":"accelerometer"}"#)
+        _ = Glibc.shutdown(c.fd, Int32(SHUT_WR)) // like `socat` after its stdin ends
+        #expect(c.waitFor("subscribed").0 != nil)
+        // No barrier is possible (the client cannot send), so publish and read.
+        for i in 0..<5 { server.publish(.accelerometer(accelerometerSample(i))) }
+        var stamps: [UInt64] = []
+        #expect(readSamples(c, until: 5, into: &stamps))
+        #expect(stamps.count == 5)
+    }
+
+    @Test func deferredWakePublishesATickAtOnce() throws {
+        let server = try makeServer("tick")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        _ = subscribe(c, "accelerometer")
+        _ = subscribe(c, "deviceMotion")
+        for i in 0..<10 {
+            server.publish(.accelerometer(accelerometerSample(i)), wake: false)
+            server.publish(.deviceMotion(motionSample(i)), wake: false)
+            server.wakeService()
+        }
+        var stamps: [UInt64] = []
+        #expect(readSamples(c, until: 20, into: &stamps))
+        #expect(stamps.count == 20)
+    }
+}
