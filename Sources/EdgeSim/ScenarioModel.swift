@@ -31,6 +31,10 @@ public struct Scenario: Decodable, Sendable {
     /// Scheduled bus faults, in file order.
     public var faults: [ScenarioFault]
 
+    /// The library scenario the agent plays when none is chosen
+    /// (scenarios/desk-idle.json5: gentle, looping).
+    public static let defaultName = "desk-idle"
+
     /// The faults as the simulated bus takes them.
     public var scheduledFaults: [ScheduledFault] { faults.map(\.fault) }
 
