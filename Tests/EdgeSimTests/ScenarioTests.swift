@@ -85,6 +85,28 @@ struct ScenarioLibraryTests {
         }
     }
 
+    @Test("the library's motion is continuous across segment boundaries (specific force and rate)",
+          arguments: required)
+    func continuity(name: String) throws {
+        let s = try loadScenario(name)
+        let w = try ScenarioWorld(s)
+        for body in SimBody.allCases {
+            for piece in (body == .board ? w.board : (w.accessory ?? w.board)).pieces {
+                let t = piece.start
+                guard t > 0 else { continue }
+                let a = w.truth(atSeconds: t - 1e-7, body: body), b = w.truth(atSeconds: t + 1e-7, body: body)
+                #expect((a.specificForce - b.specificForce).norm < 1e-3, "\(name) \(body) at \(t) s (\(piece.label))")
+                #expect((a.angularRate - b.angularRate).norm < 1e-4, "\(name) \(body) at \(t) s (\(piece.label))")
+            }
+        }
+    }
+
+    @Test("the default scenario is in the library and loops")
+    func defaultScenario() throws {
+        let s = try loadScenario(Scenario.defaultName)
+        #expect(s.loop)
+    }
+
     @Test("rest scenarios: gravity on the axis that points up, nothing else moves",
           arguments: [("rest-flat", Vector3(0, 0, g0)), ("rest-upside-down", Vector3(0, 0, -g0)),
                       ("rest-x-up", Vector3(g0, 0, 0)), ("rest-y-up", Vector3(0, g0, 0))])
@@ -492,6 +514,10 @@ struct ScenarioValidationTests {
          "unknown key 'colour' in a magnet disturbance"),
         (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3 }, turn: { angle_deg: 3 } } ] } }"#,
          "at most one of rotate, rotate_to, turn"),
+        (#"{ name: "x", duration_s: 5, board: { start: { yaw_deg: 3, heading_deg: 4 } } }"#,
+         "board.start.heading_deg: give either yaw_deg or heading_deg, not both"),
+        (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3, ramp_s: 0.6 } } ] } }"#,
+         "ramp_s must be at most half the segment's duration_s"),
     ])
     func badInput(text: String, expected: String) {
         let m = message(text)
