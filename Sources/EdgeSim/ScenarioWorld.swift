@@ -46,7 +46,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
     let board: WorldTrajectory
     let accessory: WorldTrajectory?
     let accessoryRelative: Bool
-    let disturbances: [CompiledDisturbance]
+    let disturbances: [WorldDisturbance]
     let depth: WorldTrack?
     let temperature: WorldTrack
     let loopPeriod: Double?
@@ -76,7 +76,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
             }
         }
         earthField = scenario.environment.field.earthVector
-        disturbances = scenario.environment.disturbances.map(CompiledDisturbance.init)
+        disturbances = scenario.environment.disturbances.map(WorldDisturbance.init)
         switch scenario.environment.pressure {
         case .altitude: depth = nil
         case .water(_, _, let track): depth = WorldTrack(track)
@@ -246,7 +246,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
 }
 
 /// A disturbance flattened for evaluation without allocation.
-struct CompiledDisturbance: Sendable {
+struct WorldDisturbance: Sendable {
     var name: String
     var isMagnet: Bool
     var bodyFrame: Bool
@@ -277,8 +277,8 @@ struct CompiledDisturbance: Sendable {
             return (1 - mathCos(2 * .pi * tau)) / 2
         }
         if ramp <= 0 { return 1 }
-        if s - from < ramp { return SmoothStep.value((s - from) / ramp) }
-        if to - s < ramp { return SmoothStep.value((to - s) / ramp) }
+        if s - from < ramp { return ScenarioSmoothStep.value((s - from) / ramp) }
+        if to - s < ramp { return ScenarioSmoothStep.value((to - s) / ramp) }
         return 1
     }
 }
