@@ -452,9 +452,14 @@ struct ScenarioFaultTests {
     func passThrough() throws {
         let s = try decodeScenario("""
         { name: "i", duration_s: 1, seed: 99,
-          imperfections: { "mpu6050@0x68": { gyro: { bias: [0.01, -0.02, 0.03], noiseScale: 0 }, ok: true, note: "x", none: null } } }
+          imperfections: { "0x68": { gyro: { bias: [0.01, -0.02, 0.03], noiseScale: 0 }, ok: true, note: "x", none: null },
+                           "0x0D": "ideal", default: "realistic" } }
         """)
-        let mpu = s.imperfections["mpu6050@0x68"]
+        let mpu = s.imperfections["0x68"]
+        #expect(s.imperfections(forAddress: 0x68) == mpu)
+        #expect(s.imperfections(forAddress: 0x0D) == .string("ideal"))
+        #expect(s.imperfections(forAddress: 0x76) == .string("realistic"))
+        #expect(try decodeScenario(#"{ name: "n", duration_s: 1, imperfections: { "0x69": "ideal" } }"#).imperfections(forAddress: 0x68) == nil)
         #expect(mpu?["gyro"]?["bias"]?.vector3 == Vector3(0.01, -0.02, 0.03))
         #expect(mpu?["gyro"]?["noiseScale"]?.double == 0)
         #expect(mpu?["ok"]?.bool == true && mpu?["note"]?.string == "x" && mpu?["none"] == .null)
@@ -514,6 +519,8 @@ struct ScenarioValidationTests {
          "unknown key 'colour' in a magnet disturbance"),
         (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3 }, turn: { angle_deg: 3 } } ] } }"#,
          "at most one of rotate, rotate_to, turn"),
+        (#"{ name: "x", duration_s: 5, imperfections: { "mpu6050": "ideal" } }"#,
+         "imperfections.mpu6050: imperfections are keyed by a 7-bit I2C address (\"0x68\") or \"default\", got \"mpu6050\""),
         (#"{ name: "x", duration_s: 5, board: { start: { yaw_deg: 3, heading_deg: 4 } } }"#,
          "board.start.heading_deg: give either yaw_deg or heading_deg, not both"),
         (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3, ramp_s: 0.6 } } ] } }"#,
