@@ -63,6 +63,9 @@ public final class ScenarioWorld: TruthSource, Sendable {
         }
         board = try WorldTrajectory(scenario.board, duration: duration, relative: false, path: ["board"])
         if let acc = scenario.accessory {
+            if acc.relativeTo == .board && (acc.motion.start.position != .zero || acc.motion.start.velocity != .zero) {
+                throw ScenarioError(path: ["accessory", "start"], message: "an accessory relative_to \"board\" shares the board's position and velocity; give its start attitude only")
+            }
             accessory = try WorldTrajectory(acc.motion, duration: duration, relative: acc.relativeTo == .board, path: ["accessory"])
             accessoryRelative = acc.relativeTo == .board
         } else {

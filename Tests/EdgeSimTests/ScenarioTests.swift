@@ -512,6 +512,8 @@ struct ScenarioValidationTests {
         (#"{ name: "x", duration_s: 5, faults: [ { kind: "error_every", every: 2, errno: "EWHAT" } ] }"#, "errno must be a number or one of"),
         (#"{ name: "x", duration_s: 5, accessory: { relative_to: "board", segments: [ { duration_s: 1, translate: { displacement_m: [0, 0, 1] } } ] } }"#,
          "accessory.segments.Index 0: an accessory relative_to \"board\" may only rotate"),
+        (#"{ name: "x", duration_s: 5, accessory: { relative_to: "board", start: { position_m: [0, 0, 1] } } }"#,
+         "accessory.start: an accessory relative_to \"board\" shares the board's position"),
         (#"{ name: "x", duration_s: 5, environment: { pressure: { mode: "water", profile: [ { to_depth_m: 3 } ] } } }"#,
          "give exactly one of duration_s or rate_m_per_min"),
         (#"{ name: "x", duration_s: 5, environment: { pressure: { mode: "space" } } }"#, "mode must be one of: altitude, water"),
