@@ -86,7 +86,7 @@ struct ScenarioLibraryTests {
     }
 
     @Test("the library's motion is continuous across segment boundaries (specific force and rate)",
-          arguments: required)
+          arguments: required + ["head-walk"])
     func continuity(name: String) throws {
         let s = try loadScenario(name)
         let w = try ScenarioWorld(s)
@@ -153,7 +153,7 @@ struct ScenarioLibraryTests {
     }
 
     @Test("angular rate integrates to the attitude in the composite scenarios",
-          arguments: [("pickup-walk", SimBody.board), ("car-ride", .board), ("head-accessory", .accessory),
+          arguments: [("pickup-walk", SimBody.board), ("car-ride", .board), ("head-accessory", .accessory), ("head-walk", .accessory),
                       ("desk-idle", .board), ("dive-18m", .board)])
     func compositeRateConsistency(name: String, body: SimBody) throws {
         let w = try world(name)
