@@ -3,12 +3,13 @@
 // message says what was expected (the loader adds file and line).
 import EdgeFusion
 
-/// A coding key for any string, to list and reject unknown keys.
-struct ScenarioAnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+/// A coding key for any string: lists and rejects unknown keys, and lets a
+/// caller root a `ScenarioJSONValue.decode` error path ("imperfections").
+public struct ScenarioAnyKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+    public init(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
 }
 
 extension Decoder {

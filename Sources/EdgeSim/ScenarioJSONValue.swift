@@ -64,7 +64,7 @@ public enum ScenarioJSONValue: Decodable, Sendable, Equatable {
 
 extension ScenarioJSONValue {
     /// Decodes this value as `type` (a chip model's imperfections struct, say)
-    /// without Foundation: `try world.imperfections["mpu6050@0x68"]?.decode(MPU6050Imperfections.self)`.
+    /// without Foundation: `try scenario.imperfections(forAddress: 0x68)?.decode(ChipImperfections.self)`.
     /// Errors are `DecodingError`s whose coding path starts at `codingPath`.
     public func decode<T: Decodable>(_ type: T.Type, codingPath: [any CodingKey] = []) throws -> T {
         try T(from: ScenarioValueDecoder(value: self, codingPath: codingPath))

@@ -16,7 +16,7 @@ public let scenarioStandardGravity = 9.80665
 /// Minimum-jerk smooth step on τ ∈ [0, 1]: h = 10τ³ − 15τ⁴ + 6τ⁵.
 /// h, h′ and h″ are 0 at τ = 0, and h = 1, h′ = h″ = 0 at τ = 1, so a
 /// position that follows it has continuous velocity and acceleration.
-enum SmoothStep {
+enum ScenarioSmoothStep {
     @inline(__always) static func value(_ t: Double) -> Double {
         let u = min(max(t, 0), 1); return u * u * u * (10 + u * (-15 + 6 * u))
     }
@@ -71,23 +71,23 @@ struct ScenarioProfile: Equatable {
             guard T > 0 else { return ScenarioMotion1D(value: total, rate: 0, acceleration: 0) }
             if u >= T { return ScenarioMotion1D(value: total, rate: 0, acceleration: 0) }
             let tau = max(u, 0) / T
-            return ScenarioMotion1D(value: total * SmoothStep.value(tau),
-                                    rate: total * SmoothStep.d1(tau) / T,
-                                    acceleration: total * SmoothStep.d2(tau) / (T * T))
+            return ScenarioMotion1D(value: total * ScenarioSmoothStep.value(tau),
+                                    rate: total * ScenarioSmoothStep.d1(tau) / T,
+                                    acceleration: total * ScenarioSmoothStep.d2(tau) / (T * T))
         case .trapezoid(let peak, let r):
             let t = min(max(u, 0), T)
             if r <= 0 { return ScenarioMotion1D(value: peak * t, rate: peak, acceleration: 0) }
             if t < r {
                 let tau = t / r
-                return ScenarioMotion1D(value: peak * r * SmoothStep.integral(tau),
-                                        rate: peak * SmoothStep.value(tau),
-                                        acceleration: peak * SmoothStep.d1(tau) / r)
+                return ScenarioMotion1D(value: peak * r * ScenarioSmoothStep.integral(tau),
+                                        rate: peak * ScenarioSmoothStep.value(tau),
+                                        acceleration: peak * ScenarioSmoothStep.d1(tau) / r)
             }
             if t > T - r {
                 let tau = (T - t) / r
-                return ScenarioMotion1D(value: peak * (T - r) - peak * r * SmoothStep.integral(tau),
-                                        rate: peak * SmoothStep.value(tau),
-                                        acceleration: -peak * SmoothStep.d1(tau) / r)
+                return ScenarioMotion1D(value: peak * (T - r) - peak * r * ScenarioSmoothStep.integral(tau),
+                                        rate: peak * ScenarioSmoothStep.value(tau),
+                                        acceleration: -peak * ScenarioSmoothStep.d1(tau) / r)
             }
             return ScenarioMotion1D(value: peak * (r / 2 + (t - r)), rate: peak, acceleration: 0)
         }
@@ -104,13 +104,13 @@ func scenarioEnvelope(_ u: Double, duration T: Double, ramp r: Double) -> Scenar
     if r <= 0 { return ScenarioMotion1D(value: 1, rate: 0, acceleration: 0) }
     if u < r {
         let tau = u / r
-        return ScenarioMotion1D(value: SmoothStep.value(tau), rate: SmoothStep.d1(tau) / r,
-                                acceleration: SmoothStep.d2(tau) / (r * r))
+        return ScenarioMotion1D(value: ScenarioSmoothStep.value(tau), rate: ScenarioSmoothStep.d1(tau) / r,
+                                acceleration: ScenarioSmoothStep.d2(tau) / (r * r))
     }
     if u > T - r {
         let tau = (T - u) / r
-        return ScenarioMotion1D(value: SmoothStep.value(tau), rate: -SmoothStep.d1(tau) / r,
-                                acceleration: SmoothStep.d2(tau) / (r * r))
+        return ScenarioMotion1D(value: ScenarioSmoothStep.value(tau), rate: -ScenarioSmoothStep.d1(tau) / r,
+                                acceleration: ScenarioSmoothStep.d2(tau) / (r * r))
     }
     return ScenarioMotion1D(value: 1, rate: 0, acceleration: 0)
 }

@@ -25,11 +25,18 @@ public struct Scenario: Decodable, Sendable {
     /// Motion of the accessory IMU, if the scenario has one.
     public var accessory: ScenarioAccessory?
     public var environment: ScenarioEnvironment
-    /// The chips' imperfections, passed through untouched to the chip
-    /// models (`.object([:])` when absent). See docs/scenarios.md.
+    /// The chips' imperfections, keyed by I2C address ("0x68") or
+    /// "default", each value in the chip models' own format (for EdgeSim's
+    /// `ChipImperfections`: "realistic", "ideal" or `{mpu6050: {…}}`).
+    /// Passed through untouched (`.object([:])` when absent); see
+    /// `imperfections(forAddress:)` and docs/scenarios.md.
     public var imperfections: ScenarioJSONValue
     /// Scheduled bus faults, in file order.
     public var faults: [ScenarioFault]
+
+    /// The library scenario the agent plays when none is chosen
+    /// (scenarios/desk-idle.json5: gentle, looping).
+    public static let defaultName = "desk-idle"
 
     /// The faults as the simulated bus takes them.
     public var scheduledFaults: [ScheduledFault] { faults.map(\.fault) }
@@ -62,8 +69,12 @@ public struct Scenario: Decodable, Sendable {
         accessory = try c.decodeIfPresent(ScenarioAccessory.self, forKey: .accessory)
         environment = try c.decodeIfPresent(ScenarioEnvironment.self, forKey: .environment) ?? ScenarioEnvironment()
         imperfections = try c.decodeIfPresent(ScenarioJSONValue.self, forKey: .imperfections) ?? .object([:])
-        if case .object = imperfections {} else {
-            throw scenarioError(c.codingPath + [CodingKeys.imperfections], "imperfections must be an object keyed by chip")
+        guard case .object(let byChip) = imperfections else {
+            throw scenarioError(c.codingPath + [CodingKeys.imperfections], "imperfections must be an object keyed by I2C address (\"0x68\") or \"default\"")
+        }
+        for key in byChip.keys where key != "default" && Self.address(fromKey: key) == nil {
+            throw scenarioError(c.codingPath + [CodingKeys.imperfections, ScenarioAnyKey(stringValue: key)],
+                                "imperfections are keyed by a 7-bit I2C address (\"0x68\") or \"default\", got \"\(key)\"")
         }
         faults = try c.decodeIfPresent([ScenarioFault].self, forKey: .faults) ?? []
         // Physical checks (segments fit, loop closes, accessory rules): the
@@ -71,6 +82,23 @@ public struct Scenario: Decodable, Sendable {
         do { _ = try ScenarioWorld(self) } catch let e {
             throw scenarioError(decoder.codingPath + e.codingPath, e.message)
         }
+    }
+
+    /// The imperfections written for the chip at `address`: the entry
+    /// keyed by its address ("0x68", "0x0D", "104"), else the "default"
+    /// entry, else nil (the chip model's own defaults). Decode it with
+    /// `ScenarioJSONValue.decode(_:)` into the chip model's type.
+    public func imperfections(forAddress address: UInt8) -> ScenarioJSONValue? {
+        guard case .object(let byChip) = imperfections else { return nil }
+        for (key, value) in byChip where Self.address(fromKey: key) == address { return value }
+        return byChip["default"]
+    }
+
+    /// "0x68" / "0X68" / "104" → 0x68 (7-bit addresses only).
+    static func address(fromKey key: String) -> UInt8? {
+        let k = key.lowercased()
+        guard let n = k.hasPrefix("0x") ? Int(k.dropFirst(2), radix: 16) : Int(k), (0...0x7F).contains(n) else { return nil }
+        return UInt8(n)
     }
 
     /// A seed for one random process (a chip's noise, say), derived from the

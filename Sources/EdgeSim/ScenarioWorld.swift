@@ -46,7 +46,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
     let board: WorldTrajectory
     let accessory: WorldTrajectory?
     let accessoryRelative: Bool
-    let disturbances: [CompiledDisturbance]
+    let disturbances: [WorldDisturbance]
     let depth: WorldTrack?
     let temperature: WorldTrack
     let loopPeriod: Double?
@@ -63,6 +63,9 @@ public final class ScenarioWorld: TruthSource, Sendable {
         }
         board = try WorldTrajectory(scenario.board, duration: duration, relative: false, path: ["board"])
         if let acc = scenario.accessory {
+            if acc.relativeTo == .board && (acc.motion.start.position != .zero || acc.motion.start.velocity != .zero) {
+                throw ScenarioError(path: ["accessory", "start"], message: "an accessory relative_to \"board\" shares the board's position and velocity; give its start attitude only")
+            }
             accessory = try WorldTrajectory(acc.motion, duration: duration, relative: acc.relativeTo == .board, path: ["accessory"])
             accessoryRelative = acc.relativeTo == .board
         } else {
@@ -76,7 +79,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
             }
         }
         earthField = scenario.environment.field.earthVector
-        disturbances = scenario.environment.disturbances.map(CompiledDisturbance.init)
+        disturbances = scenario.environment.disturbances.map(WorldDisturbance.init)
         switch scenario.environment.pressure {
         case .altitude: depth = nil
         case .water(_, _, let track): depth = WorldTrack(track)
@@ -246,7 +249,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
 }
 
 /// A disturbance flattened for evaluation without allocation.
-struct CompiledDisturbance: Sendable {
+struct WorldDisturbance: Sendable {
     var name: String
     var isMagnet: Bool
     var bodyFrame: Bool
@@ -277,8 +280,8 @@ struct CompiledDisturbance: Sendable {
             return (1 - mathCos(2 * .pi * tau)) / 2
         }
         if ramp <= 0 { return 1 }
-        if s - from < ramp { return SmoothStep.value((s - from) / ramp) }
-        if to - s < ramp { return SmoothStep.value((to - s) / ramp) }
+        if s - from < ramp { return ScenarioSmoothStep.value((s - from) / ramp) }
+        if to - s < ramp { return ScenarioSmoothStep.value((to - s) / ramp) }
         return 1
     }
 }

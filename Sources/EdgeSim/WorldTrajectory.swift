@@ -74,9 +74,9 @@ struct WorldPiece: Sendable {
             p += d * s.value; v += d * s.rate; a = d * s.acceleration
         case .velocityChange(let dv):
             let tau = min(max(u / T, 0), 1)
-            p += dv * (T * SmoothStep.integral(tau))
-            v += dv * SmoothStep.value(tau)
-            a = dv * (SmoothStep.d1(tau) / T)
+            p += dv * (T * ScenarioSmoothStep.integral(tau))
+            v += dv * ScenarioSmoothStep.value(tau)
+            a = dv * (ScenarioSmoothStep.d1(tau) / T)
         case .turn:
             let up = Vector3(0, 0, 1)
             v = Quaternion(axis: up, angle: theta.value).rotate(v0)

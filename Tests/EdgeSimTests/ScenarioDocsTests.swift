@@ -44,6 +44,7 @@ struct ScenarioDocsTests {
         #expect((w.truth(atSeconds: 8, body: .board).magneticField - expected).norm < 1e-12)
         #expect(abs(w.truth(atSeconds: 1, body: .board).pressure - scenarioStandardAtmospherePressure(altitude: 250)) < 1e-9)
         #expect(s.scheduledFaults == [.nack(address: 0x76, register: nil, from: 5, to: 5.5)])
-        #expect(s.imperfections["mpu6050@0x68"]?["gyro"]?["noiseScale"]?.double == 0)
+        #expect(s.imperfections(forAddress: 0x68)?["mpu6050"]?["gyro"]?["noiseScale"]?.double == 0)
+        #expect(s.imperfections(forAddress: 0x76) == .string("ideal"))
     }
 }

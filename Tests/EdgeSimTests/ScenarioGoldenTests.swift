@@ -7,7 +7,11 @@ import Testing
 /// SCENARIO_REGENERATE_GOLDENS=1 and explain the change in the commit.
 @Suite("ScenarioGolden truth logs")
 struct ScenarioGoldenTests {
-    static let names = ScenarioLibraryTests.required
+    /// Every scenario in the library (the required ones and any others).
+    static let names: [String] = {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: scenarioDirectory.path)) ?? []
+        return Set(ScenarioLibraryTests.required + files.filter { $0.hasSuffix(".json5") }.map { String($0.dropLast(6)) }).sorted()
+    }()
 
     /// The truth log of `world`: 2 rows a second, or one every 10 s for
     /// scenarios longer than two minutes, through one second past the end.

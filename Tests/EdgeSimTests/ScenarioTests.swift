@@ -85,6 +85,28 @@ struct ScenarioLibraryTests {
         }
     }
 
+    @Test("the library's motion is continuous across segment boundaries (specific force and rate)",
+          arguments: required + ["head-walk"])
+    func continuity(name: String) throws {
+        let s = try loadScenario(name)
+        let w = try ScenarioWorld(s)
+        for body in SimBody.allCases {
+            for piece in (body == .board ? w.board : (w.accessory ?? w.board)).pieces {
+                let t = piece.start
+                guard t > 0 else { continue }
+                let a = w.truth(atSeconds: t - 1e-7, body: body), b = w.truth(atSeconds: t + 1e-7, body: body)
+                #expect((a.specificForce - b.specificForce).norm < 1e-3, "\(name) \(body) at \(t) s (\(piece.label))")
+                #expect((a.angularRate - b.angularRate).norm < 1e-4, "\(name) \(body) at \(t) s (\(piece.label))")
+            }
+        }
+    }
+
+    @Test("the default scenario is in the library and loops")
+    func defaultScenario() throws {
+        let s = try loadScenario(Scenario.defaultName)
+        #expect(s.loop)
+    }
+
     @Test("rest scenarios: gravity on the axis that points up, nothing else moves",
           arguments: [("rest-flat", Vector3(0, 0, g0)), ("rest-upside-down", Vector3(0, 0, -g0)),
                       ("rest-x-up", Vector3(g0, 0, 0)), ("rest-y-up", Vector3(0, g0, 0))])
@@ -131,7 +153,7 @@ struct ScenarioLibraryTests {
     }
 
     @Test("angular rate integrates to the attitude in the composite scenarios",
-          arguments: [("pickup-walk", SimBody.board), ("car-ride", .board), ("head-accessory", .accessory),
+          arguments: [("pickup-walk", SimBody.board), ("car-ride", .board), ("head-accessory", .accessory), ("head-walk", .accessory),
                       ("desk-idle", .board), ("dive-18m", .board)])
     func compositeRateConsistency(name: String, body: SimBody) throws {
         let w = try world(name)
@@ -430,9 +452,14 @@ struct ScenarioFaultTests {
     func passThrough() throws {
         let s = try decodeScenario("""
         { name: "i", duration_s: 1, seed: 99,
-          imperfections: { "mpu6050@0x68": { gyro: { bias: [0.01, -0.02, 0.03], noiseScale: 0 }, ok: true, note: "x", none: null } } }
+          imperfections: { "0x68": { gyro: { bias: [0.01, -0.02, 0.03], noiseScale: 0 }, ok: true, note: "x", none: null },
+                           "0x0D": "ideal", default: "realistic" } }
         """)
-        let mpu = s.imperfections["mpu6050@0x68"]
+        let mpu = s.imperfections["0x68"]
+        #expect(s.imperfections(forAddress: 0x68) == mpu)
+        #expect(s.imperfections(forAddress: 0x0D) == .string("ideal"))
+        #expect(s.imperfections(forAddress: 0x76) == .string("realistic"))
+        #expect(try decodeScenario(#"{ name: "n", duration_s: 1, imperfections: { "0x69": "ideal" } }"#).imperfections(forAddress: 0x68) == nil)
         #expect(mpu?["gyro"]?["bias"]?.vector3 == Vector3(0.01, -0.02, 0.03))
         #expect(mpu?["gyro"]?["noiseScale"]?.double == 0)
         #expect(mpu?["ok"]?.bool == true && mpu?["note"]?.string == "x" && mpu?["none"] == .null)
@@ -485,6 +512,8 @@ struct ScenarioValidationTests {
         (#"{ name: "x", duration_s: 5, faults: [ { kind: "error_every", every: 2, errno: "EWHAT" } ] }"#, "errno must be a number or one of"),
         (#"{ name: "x", duration_s: 5, accessory: { relative_to: "board", segments: [ { duration_s: 1, translate: { displacement_m: [0, 0, 1] } } ] } }"#,
          "accessory.segments.Index 0: an accessory relative_to \"board\" may only rotate"),
+        (#"{ name: "x", duration_s: 5, accessory: { relative_to: "board", start: { position_m: [0, 0, 1] } } }"#,
+         "accessory.start: an accessory relative_to \"board\" shares the board's position"),
         (#"{ name: "x", duration_s: 5, environment: { pressure: { mode: "water", profile: [ { to_depth_m: 3 } ] } } }"#,
          "give exactly one of duration_s or rate_m_per_min"),
         (#"{ name: "x", duration_s: 5, environment: { pressure: { mode: "space" } } }"#, "mode must be one of: altitude, water"),
@@ -492,6 +521,12 @@ struct ScenarioValidationTests {
          "unknown key 'colour' in a magnet disturbance"),
         (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3 }, turn: { angle_deg: 3 } } ] } }"#,
          "at most one of rotate, rotate_to, turn"),
+        (#"{ name: "x", duration_s: 5, imperfections: { "mpu6050": "ideal" } }"#,
+         "imperfections.mpu6050: imperfections are keyed by a 7-bit I2C address (\"0x68\") or \"default\", got \"mpu6050\""),
+        (#"{ name: "x", duration_s: 5, board: { start: { yaw_deg: 3, heading_deg: 4 } } }"#,
+         "board.start.heading_deg: give either yaw_deg or heading_deg, not both"),
+        (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, rotate: { axis: "z", rate_dps: 3, ramp_s: 0.6 } } ] } }"#,
+         "ramp_s must be at most half the segment's duration_s"),
     ])
     func badInput(text: String, expected: String) {
         let m = message(text)
