@@ -20,6 +20,9 @@ final class BoardSession {
     let transport: String
     /// The simulated board, when the bus is simulated.
     let simulated: SimulatedBoard?
+    /// Held for a Linux bus while the session lives: a second agent or tool
+    /// refuses clearly instead of fighting over the chips.
+    var lock: BusLock?
 
     init(profile: BoardProfile, source: String, bus: AnyI2CBus, clock: any TimeSource,
          transport: String, simulated: SimulatedBoard?) {
@@ -73,16 +76,25 @@ final class BoardSession {
 
     /// Opens the profile's bus. Simulated boards run on the real monotonic
     /// clock, so their scenario plays in real time.
-    static func open(_ s: Selection, clock: (any TimeSource)? = nil) throws -> BoardSession {
+    static func open(_ s: Selection, clock: (any TimeSource)? = nil, purpose: String = "tool") throws -> BoardSession {
         let source = s.profilePath ?? "(--bus \(s.profile.bus))"
         switch s.profile.bus {
         case .linux(let n):
+            let lock: BusLock
+            do {
+                lock = try BusLock(bus: "/dev/i2c-\(n)", environment: ProcessInfo.processInfo.environment,
+                                   purpose: "edge-agent " + purpose)
+            } catch {
+                throw error
+            }
             let linux = try LinuxI2CBus(busNumber: n)
             let transport = linux.transport == .i2cRdwr
                 ? "I2C_RDWR (plain I2C adapter)"
                 : "SMBus (adapter has no plain I2C: I2C-block transfers of at most 32 bytes)"
-            return BoardSession(profile: s.profile, source: source, bus: AnyI2CBus(linux),
-                                clock: clock ?? MonotonicClock(), transport: transport, simulated: nil)
+            let session = BoardSession(profile: s.profile, source: source, bus: AnyI2CBus(linux),
+                                       clock: clock ?? MonotonicClock(), transport: transport, simulated: nil)
+            session.lock = lock
+            return session
         case .simulated:
             let c = clock ?? MonotonicClock()
             let board = try SimulatedBoardFactory.make(profile: s.profile, profilePath: s.profilePath ?? ".", clock: c)

@@ -39,11 +39,11 @@ enum SimulatedBoardFactory {
         var specs: [SimulatedChipSpec] = []
         for chip in profile.chips {
             var imperfections = ChipImperfections.realistic
-            if let value = world.imperfections[chip.id] {
+            if let value = world.scenario.imperfections(forAddress: chip.address) {
                 do {
                     imperfections = try decodeImperfections(value, kind: chip.kind)
                 } catch {
-                    throw Failure(description: "\(scenarioPath): imperfections[\"\(chip.id)\"]: \(error)")
+                    throw Failure(description: "\(scenarioPath): imperfections[\"\(hex(chip.address))\"]: \(error)")
                 }
             }
             specs.append(SimulatedChipSpec(
@@ -58,12 +58,9 @@ enum SimulatedBoardFactory {
         }
     }
 
+    /// A scenario's imperfections entry is in the chip models' own format:
+    /// "realistic", "ideal" or {mpu6050: {...}} / {bmp280: ...} / {qmc5883l: ...}.
     static func decodeImperfections(_ v: ScenarioJSONValue, kind: ChipSpec.Kind) throws -> ChipImperfections {
-        if case .string = v { return try v.decode(ChipImperfections.self) }
-        switch kind {
-        case .mpu6050: return .mpu6050(try v.decode(MPU6050Imperfections.self))
-        case .bmp280: return .bmp280(try v.decode(BMP280Imperfections.self))
-        case .qmc5883l: return .qmc5883l(try v.decode(QMC5883LImperfections.self))
-        }
+        try v.decode(ChipImperfections.self)
     }
 }

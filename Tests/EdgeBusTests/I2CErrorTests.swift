@@ -123,3 +123,46 @@ import Glibc
         c.sleep(untilNanoseconds: a)   // already past: returns at once
     }
 }
+
+@Suite struct BusLockTests {
+    func tempDir() -> String {
+        var template = Array("/tmp/edge-lock-XXXXXX".utf8CString)
+        let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return String(cString: p!)
+    }
+
+    @Test func secondLockOnTheSameBusIsRefusedNamingTheOwner() throws {
+        let dir = tempDir()
+        let first = try BusLock(bus: "/dev/i2c-1", directory: dir, purpose: "edge-agent run")
+        #expect(first.path == dir + "/edge-agent-i2c-1.lock")
+        // flock locks belong to the open file description: a second open in
+        // the same process conflicts just as another process would.
+        do {
+            _ = try BusLock(bus: "/dev/i2c-1", directory: dir, purpose: "edge-agent read")
+            Issue.record("the second lock should be refused")
+        } catch {
+            guard case .held(let h) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(h.owner.contains("pid \(getpid()): edge-agent run"))
+            #expect(h.description.contains("/dev/i2c-1 is in use by another edge-agent"))
+        }
+        // Another bus is independent.
+        _ = try BusLock(bus: "/dev/i2c-2", directory: dir)
+    }
+
+    @Test func lockIsReleasedWhenDropped() throws {
+        let dir = tempDir()
+        do { _ = try BusLock(bus: "/dev/i2c-3", directory: dir) }
+        _ = try BusLock(bus: "/dev/i2c-3", directory: dir)
+    }
+
+    @Test func unwritableDirectoryIsAClearError() {
+        do {
+            _ = try BusLock(bus: "/dev/i2c-1", directory: "/nonexistent-dir")
+            Issue.record("expected failure")
+        } catch {
+            guard case .failed(let f) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(f.errno == ENOENT)
+            #expect(f.description.contains("/nonexistent-dir/edge-agent-i2c-1.lock"))
+        }
+    }
+}

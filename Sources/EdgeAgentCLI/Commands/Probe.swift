@@ -76,7 +76,7 @@ public enum ProbeCommand: Subcommand {
         let json = a.flag("--json")
         let selection = try BoardSession.select(&a, environment: ProcessInfo.processInfo.environment)
         try a.finish()
-        let session = try BoardSession.open(selection)
+        let session = try BoardSession.open(selection, purpose: "probe")
         let report = try probe(session)
         if json {
             let enc = JSONEncoder()

@@ -58,7 +58,7 @@ public enum ReadCommand: Subcommand {
         let interval = try a.double("--interval", in: 0...86_400) ?? 0.5
         let selection = try BoardSession.select(&a, environment: ProcessInfo.processInfo.environment)
         try a.finish()
-        let session = try BoardSession.open(selection)
+        let session = try BoardSession.open(selection, purpose: "read")
         var chips = try ChipSet.start(session: session, settings: selection.config.sensors,
                                       warn: { console.error("warning: \($0)") })
         if !json {
