@@ -39,12 +39,16 @@ let package = Package(
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"]),
+        // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
+        // fusion and altitude, faults; publishes to a SampleSink.
+        .target(name: "EdgeEngine",
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"]),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"]),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService"]),
+                               "EdgeProtocol", "EdgeService", "EdgeEngine"]),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
 
         // --- tests ----------------------------------------------------------
@@ -54,6 +58,8 @@ let package = Package(
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeEngineTests",
+                    dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
     ],
     swiftLanguageModes: [.v6]

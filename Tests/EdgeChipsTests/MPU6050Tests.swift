@@ -283,3 +283,22 @@ import Testing
         #expect(bus.verify() == [])
     }
 }
+
+@Suite struct MPU6050ReadIfReadyTests {
+    @Test func readsStatusAndSampleInOneBurstAndSkipsStaleSamples() throws {
+        // INT_STATUS (0x3A) re-declared here: DATA_RDY_INT is bit 0.
+        let fresh: [UInt8] = [0x01, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF8, 0x30, 0, 1, 0, 2, 0, 3]
+        let stale: [UInt8] = [0x00] + Array(fresh.dropFirst())
+        let bus = ScriptedI2CBus([
+            .writeRead(0x68, [0x3A], reply: fresh),
+            .writeRead(0x68, [0x3A], reply: stale),
+        ])
+        let mpu = MPU6050(bus: bus, address: 0x68, clock: VirtualClock())
+        let raw = try #require(try mpu.readRawIfReady())
+        #expect(raw.accel == SIMD3(16384, 0, 0))
+        #expect(raw.temperature == -2000)
+        #expect(raw.gyro == SIMD3(1, 2, 3))
+        #expect(try mpu.readRawIfReady() == nil)
+        #expect(bus.verify().isEmpty)
+    }
+}

@@ -66,17 +66,41 @@ public struct MPU6050<Bus: I2CBus> {
     /// PWR_MGMT_1 = 0x01 (SLEEP cleared, clock = PLL X gyro) and
     /// PWR_MGMT_2 = 0x00 (all axes on). Registers are back at their defaults.
     public mutating func reset() throws(DriverError) {
+        try beginReset()
+        clock.sleep(nanoseconds: Self.resetDelayNanoseconds)
+        try finishReset()
+    }
+
+    /// First half of ``reset()``: writes DEVICE_RESET. A real-time loop that
+    /// cannot stall for 100 ms calls this, keeps running, and calls
+    /// ``finishReset()`` once ``resetDelayNanoseconds`` have passed.
+    public mutating func beginReset() throws(DriverError) {
         let a = address, b = bus
         try onBus { () throws(I2CError) in
             try b.writeRegister(a, MPU6050Register.powerManagement1.rawValue, MPU6050Bits.deviceReset)
         }
-        clock.sleep(nanoseconds: Self.resetDelayNanoseconds)
+    }
+
+    /// Second half of ``reset()``: wakes the chip (PLL X clock, all axes on).
+    public mutating func finishReset() throws(DriverError) {
+        let a = address, b = bus
         try onBus { () throws(I2CError) in
             try b.writeRegister(a, MPU6050Register.powerManagement1.rawValue, MPU6050ClockSource.pllX.rawValue)
             try b.writeRegister(a, MPU6050Register.powerManagement2.rawValue, 0x00)
         }
-        configuration = .afterReset
+        configuration = .default
         scales = MPU6050Scales(gyroRange: .dps250, accelRange: .g2, variant: variant)
+    }
+
+    /// Sleep (PWR_MGMT_1.SLEEP, read-modify-write): an idle IMU draws ~5 µA
+    /// instead of ~3.9 mA. Registers keep their values; waking needs no
+    /// reconfiguration, but discard ~60 ms of gyro samples after it.
+    public func setSleep(_ asleep: Bool) throws(DriverError) {
+        let a = address, b = bus
+        let table = RegisterTable([asleep
+            ? RegisterSetting(register: MPU6050Register.powerManagement1.rawValue, set: MPU6050Bits.sleep, clear: 0)
+            : RegisterSetting(register: MPU6050Register.powerManagement1.rawValue, set: 0, clear: MPU6050Bits.sleep)])
+        try onBus { () throws(I2CError) in try table.apply(on: b, address: a) }
     }
 
     /// Writes the configuration table (``MPU6050Configuration/registerTable``)
@@ -130,6 +154,24 @@ public struct MPU6050<Bus: I2CBus> {
         return try onBus { () throws(I2CError) in
             try readBurst(b, a, MPU6050Register.accelXOutH.rawValue, count: 14) { bytes in
                 MPU6050RawSample(burst: bytes, captureNanoseconds: clock.nowNanoseconds)
+            }
+        }
+    }
+
+    /// INT_STATUS and the sample in one 15-byte burst from 0x3A (INT_STATUS
+    /// sits just below ACCEL_XOUT_H): nil when DATA_RDY_INT is clear, i.e. no
+    /// sample arrived since the last read - so a loop that polls slightly
+    /// faster than the sample rate never publishes a stale sample as fresh.
+    /// Reading INT_STATUS clears it (RM §4.16). Not for FIFO mode: it would
+    /// also clear FIFO_OFLOW_INT, which ``drainFIFO(maxRecords:_:)`` checks.
+    @inlinable
+    public func readRawIfReady() throws(DriverError) -> MPU6050RawSample? {
+        let b = bus, a = address, clock = self.clock
+        return try onBus { () throws(I2CError) in
+            try readBurst(b, a, MPU6050Register.intStatus.rawValue, count: 15) { bytes -> MPU6050RawSample? in
+                guard bytes[0] & MPU6050Bits.dataReady != 0 else { return nil }
+                return MPU6050RawSample(burst: UnsafeRawBufferPointer(rebasing: bytes[1..<15]),
+                                        captureNanoseconds: clock.nowNanoseconds)
             }
         }
     }

@@ -1,0 +1,90 @@
+import EdgeChips
+import EdgeFusion
+import EdgeProtocol
+
+/// Where one chip sits and how it is turned: the engine's view of a board
+/// profile entry (the service layer maps profiles onto this).
+public struct EngineDevice: Sendable, Equatable {
+    public enum Role: String, Sendable { case primary, accessory }
+    /// Stable identifier, e.g. `mpu6050@0x68`.
+    public var id: String
+    public var kind: ChipKind
+    public var address: UInt8
+    public var role: Role
+    /// `v_board = boardFromChip · v_chip`.
+    public var boardFromChip: Matrix3
+    /// Address of the MPU-6050 whose bypass makes this chip visible (GY-87).
+    public var behind: UInt8?
+
+    public init(id: String, kind: ChipKind, address: UInt8, role: Role = .primary,
+                boardFromChip: Matrix3 = .identity, behind: UInt8? = nil) {
+        self.id = id; self.kind = kind; self.address = address; self.role = role
+        self.boardFromChip = boardFromChip; self.behind = behind
+    }
+}
+
+/// Per-chip calibration in the board frame (after mounting):
+/// `accel = scale ⊙ (raw − bias)`, `gyro = raw − bias`,
+/// `field = softIron · (raw − hardIron)`.
+public struct EngineCalibration: Sendable, Equatable {
+    public struct IMU: Sendable, Equatable {
+        /// rad/s.
+        public var gyroBias: SIMD3<Double> = .zero
+        /// m/s².
+        public var accelBias: SIMD3<Double> = .zero
+        /// Unitless, per axis.
+        public var accelScale: SIMD3<Double> = SIMD3<Double>(1, 1, 1)
+        public init(gyroBias: SIMD3<Double> = .zero, accelBias: SIMD3<Double> = .zero, accelScale: SIMD3<Double> = SIMD3<Double>(1, 1, 1)) {
+            self.gyroBias = gyroBias; self.accelBias = accelBias; self.accelScale = accelScale
+        }
+    }
+    /// Keyed by device id (`mpu6050@0x68`).
+    public var imu: [String: IMU] = [:]
+    /// The magnetometer's hard/soft iron, board frame.
+    public var magnetometer: MagnetometerCalibration?
+    public init(imu: [String: IMU] = [:], magnetometer: MagnetometerCalibration? = nil) {
+        self.imu = imu; self.magnetometer = magnetometer
+    }
+}
+
+/// What the engine runs: chip settings, loop, fusion and altitude settings,
+/// fault policy. Everything in SI units unless the name says otherwise.
+public struct EngineSettings: Sendable, Equatable {
+    public var mpu6050: MPU6050Configuration
+    public var bmp280: BMP280Configuration
+    public var qmc5883l: QMC5883LConfiguration
+    /// IMU samples read per loop tick. 1: one register burst per tick at the
+    /// IMU rate (the loop runs at the IMU rate). More: the loop runs at
+    /// rate/batch and drains the MPU-6050 FIFO, as needed up to 1 kHz.
+    public var imuBatch: Int
+    /// Frame of published device motion (falls back to a 6D frame and says
+    /// so in the samples' frame when the magnetometer is missing).
+    public var referenceFrame: EdgeFusion.ReferenceFrame
+    public var fusion: AttitudeFilter.Settings
+    public var altitude: AltitudeFilter.Settings
+    /// Consecutive failed reads before a device is reset.
+    public var failuresBeforeReset: Int
+    /// Seconds between re-probes of a missing device.
+    public var reprobeInterval: Double
+    /// Streams kept running even with no subscriber.
+    public var alwaysOn: Set<StreamName>
+
+    public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
+                qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,
+                referenceFrame: EdgeFusion.ReferenceFrame = .xMagneticNorthZVertical,
+                fusion: AttitudeFilter.Settings = AttitudeFilter.Settings(),
+                altitude: AltitudeFilter.Settings = AltitudeFilter.Settings(),
+                failuresBeforeReset: Int = 3, reprobeInterval: Double = 1.0,
+                alwaysOn: Set<StreamName> = []) {
+        self.mpu6050 = mpu6050; self.bmp280 = bmp280; self.qmc5883l = qmc5883l
+        self.imuBatch = max(1, imuBatch); self.referenceFrame = referenceFrame
+        self.fusion = fusion; self.altitude = altitude
+        self.failuresBeforeReset = max(1, failuresBeforeReset); self.reprobeInterval = reprobeInterval
+        self.alwaysOn = alwaysOn
+    }
+
+    /// IMU sample rate the divider achieves, Hz.
+    public var imuRateHz: Double { mpu6050.achievedSampleRateHz }
+    /// Loop period, ns: one IMU sample, or one FIFO batch.
+    public var loopPeriodNanoseconds: UInt64 { UInt64((Double(imuBatch) / imuRateHz * 1e9).rounded()) }
+}

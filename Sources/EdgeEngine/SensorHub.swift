@@ -1,0 +1,377 @@
+import EdgeBus
+import EdgeChips
+import EdgeFusion
+import EdgeProtocol
+
+/// Everything between the bus and the publisher for one board: the drivers
+/// (specialised on the concrete bus type), calibration, attitude and
+/// altitude filters, multi-rate scheduling, fault counting and recovery.
+///
+/// ``tick()`` is one loop iteration. It reads what is due, fuses, and
+/// publishes to the sink; it holds no lock, never blocks on a client and,
+/// in steady state, allocates nothing. Missing devices are re-probed at
+/// ``EngineSettings/reprobeInterval``; an MPU-6050 reset is split across
+/// ticks (the 100 ms wait never stalls the loop).
+public final class SensorHub<Bus: I2CBus> {
+    public let bus: Bus
+    public let clock: any TimeSource
+    public private(set) var settings: EngineSettings
+    public private(set) var calibration: EngineCalibration
+    public weak var sink: (any SampleSink)?
+
+    // Devices, by role.
+    @usableFromInline var imu: IMUUnit<Bus>?
+    @usableFromInline var accessory: IMUUnit<Bus>?
+    @usableFromInline var magnetometer: MagUnit<Bus>?
+    @usableFromInline var barometer: BaroUnit<Bus>?
+
+    var altitude: AltitudeFilter
+    var pendingMag: SIMD3<Double>?
+    var wanted = [Bool](repeating: true, count: StreamName.allCases.count)
+    var seenDemandGeneration = -1
+    var devicesChanged = true
+
+    /// Samples handed to the sink, per stream index.
+    public private(set) var publishedCounts = [Int](repeating: 0, count: StreamName.allCases.count)
+    /// Samples the sink refused (its ring was full).
+    public private(set) var sinkDrops = 0
+    /// Ticks run.
+    public private(set) var ticks = 0
+
+    public init(bus: Bus, clock: any TimeSource, devices: [EngineDevice],
+                settings: EngineSettings, calibration: EngineCalibration = EngineCalibration(),
+                sink: (any SampleSink)?) {
+        self.bus = bus
+        self.clock = clock
+        var s = settings
+        if s.imuBatch > 1 { s.mpu6050.fifo = true }
+        if s.bmp280.mode == .forced { s.bmp280.mode = .normal }
+        self.settings = s
+        self.calibration = calibration
+        self.sink = sink
+        altitude = AltitudeFilter(settings: s.altitude)
+        for d in devices {
+            switch (d.kind, d.role) {
+            case (.mpu6050, .primary) where imu == nil:
+                imu = IMUUnit(device: d, driver: MPU6050(bus: bus, address: d.address, clock: clock),
+                              settings: s, calibration: calibration.imu[d.id] ?? .init())
+            case (.mpu6050, _) where accessory == nil:
+                var acc = s
+                acc.mpu6050.fifo = false
+                acc.mpu6050.i2cBypass = false
+                var fusion = s.fusion
+                fusion.magnetometerCalibration = nil
+                acc.fusion = fusion
+                accessory = IMUUnit(device: d, driver: MPU6050(bus: bus, address: d.address, clock: clock),
+                                    settings: acc, calibration: calibration.imu[d.id] ?? .init())
+            case (.qmc5883l, _) where magnetometer == nil:
+                magnetometer = MagUnit(device: d, driver: QMC5883L(bus: bus, address: d.address, clock: clock))
+            case (.bmp280, _) where barometer == nil:
+                barometer = BaroUnit(device: d, driver: BMP280(bus: bus, address: d.address, clock: clock))
+            default:
+                continue
+            }
+        }
+        if imu?.device.address != nil, devices.contains(where: { $0.behind == imu!.device.address }) {
+            imu!.settings.mpu6050.i2cBypass = true
+        }
+    }
+
+    // MARK: start
+
+    /// Probes and starts every device (blocking: call before the loop
+    /// starts). A device that does not answer is marked missing and re-probed
+    /// from the loop; nothing here throws. Returns one line per device.
+    @discardableResult
+    public func start() -> [String] {
+        let now = clock.nowNanoseconds
+        var report: [String] = []
+        if var u = imu { report.append(u.startBlocking(now: now)); imu = u }
+        if var u = accessory { report.append(u.startBlocking(now: now)); accessory = u }
+        if var u = magnetometer { report.append(u.start(settings.qmc5883l, now: clock.nowNanoseconds)); magnetometer = u }
+        if var u = barometer { report.append(u.start(settings.bmp280, now: clock.nowNanoseconds)); barometer = u }
+        devicesChanged = true
+        publishDevicesIfChanged()
+        return report
+    }
+
+    // MARK: the loop body
+
+    /// One loop iteration at the current clock time.
+    public func tick() {
+        ticks &+= 1
+        let now = clock.nowNanoseconds
+        refreshDemand()
+        serviceDevices(now: now)
+
+        // Slow sensors first, so a fresh magnetometer sample joins this
+        // tick's last IMU sample.
+        if magnetometer != nil { readMagnetometer(now: now) }
+        if barometer != nil { readBarometer(now: now) }
+        if imu != nil { readPrimaryIMU() }
+        if accessory != nil { readAccessoryIMU() }
+        sink?.wakeService()
+        publishDevicesIfChanged()
+    }
+
+    // MARK: demand
+
+    func refreshDemand() {
+        guard let sink else { return }
+        let g = sink.demandGeneration
+        guard g != seenDemandGeneration else { return }
+        seenDemandGeneration = g
+        let d = sink.demand()
+        for s in StreamName.allCases { wanted[s.index] = d[s] != nil || settings.alwaysOn.contains(s) }
+        let motion = [StreamName.accelerometer, .gyroscope, .magnetometer, .deviceMotion, .accelerometerBatch,
+                      .deviceMotionBatch].contains { wanted[$0.index] }
+            // the altitude filter uses the IMU's vertical acceleration
+            || wanted[StreamName.altitude.index] || wanted[StreamName.absoluteAltitude.index]
+        let accessoryWanted = wanted[StreamName.accessoryMotion.index] || wanted[StreamName.accessoryConnection.index]
+        let baroWanted = wanted[StreamName.altitude.index] || wanted[StreamName.absoluteAltitude.index]
+            || wanted[StreamName.submersion.index]
+        let magWanted = [StreamName.magnetometer, .deviceMotion, .deviceMotionBatch].contains { wanted[$0.index] }
+        let now = clock.nowNanoseconds
+        if var u = imu { if u.setIdle(!motion, now: now) { devicesChanged = true }; imu = u }
+        if var u = accessory { if u.setIdle(!accessoryWanted, now: now) { devicesChanged = true }; accessory = u }
+        if var u = magnetometer {
+            if u.setIdle(!magWanted, settings: settings.qmc5883l, now: now) { devicesChanged = true }
+            magnetometer = u
+        }
+        if var u = barometer {
+            if u.setIdle(!baroWanted, settings: settings.bmp280, now: now) { devicesChanged = true }
+            barometer = u
+        }
+    }
+
+    // MARK: device upkeep: reprobe, split resets
+
+    func serviceDevices(now: UInt64) {
+        let reprobe = UInt64(settings.reprobeInterval * 1e9)
+        if var u = imu { if u.service(now: now, reprobe: reprobe, events: &pendingEvents) { devicesChanged = true }; imu = u }
+        if var u = accessory { if u.service(now: now, reprobe: reprobe, events: &pendingEvents) { devicesChanged = true }; accessory = u }
+        if var u = magnetometer {
+            if u.service(now: now, reprobe: reprobe, settings: settings.qmc5883l, events: &pendingEvents) { devicesChanged = true }
+            magnetometer = u
+        }
+        if var u = barometer {
+            if u.service(now: now, reprobe: reprobe, settings: settings.bmp280, events: &pendingEvents) {
+                devicesChanged = true
+                altitude = AltitudeFilter(settings: settings.altitude)   // new reference after a gap
+            }
+            barometer = u
+        }
+    }
+    var pendingEvents: [ConnectionEvent] = []
+
+    // MARK: primary IMU
+
+    func readPrimaryIMU() {
+        guard var u = imu, u.health.isReading else { return }
+        imu = nil   // hold the unit locally while processing (exclusive access)
+        if !u.readBatch(fifo: settings.imuBatch > 1) { devicesChanged = true }
+        let n = u.batch.count
+        for i in 0..<n {
+            processPrimary(u.batch[i], unit: &u, last: i == n - 1)
+        }
+        imu = u
+    }
+
+    /// Calibrates, mounts, fuses and publishes one primary-IMU sample.
+    @inline(__always)
+    func processPrimary(_ raw: MPU6050RawSample, unit u: inout IMUUnit<Bus>, last: Bool) {
+        guard let (acc, gyr, dt) = u.prepare(raw) else { return }
+        var mag: SIMD3<Double>? = nil
+        if last, let m = pendingMag { mag = m; pendingMag = nil }
+        u.filter.update(gyro: gyr, accel: acc, mag: mag, dt: dt)
+        if barometer != nil {
+            altitude.updateAccel(verticalAcceleration: AltitudeFilter.verticalAcceleration(
+                attitude: u.filter.quaternion6D, specificForce: acc), dt: dt)
+        }
+        let t = raw.captureNanoseconds
+        if wanted[StreamName.accelerometer.index] { publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: wire(acc)))) }
+        if wanted[StreamName.accelerometerBatch.index] { publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: wire(acc)))) }
+        if wanted[StreamName.gyroscope.index] {
+            publish(.gyroscope(GyroscopeSample(timestampNs: t, rotationRate: wire(gyr - u.filter.gyroBias))))
+        }
+        let dm = wanted[StreamName.deviceMotion.index], dmb = wanted[StreamName.deviceMotionBatch.index]
+        if dm || dmb {
+            let sample = deviceMotionSample(u.filter, timestamp: t, frame: effectiveFrame)
+            if dm { publish(.deviceMotion(sample)) }
+            if dmb { publish(.deviceMotionBatch(sample)) }
+        }
+    }
+
+    /// The configured frame, or a 6D one while the magnetometer is absent.
+    @usableFromInline var effectiveFrame: EdgeFusion.ReferenceFrame {
+        let f = settings.referenceFrame
+        guard f.needsMagnetometer else { return f }
+        if let m = magnetometer, m.health.state == .present { return f }
+        return .xArbitraryZVertical
+    }
+
+    // MARK: accessory IMU
+
+    func readAccessoryIMU() {
+        guard var u = accessory, u.health.isReading else { return }
+        accessory = nil
+        if !u.readBatch(fifo: false) { devicesChanged = true }
+        for raw in u.batch {
+            guard let (acc, gyr, dt) = u.prepare(raw) else { continue }
+            u.filter.update(gyro: gyr, accel: acc, mag: nil, dt: dt)
+            if wanted[StreamName.accessoryMotion.index] {
+                publish(.accessoryMotion(deviceMotionSample(u.filter, timestamp: raw.captureNanoseconds,
+                                                             frame: .xArbitraryZVertical)))
+            }
+        }
+        accessory = u
+    }
+
+    // MARK: magnetometer
+
+    func readMagnetometer(now: UInt64) {
+        guard var u = magnetometer, u.health.isReading, now >= u.nextRead else { return }
+        u.nextRead = now + u.period(settings.qmc5883l) / 2   // poll twice per output period
+        var field: SIMD3<Double>?
+        var overflow = false
+        let ok = u.health.attempt { () throws(DriverError) in
+            switch try u.driver.read() {
+            case .field(let s):
+                field = u.device.boardFromChip * s.magneticField
+            case .overflow:
+                overflow = true
+            case .notReady:
+                break
+            }
+        }
+        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.qmc5883l, events: &pendingEvents) }
+        if overflow { u.overflows += 1 }
+        magnetometer = u
+        guard var f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
+        if let cal = calibration.magnetometer { f = cal.apply(f) }
+        pendingMag = f
+        if wanted[StreamName.magnetometer.index] {
+            publish(.magnetometer(MagnetometerSample(timestampNs: now, magneticField: wire(f))))
+        }
+    }
+
+    // MARK: barometer
+
+    func readBarometer(now: UInt64) {
+        guard var u = barometer, u.health.isReading, now >= u.nextRead else { return }
+        u.nextRead = now + u.period
+        var reading: BMP280Sample?
+        let ok = u.health.attempt { () throws(DriverError) in reading = try u.driver.read() }
+        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.bmp280, events: &pendingEvents) }
+        barometer = u
+        guard let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite else { return }
+        altitude.updateBarometer(pressure: p)
+        let out = altitude.output
+        guard out.relativeAltitude.isFinite, out.absoluteAltitude.isFinite else { return }
+        if wanted[StreamName.altitude.index] {
+            publish(.altitude(AltitudeSample(timestampNs: r.captureNanoseconds, relativeAltitude: out.relativeAltitude,
+                                             pressure: p, temperature: r.temperatureCelsius)))
+        }
+        if wanted[StreamName.absoluteAltitude.index] {
+            let precision = PressureAltitude.altitudePerPascal(pressure: p, seaLevelPressure: settings.altitude.seaLevelPressure)
+            publish(.absoluteAltitude(AbsoluteAltitudeSample(
+                timestampNs: r.captureNanoseconds, altitude: out.absoluteAltitude,
+                accuracy: out.absoluteAltitudeAccuracy.isFinite ? out.absoluteAltitudeAccuracy : 1e6,
+                precision: abs(precision) * 0.16)))   // 0.16 Pa: UHR resolution (DS Table 3)
+        }
+    }
+
+    // MARK: publishing
+
+    @inline(__always)
+    func publish(_ s: Sample) {
+        guard let sink else { return }
+        publishedCounts[s.stream.index] &+= 1
+        if !sink.publish(s, wake: false) { sinkDrops &+= 1 }
+    }
+
+    func publishDevicesIfChanged() {
+        if !pendingEvents.isEmpty {
+            for e in pendingEvents { sink?.publishConnection(e) }
+            pendingEvents.removeAll(keepingCapacity: true)
+            devicesChanged = true
+        }
+        guard devicesChanged else { return }
+        devicesChanged = false
+        sink?.setDevices(devicesSnapshot())
+    }
+
+    /// The devices as a `devices` request lists them.
+    public func devicesSnapshot() -> [DeviceInfo] {
+        var out: [DeviceInfo] = []
+        let name = bus.name
+        if let u = imu {
+            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch],
+                                     rate: u.health.isReading ? settings.imuRateHz : 0))
+        }
+        if let u = accessory {
+            out.append(u.health.info(u.device, bus: name, streams: [.accessoryMotion, .accessoryConnection],
+                                     rate: u.health.isReading ? u.settings.imuRateHz : 0))
+        }
+        if let u = magnetometer {
+            out.append(u.health.info(u.device, bus: name, streams: [.magnetometer, .deviceMotion],
+                                     rate: u.health.isReading ? Double(settings.qmc5883l.outputRate.hertz) : 0))
+        }
+        if let u = barometer {
+            out.append(u.health.info(u.device, bus: name, streams: [.altitude, .absoluteAltitude],
+                                     rate: u.health.isReading ? 1e9 / Double(u.period) : 0))
+        }
+        return out
+    }
+
+    // MARK: reload
+
+    /// New calibration (SIGHUP): takes effect from the next sample. The
+    /// attitude filters keep their state.
+    public func apply(calibration c: EngineCalibration) {
+        calibration = c
+        if var u = imu { u.calibration = c.imu[u.device.id] ?? .init(); imu = u }
+        if var u = accessory { u.calibration = c.imu[u.device.id] ?? .init(); accessory = u }
+    }
+
+    /// The primary attitude filter (for tests and tools).
+    public var primaryFilter: AttitudeFilter? { imu?.filter }
+    public var accessoryFilter: AttitudeFilter? { accessory?.filter }
+    public var altitudeOutput: AltitudeFilter.Output { altitude.output }
+    public func health(of id: String) -> DeviceHealth? {
+        [imu?.device.id == id ? imu?.health : nil, accessory?.device.id == id ? accessory?.health : nil,
+         magnetometer?.device.id == id ? magnetometer?.health : nil,
+         barometer?.device.id == id ? barometer?.health : nil].compactMap { $0 }.first
+    }
+
+    func deviceMotionSample(_ f: AttitudeFilter, timestamp: UInt64, frame: EdgeFusion.ReferenceFrame) -> DeviceMotionSample {
+        let m = f.deviceMotion(in: frame)
+        let q = m.attitude.quaternion
+        let g = EdgeFusion.standardGravity
+        let accuracy: MagneticFieldAccuracy
+        switch m.magneticField.accuracy {
+        case .uncalibrated: accuracy = .uncalibrated
+        case .low: accuracy = .low
+        case .medium: accuracy = .medium
+        case .high: accuracy = .high
+        }
+        let hasNorth = frame == .xMagneticNorthZVertical || frame == .xTrueNorthZVertical
+        return DeviceMotionSample(
+            timestampNs: timestamp, attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
+            gravity: wire(m.gravity * g), userAcceleration: wire(m.userAcceleration * g),
+            rotationRate: wire(m.rotationRate), magneticField: wire(m.magneticField.field),
+            magneticFieldAccuracy: accuracy, headingDeg: hasNorth ? m.heading : nil,
+            referenceFrame: wireFrame(frame))
+    }
+}
+
+@inline(__always) func wire(_ v: SIMD3<Double>) -> EdgeProtocol.Vector3 { EdgeProtocol.Vector3(x: v.x, y: v.y, z: v.z) }
+
+func wireFrame(_ f: EdgeFusion.ReferenceFrame) -> EdgeProtocol.ReferenceFrame {
+    switch f {
+    case .xArbitraryZVertical: return .xArbitraryZVertical
+    case .xArbitraryCorrectedZVertical: return .xArbitraryCorrectedZVertical
+    case .xMagneticNorthZVertical: return .xMagneticNorthZVertical
+    case .xTrueNorthZVertical: return .xTrueNorthZVertical
+    }
+}

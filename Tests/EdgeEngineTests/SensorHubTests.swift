@@ -1,0 +1,229 @@
+import Testing
+import Foundation
+import EdgeBus
+import EdgeChips
+import EdgeFusion
+import EdgeProtocol
+import EdgeSim
+@testable import EdgeEngine
+
+let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// A simulated reference board (plus an accessory IMU at 0x69) on a virtual clock.
+struct Rig {
+    let clock = VirtualClock(startNanoseconds: 1_000_000_000)
+    let board: SimulatedBoard
+    let hub: SensorHub<SimulatedBus>
+    let loop: EngineLoop<SimulatedBus>
+    let sink = CollectingSink()
+
+    init(settings: EngineSettings = EngineSettings(), truth: (any TruthSource)? = nil,
+         faults: [ScheduledFault] = [], accessory: Bool = false, scenario: String? = nil,
+         imperfections: ChipImperfections = .realistic) throws {
+        var specs = SimulatedChipSpec.referenceBoard(imperfections)
+        if accessory { specs.append(SimulatedChipSpec(kind: "mpu6050", address: 0x69, body: .accessory, imperfections: imperfections)) }
+        var world: any TruthSource = truth ?? ConstantTruth()
+        var allFaults = faults
+        if let scenario {
+            let d = JSONDecoder(); d.allowsJSON5 = true
+            let s = try d.decode(Scenario.self, from: Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/scenarios/\(scenario).json5")))
+            let w = try ScenarioWorld(s, startNanoseconds: clock.nowNanoseconds)
+            world = w
+            allFaults += w.faults
+        }
+        board = try SimulatedBoard(chips: specs, truth: world, clock: clock, seed: 7, faults: allFaults)
+        var devices = [
+            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
+            EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
+            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
+        ]
+        if accessory { devices.append(EngineDevice(id: "mpu6050@0x69", kind: .mpu6050, address: 0x69, role: .accessory)) }
+        hub = SensorHub(bus: board.bus, clock: clock, devices: devices, settings: settings, sink: sink)
+        loop = EngineLoop(hub: hub, clock: clock)
+    }
+
+    func run(seconds: Double) {
+        loop.run(maxTicks: Int((seconds * 1e9 / Double(loop.periodNanoseconds)).rounded()))
+    }
+
+    func samples(_ stream: StreamName) -> [Sample] { sink.samples.filter { $0.stream == stream } }
+}
+
+@Suite struct SensorHubTests {
+    @Test func ratesFollowCaptureTimestamps() throws {
+        var s = EngineSettings()
+        s.mpu6050.sampleRateHz = 200
+        let rig = try Rig(settings: s)
+        let report = rig.hub.start()
+        #expect(report.count == 3)
+        rig.run(seconds: 0.2)   // past the gyro's 60 ms settling
+        rig.sink.removeAll()
+        rig.run(seconds: 2)
+        let motion = rig.samples(.deviceMotion).map(\.timestampNs)
+        // One per IMU sample: 200 Hz for 2 s, give or take the edges.
+        #expect(abs(motion.count - 400) <= 2, "\(motion.count)")
+        let gaps = zip(motion.dropFirst(), motion).map { Double($0 - $1) / 1e6 }
+        #expect(gaps.allSatisfy { abs($0 - 5.0) < 0.01 }, "IMU samples 5 ms apart: \(Set(gaps))")
+        let mag = rig.samples(.magnetometer).map(\.timestampNs)
+        #expect(abs(mag.count - 200) <= 3, "QMC5883L at 100 Hz: \(mag.count)")
+        let alt = rig.samples(.altitude)
+        // Reads spaced by the worst-case cycle (t_max 43.2 ms + t_sb 0.5 ms), on 5 ms ticks: every 45 ms.
+        #expect(abs(alt.count - 44) <= 1, "BMP280 reads: \(alt.count)")
+        let altGaps = zip(alt.dropFirst(), alt).map { $0.timestampNs - $1.timestampNs }
+        #expect(altGaps.allSatisfy { $0 == 45_000_000 })
+        #expect(rig.loop.statistics.overruns == 0)
+        #expect(rig.loop.statistics.count == 440)
+    }
+
+    @Test func noStaleSampleAndNoNaN() throws {
+        let rig = try Rig()
+        rig.hub.start()
+        rig.run(seconds: 1)
+        for stream in StreamName.allCases where stream.carriesSamples {
+            let t = rig.samples(stream).map(\.timestampNs)
+            #expect(zip(t.dropFirst(), t).allSatisfy { $0 > $1 }, "\(stream) timestamps strictly increase")
+        }
+        for case .deviceMotion(let m) in rig.sink.samples {
+            let values = [m.attitude.w, m.attitude.x, m.attitude.y, m.attitude.z, m.gravity.x, m.gravity.z,
+                          m.userAcceleration.x, m.rotationRate.z]
+            #expect(values.allSatisfy { $0.isFinite })
+        }
+    }
+
+    @Test func levelBoardConvergesToGravityDown() throws {
+        // Ideal chips: uncalibrated hard/soft iron would tilt the heading.
+        let rig = try Rig(imperfections: .ideal)
+        rig.hub.start()
+        rig.run(seconds: 20)
+        guard case .deviceMotion(let m)? = rig.samples(.deviceMotion).last else { Issue.record("no sample"); return }
+        // ConstantTruth: board X to magnetic north, level -> the NWU attitude is identity.
+        let q = Quaternion(w: m.attitude.w, x: m.attitude.x, y: m.attitude.y, z: m.attitude.z)
+        #expect(q.angle(to: .identity) * 180 / .pi < 3, "attitude \(q)")
+        // Core Motion: gravity of a level, face-up device points to -Z.
+        #expect(abs(m.gravity.z + 9.80665) < 0.3)
+        #expect(abs(m.gravity.x) < 0.3 && abs(m.gravity.y) < 0.3)
+        #expect(m.referenceFrame == .xMagneticNorthZVertical)
+        #expect(m.headingDeg != nil)
+    }
+
+    @Test func fifoBatchesAtOneKilohertz() throws {
+        var s = EngineSettings()
+        s.mpu6050.sampleRateHz = 1000
+        s.mpu6050.dlpf = .hz184
+        s.imuBatch = 5
+        let rig = try Rig(settings: s)
+        rig.hub.start()
+        #expect(rig.loop.periodNanoseconds == 5_000_000)
+        rig.run(seconds: 0.2)
+        rig.sink.removeAll()
+        rig.run(seconds: 1)
+        let t = rig.samples(.accelerometerBatch).map(\.timestampNs)
+        #expect(abs(t.count - 1000) <= 10, "\(t.count)")
+        let gaps = zip(t.dropFirst(), t).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 == 1_000_000 }, "1 ms apart: \(Set(gaps))")
+        #expect(rig.hub.health(of: "mpu6050@0x68")?.errorCount == 0)
+    }
+
+    @Test func idleDevicesNobodyNeeds() throws {
+        let rig = try Rig()
+        rig.hub.start()
+        rig.sink.setDemand([.deviceMotion: 0.01])
+        rig.run(seconds: 0.5)
+        let baro = try #require(rig.sink.devices.first { $0.kind == "bmp280" })
+        #expect(baro.state == .idle)
+        #expect(rig.samples(.altitude).isEmpty)
+        #expect(!rig.samples(.deviceMotion).isEmpty)
+        rig.sink.setDemand([.altitude: 0.1])
+        rig.sink.removeAll()
+        rig.run(seconds: 0.5)
+        #expect(rig.sink.devices.first { $0.kind == "bmp280" }?.state == .present)
+        #expect(!rig.samples(.altitude).isEmpty)
+        #expect(rig.samples(.deviceMotion).isEmpty)
+    }
+
+    @Test func alwaysOnKeepsAStreamRunning() throws {
+        var s = EngineSettings()
+        s.alwaysOn = [.altitude]
+        let rig = try Rig(settings: s)
+        rig.hub.start()
+        rig.sink.setDemand([:])
+        rig.run(seconds: 0.5)
+        #expect(!rig.samples(.altitude).isEmpty)
+        #expect(rig.samples(.deviceMotion).isEmpty)
+    }
+}
+
+@Suite struct FaultTests {
+    @Test func magnetometerLossDropsTo6DAndComesBack() throws {
+        // The QMC5883L vanishes from 1 s to 3 s (scenario-style schedule).
+        let rig = try Rig(faults: [.disappear(address: 0x0D, from: 1, to: 3)])
+        rig.hub.start()
+        rig.run(seconds: 6)
+        let events = rig.sink.events.filter { $0.deviceID == "qmc5883l@0x0d" }
+        #expect(events.map(\.connected) == [false, true], "\(events)")
+        let lost = try #require(events.first).timestampNs
+        let back = try #require(events.last).timestampNs
+        #expect(Double(lost - rig.board.bus.absolute(1)) / 1e9 < 0.2, "noticed within a few reads")
+        #expect(back >= rig.board.bus.absolute(3))
+        #expect(Double(back - rig.board.bus.absolute(3)) / 1e9 <= 1.1, "re-probed within the 1 s interval")
+        // While it is gone: 6D frame, no heading, and no magnetometer samples.
+        let during = rig.sink.samples.filter { $0.timestampNs > lost + 50_000_000 && $0.timestampNs < back }
+        #expect(!during.isEmpty)
+        for case .deviceMotion(let m) in during {
+            #expect(m.referenceFrame == .xArbitraryZVertical)
+            #expect(m.headingDeg == nil)
+        }
+        #expect(!during.contains { $0.stream == .magnetometer })
+        // Afterwards the magnetic frame is back.
+        guard case .deviceMotion(let last)? = rig.samples(.deviceMotion).last else { Issue.record("no motion"); return }
+        #expect(last.referenceFrame == .xMagneticNorthZVertical)
+        // The rest kept running throughout.
+        #expect(rig.samples(.altitude).contains { $0.timestampNs > lost && $0.timestampNs < back })
+        let info = try #require(rig.sink.devices.first { $0.kind == "qmc5883l" })
+        #expect(info.state == .present)
+        #expect(info.errorCount >= 3)
+    }
+
+    @Test func accessoryLossLeavesThePrimaryRunning() throws {
+        let rig = try Rig(faults: [.disappear(address: 0x69, from: 1, to: 2)], accessory: true)
+        rig.hub.start()
+        rig.run(seconds: 4)
+        let events = rig.sink.events.filter { $0.deviceID == "mpu6050@0x69" }
+        #expect(events.map(\.connected) == [false, true])
+        // The primary IMU never missed a deadline or a sample (100 Hz by default).
+        let t = rig.samples(.deviceMotion).map(\.timestampNs)
+        let gaps = zip(t.dropFirst(), t).map { $0 - $1 }
+        #expect(gaps.max() ?? 0 <= 10_000_000)
+        #expect(rig.loop.statistics.overruns == 0)
+        #expect(!rig.samples(.accessoryMotion).filter { $0.timestampNs > rig.board.bus.absolute(2.5) }.isEmpty)
+    }
+
+    @Test func nackWindowOnTheBarometerIsCountedAndRecovered() throws {
+        let rig = try Rig(faults: [.nack(address: 0x76, register: 0xF7, from: 1, to: 1.5)])
+        rig.hub.start()
+        rig.run(seconds: 3)
+        let info = try #require(rig.sink.devices.first { $0.kind == "bmp280" })
+        #expect(info.errorCount > 0)
+        #expect(info.state == .present)
+        #expect(info.lastError?.contains("0x76") == true)
+        let alt = rig.samples(.altitude).map(\.timestampNs)
+        #expect(alt.contains { $0 > rig.board.bus.absolute(2) })
+        #expect(!alt.contains { $0 > rig.board.bus.absolute(1.05) && $0 < rig.board.bus.absolute(1.5) },
+                "no sample published while the chip did not answer")
+    }
+
+    @Test func primaryIMUResetAfterRepeatedFailuresDoesNotStallTheLoop() throws {
+        let rig = try Rig(faults: [.nack(address: 0x68, register: 0x3A, from: 1, to: 1.2)])
+        rig.hub.start()
+        rig.run(seconds: 3)
+        let h = try #require(rig.hub.health(of: "mpu6050@0x68"))
+        #expect(h.resetCount >= 1)
+        #expect(h.state == .present)
+        #expect(rig.loop.statistics.overruns == 0)
+        #expect(rig.samples(.deviceMotion).contains { $0.timestampNs > rig.board.bus.absolute(2) })
+    }
+}
