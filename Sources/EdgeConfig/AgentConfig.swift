@@ -15,18 +15,212 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     /// profile directories (see ``BoardLocator``).
     public var board: String
     public var sensors: SensorSettings
+    public var loop: LoopSettings
+    public var fusion: FusionSettings
+    public var altimeter: AltimeterSettings
+    public var service: ServiceSection
+    /// Who may receive what; nil: the user running the agent gets `motion`
+    /// and `altitude`, nobody else anything.
+    public var clients: [ClientGrant]?
+    /// Streams kept running with no subscriber (wire names, e.g. "altitude").
+    public var alwaysOn: [String]
+    /// Calibration results (`edge-agent calibrate` writes, the loop reads at
+    /// start and on SIGHUP), relative to this file's directory.
+    public var calibrationFile: String?
+    /// Where `edge-agent record` puts recordings, relative to this file's directory.
+    public var recordingDirectory: String?
+    public var faults: FaultSettings
 
     public init(board: String = "simulated", sensors: SensorSettings = SensorSettings()) {
         self.board = board; self.sensors = sensors
+        loop = LoopSettings(); fusion = FusionSettings(); altimeter = AltimeterSettings()
+        service = ServiceSection(); clients = nil; alwaysOn = []
+        calibrationFile = nil; recordingDirectory = nil; faults = FaultSettings()
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case board, sensors }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case board, sensors, loop, fusion, altimeter, service, clients, faults
+        case alwaysOn = "always_on", calibrationFile = "calibration_file", recordingDirectory = "recording_directory"
+    }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         board = try c.decodeIfPresent(String.self, forKey: .board) ?? "simulated"
         sensors = try c.decodeIfPresent(SensorSettings.self, forKey: .sensors) ?? SensorSettings()
+        loop = try c.decodeIfPresent(LoopSettings.self, forKey: .loop) ?? LoopSettings()
+        fusion = try c.decodeIfPresent(FusionSettings.self, forKey: .fusion) ?? FusionSettings()
+        altimeter = try c.decodeIfPresent(AltimeterSettings.self, forKey: .altimeter) ?? AltimeterSettings()
+        service = try c.decodeIfPresent(ServiceSection.self, forKey: .service) ?? ServiceSection()
+        clients = try c.decodeIfPresent([ClientGrant].self, forKey: .clients)
+        alwaysOn = try c.decodeIfPresent([String].self, forKey: .alwaysOn) ?? []
+        let streams = ["accelerometer", "gyroscope", "magnetometer", "deviceMotion", "accelerometerBatch",
+                       "deviceMotionBatch", "accessoryMotion", "accessoryConnection", "altitude", "absoluteAltitude",
+                       "submersion"]
+        for (i, name) in alwaysOn.enumerated() where !streams.contains(name) {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.alwaysOn, AnyKey(stringValue: "Index \(i)")],
+                debugDescription: "unknown stream '\(name)'; streams: \(streams.joined(separator: ", "))"))
+        }
+        calibrationFile = try c.decodeIfPresent(String.self, forKey: .calibrationFile)
+        recordingDirectory = try c.decodeIfPresent(String.self, forKey: .recordingDirectory)
+        faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
+    }
+}
+
+/// `loop`: how the fixed-rate loop runs.
+public struct LoopSettings: Decodable, Sendable, Equatable {
+    /// IMU samples per loop tick; > 1 reads the MPU-6050 FIFO in batches
+    /// (use it above ~250 Hz). Default 1.
+    public var imuBatch: Int = 1
+    /// Wake on the MPU-6050's data-ready edge (the profile's `data_ready`
+    /// line) instead of a timer. Default false.
+    public var dataReady: Bool = false
+    /// Ask for SCHED_FIFO at `priority` (falls back with a warning). Default false.
+    public var realtime: Bool = false
+    /// SCHED_FIFO priority 1-99. Default 50.
+    public var priority: Int = 50
+    /// mlockall when `realtime`. Default true.
+    public var lockMemory: Bool = true
+    public init() {}
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case imuBatch = "imu_batch", dataReady = "data_ready", realtime, priority, lockMemory = "lock_memory"
+    }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        imuBatch = try c.decodeIfPresent(Int.self, forKey: .imuBatch) ?? 1
+        guard (1...64).contains(imuBatch) else {
+            throw DecodingError.dataCorruptedError(forKey: .imuBatch, in: c, debugDescription: "expected 1-64 samples per tick, got \(imuBatch)")
+        }
+        dataReady = try c.decodeIfPresent(Bool.self, forKey: .dataReady) ?? false
+        realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime) ?? false
+        priority = try c.decodeIfPresent(Int.self, forKey: .priority) ?? 50
+        guard (1...99).contains(priority) else {
+            throw DecodingError.dataCorruptedError(forKey: .priority, in: c, debugDescription: "expected a SCHED_FIFO priority 1-99, got \(priority)")
+        }
+        lockMemory = try c.decodeIfPresent(Bool.self, forKey: .lockMemory) ?? true
+    }
+}
+
+/// `fusion`: the reference frame of device motion and the declination.
+public struct FusionSettings: Decodable, Sendable, Equatable {
+    /// Core Motion's frame name. Default xMagneticNorthZVertical.
+    public var frame: String = "xMagneticNorthZVertical"
+    /// Magnetic declination, degrees east of true north (needed for
+    /// xTrueNorthZVertical). Default none.
+    public var declinationDeg: Double?
+    public init() {}
+    static let frames = ["xArbitraryZVertical", "xArbitraryCorrectedZVertical", "xMagneticNorthZVertical", "xTrueNorthZVertical"]
+    enum CodingKeys: String, CodingKey, CaseIterable { case frame, declinationDeg = "declination_deg" }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        frame = try c.decodeIfPresent(String.self, forKey: .frame) ?? "xMagneticNorthZVertical"
+        guard Self.frames.contains(frame) else {
+            throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "unknown frame '\(frame)'; expected one of \(Self.frames.joined(separator: ", "))")
+        }
+        declinationDeg = try c.decodeIfPresent(Double.self, forKey: .declinationDeg)
+        if let d = declinationDeg, !(-180...180).contains(d) {
+            throw DecodingError.dataCorruptedError(forKey: .declinationDeg, in: c, debugDescription: "expected degrees in -180...180, got \(d)")
+        }
+        if frame == "xTrueNorthZVertical" && declinationDeg == nil {
+            throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "xTrueNorthZVertical needs declination_deg (the local magnetic declination, degrees east)")
+        }
+    }
+}
+
+/// `altimeter`: the reference for absolute altitude.
+public struct AltimeterSettings: Decodable, Sendable, Equatable {
+    /// Sea-level pressure (QNH), Pa. Default 101325.
+    public var seaLevelPa: Double = 101_325
+    /// 1σ uncertainty of `sea_level_pa`, Pa (sets the absolute accuracy). Default 1000.
+    public var seaLevelUncertaintyPa: Double = 1000
+    public init() {}
+    enum CodingKeys: String, CodingKey, CaseIterable { case seaLevelPa = "sea_level_pa", seaLevelUncertaintyPa = "sea_level_uncertainty_pa" }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        seaLevelPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelPa) ?? 101_325
+        guard (80_000...110_000).contains(seaLevelPa) else {
+            throw DecodingError.dataCorruptedError(forKey: .seaLevelPa, in: c, debugDescription: "expected a sea-level pressure in Pa (80000-110000), got \(seaLevelPa)")
+        }
+        seaLevelUncertaintyPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelUncertaintyPa) ?? 1000
+    }
+}
+
+/// `service`: the client socket.
+public struct ServiceSection: Decodable, Sendable, Equatable {
+    /// Unix socket path, relative to this file's directory or absolute.
+    /// Default /run/edge-agent/agent.sock.
+    public var socketPath: String = "/run/edge-agent/agent.sock"
+    /// Group that owns the socket (mode 0660). Default: the agent's group.
+    public var socketGroup: String?
+    /// Samples queued per client before the oldest are dropped. Default 256.
+    public var queueCapacity: Int = 256
+    public init() {}
+    enum CodingKeys: String, CodingKey, CaseIterable { case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity" }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        socketPath = try c.decodeIfPresent(String.self, forKey: .socketPath) ?? "/run/edge-agent/agent.sock"
+        socketGroup = try c.decodeIfPresent(String.self, forKey: .socketGroup)
+        queueCapacity = try c.decodeIfPresent(Int.self, forKey: .queueCapacity) ?? 256
+        guard (1...65_536).contains(queueCapacity) else {
+            throw DecodingError.dataCorruptedError(forKey: .queueCapacity, in: c, debugDescription: "expected 1-65536 samples, got \(queueCapacity)")
+        }
+    }
+}
+
+/// One entry of `clients`: a user or group (by name or id) and its entitlements.
+public struct ClientGrant: Decodable, Sendable, Equatable {
+    public var user: String?
+    public var group: String?
+    public var uid: UInt32?
+    public var gid: UInt32?
+    public var entitlements: [String]
+    static let known = ["motion", "altitude", "submersion.shallow", "submersion.full"]
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, group, uid, gid, entitlements }
+    public init(user: String? = nil, group: String? = nil, uid: UInt32? = nil, gid: UInt32? = nil, entitlements: [String]) {
+        self.user = user; self.group = group; self.uid = uid; self.gid = gid; self.entitlements = entitlements
+    }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        user = try c.decodeIfPresent(String.self, forKey: .user)
+        group = try c.decodeIfPresent(String.self, forKey: .group)
+        uid = try c.decodeIfPresent(UInt32.self, forKey: .uid)
+        gid = try c.decodeIfPresent(UInt32.self, forKey: .gid)
+        if [user != nil, group != nil, uid != nil, gid != nil].filter({ $0 }).count != 1 {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
+                debugDescription: "each client entry names exactly one of user, group, uid or gid"))
+        }
+        entitlements = try c.decode([String].self, forKey: .entitlements)
+        for (i, e) in entitlements.enumerated() where !Self.known.contains(e) {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.entitlements, AnyKey(stringValue: "Index \(i)")],
+                debugDescription: "unknown entitlement '\(e)'; known: \(Self.known.joined(separator: ", "))"))
+        }
+    }
+}
+
+/// `faults`: when to reset and re-probe devices.
+public struct FaultSettings: Decodable, Sendable, Equatable {
+    /// Consecutive failed reads before a device is reset. Default 3.
+    public var failuresBeforeReset: Int = 3
+    /// Seconds between re-probes of a missing device. Default 1.
+    public var reprobeIntervalS: Double = 1
+    public init() {}
+    enum CodingKeys: String, CodingKey, CaseIterable { case failuresBeforeReset = "failures_before_reset", reprobeIntervalS = "reprobe_interval_s" }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        failuresBeforeReset = try c.decodeIfPresent(Int.self, forKey: .failuresBeforeReset) ?? 3
+        reprobeIntervalS = try c.decodeIfPresent(Double.self, forKey: .reprobeIntervalS) ?? 1
+        guard failuresBeforeReset >= 1, reprobeIntervalS > 0 else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
+                debugDescription: "failures_before_reset must be ≥ 1 and reprobe_interval_s > 0"))
+        }
     }
 }
 

@@ -12,7 +12,9 @@ import EdgeProtocol
 /// in steady state, allocates nothing. Missing devices are re-probed at
 /// ``EngineSettings/reprobeInterval``; an MPU-6050 reset is split across
 /// ticks (the 100 ms wait never stalls the loop).
-public final class SensorHub<Bus: I2CBus> {
+/// Confinement: after `start()`, only the loop thread touches a hub (other
+/// threads hand work over with `EngineLoop.enqueue`); hence `@unchecked Sendable`.
+public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     public let bus: Bus
     public let clock: any TimeSource
     public private(set) var settings: EngineSettings

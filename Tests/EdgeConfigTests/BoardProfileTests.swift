@@ -181,3 +181,37 @@ let repositoryRoot: String = {
         }
     }
 }
+
+@Suite struct AgentConfigTests {
+    @Test func shippedConfigLoads() throws {
+        let c = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+        #expect(c.board == "simulated")
+        #expect(c.fusion.frame == "xMagneticNorthZVertical")
+        #expect(c.loop.imuBatch == 1)
+        #expect(c.sensors.mpu6050.sampleRateHz == 200)
+        #expect(c.sensors.bmp280.pressureOversampling.factor == 16)
+        #expect(c.clients == nil)
+        #expect(c.calibrationFile == "calibration.json")
+    }
+
+    func error(_ text: String) -> ConfigError? {
+        do { _ = try ConfigLoader.decode(AgentConfig.self, from: text, file: "c.json5"); return nil } catch { return error }
+    }
+
+    @Test func badValuesNameTheKey() throws {
+        let e1 = try #require(error("{ sensors: { mpu6050: { gyro_range_dps: 300 } } }"))
+        #expect(e1.keyPath == "sensors.mpu6050.gyro_range_dps")
+        #expect(e1.message.contains("250"))
+        let e2 = try #require(error("{ sensors: { bmp280: { oversampling: 4 } } }"))
+        #expect(e2.message.contains("unknown key 'oversampling'"))
+        let e3 = try #require(error("{ fusion: { frame: 'xTrueNorthZVertical' } }"))
+        #expect(e3.message.contains("declination_deg"))
+        let e4 = try #require(error("{ clients: [{ user: 'pi', entitlements: ['motion', 'teleport'] }] }"))
+        #expect(e4.keyPath == "clients[0].entitlements[1]")
+        let e5 = try #require(error("{ always_on: ['altitud'] }"))
+        #expect(e5.message.contains("unknown stream 'altitud'"))
+        let e6 = try #require(error("{ loop: { imu_batch: 0 } }"))
+        #expect(e6.keyPath == "loop.imu_batch")
+        #expect(e6.line == 1)
+    }
+}

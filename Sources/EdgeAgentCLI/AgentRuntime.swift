@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+import EdgeBus
+import EdgeChips
+import EdgeConfig
+import EdgeEngine
+import EdgeFusion
+import EdgeProtocol
+import EdgeService
+
+extension ServiceServer: SampleSink {}
+
+/// Maps the configuration files onto the engine's settings.
+enum EngineSetup {
+    static func settings(_ c: AgentConfig) -> EngineSettings {
+        var fusion = AttitudeFilter.Settings()
+        fusion.declination = c.fusion.declinationDeg.map { $0 * .pi / 180 }
+        var altitude = AltitudeFilter.Settings()
+        altitude.seaLevelPressure = c.altimeter.seaLevelPa
+        altitude.seaLevelPressureUncertainty = c.altimeter.seaLevelUncertaintyPa
+        let frame = EdgeFusion.ReferenceFrame(rawValue: c.fusion.frame) ?? .xMagneticNorthZVertical
+        return EngineSettings(
+            mpu6050: c.sensors.mpu6050, bmp280: c.sensors.bmp280, qmc5883l: c.sensors.qmc5883l,
+            imuBatch: c.loop.imuBatch, referenceFrame: frame, fusion: fusion, altitude: altitude,
+            failuresBeforeReset: c.faults.failuresBeforeReset, reprobeInterval: c.faults.reprobeIntervalS,
+            alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
+    }
+
+    static func devices(_ p: BoardProfile) -> [EngineDevice] {
+        p.chips.map { chip in
+            EngineDevice(id: chip.id, kind: ChipKind(rawValue: chip.kind.rawValue)!, address: chip.address,
+                         role: chip.role == .accessory ? .accessory : .primary,
+                         boardFromChip: Matrix3(rows: chip.mounting.matrix), behind: chip.behind)
+        }
+    }
+
+    /// The entitlement policy from the `clients` list (nil: the agent's own user gets motion + altitude).
+    static func policy(_ c: AgentConfig) throws -> EntitlementPolicy {
+        guard let clients = c.clients else { return .defaultPolicy() }
+        do {
+            return try EntitlementPolicy.resolving(clients.map {
+                EntitlementGrant(user: $0.user, group: $0.group, uid: $0.uid, gid: $0.gid,
+                                 entitlements: $0.entitlements.map { Entitlement(rawValue: $0) })
+            })
+        } catch {
+            throw RunError("clients: \(error)")
+        }
+    }
+
+    /// Resolves a path from the config file relative to its directory.
+    static func path(_ p: String, config: String?) -> String {
+        guard let config else { return p }
+        return BoardLocator.resolve(p, nextTo: config)
+    }
+}
+
+struct RunError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// Signals the agent handles: blocked in every thread, taken synchronously by
+/// the main thread with `sigtimedwait`, so no async-signal-safety games.
+enum AgentSignals {
+    static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    static func block() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in handled { sigaddset(&set, s) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Waits up to `timeout` seconds for one of the handled signals.
+    static func wait(timeout: Double) -> Int32? {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in handled { sigaddset(&set, s) }
+        var ts = timespec(tv_sec: Int(timeout), tv_nsec: Int((timeout - Double(Int(timeout))) * 1e9))
+        let r = sigtimedwait(&set, nil, &ts)
+        return r > 0 ? r : nil
+    }
+}

@@ -1,0 +1,257 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+import EdgeBus
+import EdgeConfig
+import EdgeEngine
+import EdgeProtocol
+import EdgeService
+import EdgeSim
+
+/// `edge-agent run`: the daemon.
+public enum RunCommand: Subcommand {
+    public static let name = "run"
+    public static let summary = "Run the agent: the fixed-rate sensor loop and the client socket"
+    public static let help = """
+    Usage: edge-agent run [--config FILE] [--board FILE] [--duration S] [--socket PATH]
+                          [--status S | --quiet]
+
+    Runs the agent: starts every chip of the board profile, runs one
+    fixed-rate loop (absolute deadlines on CLOCK_MONOTONIC, or the MPU-6050's
+    data-ready edge), fuses the chips into device motion and barometric
+    altitude, and serves them to local clients on a Unix socket (line-
+    delimited JSON; see the EdgeService DocC catalog and docs/protocol.md).
+    `edge-agent watch` shows a running agent live.
+
+    Configuration: --config FILE, else $EDGE_AGENT_CONFIG, else
+    /etc/edge-agent/edge-agent.json5 when installed, else
+    config/edge-agent.json5 in the working directory - which selects the
+    simulated board playing scenarios/desk-idle.json5, so this works with no
+    sensors attached. A startup line names the config, board and socket.
+
+    Options:
+      --config FILE   configuration (config/README.md documents the keys)
+      --board FILE    use this board profile instead of the configuration's
+      --duration S    stop by itself after S seconds (default: run until stopped)
+      --socket PATH   override service.socket_path
+      --status S      print a status line every S seconds (attitude, altitude,
+                      clients, loop lateness); on a terminal it redraws in place.
+                      Default: every 0.5 s when standard output is a terminal,
+                      never otherwise (under systemd). A status display keeps
+                      device motion and altitude running even with no client.
+      --quiet         no status line
+
+    Signals: SIGTERM or SIGINT (Ctrl-C) stop cleanly - clients are told
+    ({"class":"shutdown"}), the socket is removed, counters are printed;
+    SIGHUP reloads the calibration file. Under systemd (Type=notify) it
+    reports readiness and pings the watchdog while the loop makes progress.
+
+    The agent takes a lock on the I2C bus: a second agent, or a tool such as
+    `read`, refuses clearly instead of fighting over the chips.
+    """
+
+    public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {
+        let duration = try a.double("--duration", in: 0.001...1e9)
+        let socketOverride = try a.option("--socket")
+        let quiet = a.flag("--quiet")
+        let statusEvery = try a.double("--status", in: 0.05...3600) ?? (console.isTerminal && !quiet ? 0.5 : nil)
+        let env = ProcessInfo.processInfo.environment
+        let selection = try BoardSession.select(&a, environment: env)
+        try a.finish()
+        let config = selection.config
+        let session = try BoardSession.open(selection, purpose: "run")
+        let settings = EngineSetup.settings(config)
+        let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
+        let calibration = try CalibrationLoader.load(calibrationPath)
+        let socketPath = socketOverride ?? EngineSetup.path(config.service.socketPath, config: selection.configPath)
+        var serviceConfig = ServiceConfiguration(socketPath: socketPath, socketGroup: config.service.socketGroup)
+        serviceConfig.queueCapacity = config.service.queueCapacity
+        let policy = try EngineSetup.policy(config)
+
+        // Block the handled signals before any thread exists, so only the main
+        // thread takes them (sigtimedwait).
+        AgentSignals.block()
+        let server: ServiceServer
+        do {
+            server = try ServiceServer(configuration: serviceConfig, policy: policy)
+        } catch {
+            throw RunError("cannot serve clients on \(socketPath): \(error)")
+        }
+        console.print("edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)")
+
+        let dataReady: (any DataReadyLine)?
+        if config.loop.dataReady, let spec = session.profile.chip(.mpu6050)?.dataReady {
+            if let sim = session.simulated {
+                dataReady = sim.dataReadyLine(forAddress: session.profile.chip(.mpu6050)!.address)
+            } else {
+                dataReady = try LibgpiodLine(chipLabel: spec.chip, offset: spec.line)
+            }
+        } else {
+            dataReady = nil
+        }
+        var engineSettings = settings
+        if dataReady != nil { engineSettings.mpu6050.dataReadyInterrupt = true }
+        let status = quiet ? nil : statusEvery
+        if status != nil { engineSettings.alwaysOn.formUnion([.deviceMotion, .altitude]) }
+
+        let context = RunContext(session: session, selection: selection, settings: engineSettings,
+                                 calibration: calibration, calibrationPath: calibrationPath, server: server,
+                                 dataReady: dataReady, duration: duration, console: console, status: status)
+        if let linux = session.bus.base as? LinuxI2CBus {
+            return try runEngine(bus: linux, context)
+        } else if let sim = session.bus.base as? SimulatedBus {
+            return try runEngine(bus: sim, context)
+        }
+        return try runEngine(bus: session.bus, context)
+    }
+
+    struct RunContext {
+        var session: BoardSession
+        var selection: BoardSession.Selection
+        var settings: EngineSettings
+        var calibration: EngineCalibration
+        var calibrationPath: String?
+        var server: ServiceServer
+        var dataReady: (any DataReadyLine)?
+        var duration: Double?
+        var console: Console
+        var status: Double?
+    }
+
+    final class Progress: Sendable {
+        let lastTick = Atomic<UInt64>(0)
+        let warnings = Mutex<[String]>([])
+        let snapshot = Mutex(StatusSnapshot())
+    }
+
+    /// What the status line shows, copied by the loop thread after a tick
+    /// (only if the lock is free: the loop never waits for the display).
+    struct StatusSnapshot: Sendable {
+        var ticks = 0
+        var rollDeg = 0.0, pitchDeg = 0.0, yawDeg = 0.0
+        var relativeAltitude = 0.0, pressure = 0.0
+        var p99Microseconds: UInt64 = 0
+        var overruns = 0
+        var frame = ""
+    }
+
+    static func statusLine(_ s: StatusSnapshot, clients: Int, seconds: Double) -> String {
+        "t=\(fixed(seconds, 1)) s  roll \(fixed(s.rollDeg, 1))° pitch \(fixed(s.pitchDeg, 1))° yaw \(fixed(s.yawDeg, 1))° (\(s.frame))  altitude \(s.relativeAltitude >= 0 ? "+" : "")\(fixed(s.relativeAltitude, 2)) m  \(fixed(s.pressure / 100, 2)) hPa  clients \(clients)  loop p99 \(s.p99Microseconds) µs, overruns \(s.overruns)"
+    }
+
+    /// The engine specialised on the concrete bus type.
+    static func runEngine<B: I2CBus>(bus: B, _ c: RunContext) throws -> Int32 {
+        let console = c.console
+        let hub = SensorHub(bus: bus, clock: c.session.clock, devices: EngineSetup.devices(c.session.profile),
+                            settings: c.settings, calibration: c.calibration, sink: c.server)
+        for line in hub.start() { console.print("  " + line) }
+        let loop = EngineLoop(hub: hub, clock: c.session.clock, dataReady: c.dataReady)
+        let progress = Progress()
+        let wantStatus = c.status != nil
+        let frame = c.settings.referenceFrame
+        loop.afterTick = { t in
+            progress.lastTick.store(t, ordering: .relaxed)
+            guard wantStatus, hub.ticks % 20 == 0 else { return }
+            _ = progress.snapshot.withLockIfAvailable { s in
+                s.ticks = hub.ticks
+                if let f = hub.primaryFilter {
+                    let a = f.deviceMotion(in: frame).attitude
+                    s.rollDeg = a.roll * 180 / .pi; s.pitchDeg = a.pitch * 180 / .pi; s.yawDeg = a.yaw * 180 / .pi
+                }
+                let alt = hub.altitudeOutput
+                s.relativeAltitude = alt.relativeAltitude; s.pressure = alt.pressure
+                s.p99Microseconds = loop.statistics.percentile(0.99) / 1000
+                s.overruns = loop.statistics.overruns
+                s.frame = frame.rawValue
+            }
+        }
+        let realtime = c.selection.config.loop.realtime
+        let priority = Int32(c.selection.config.loop.priority), lockMemory = c.selection.config.loop.lockMemory
+        let thread = try LoopThread(name: "edge-loop") {
+            if realtime {
+                let w = RealTime.apply(priority: priority, lockMemory: lockMemory)
+                progress.warnings.withLock { $0 = w }
+            }
+            loop.run()
+        }
+        console.print("  loop: \(Double(1_000_000_000 / loop.periodNanoseconds)) Hz" +
+                      (c.settings.imuBatch > 1 ? " (FIFO batches of \(c.settings.imuBatch) at \(c.settings.imuRateHz) Hz)" : "") +
+                      (c.dataReady != nil ? ", woken by the data-ready line" : ", absolute deadlines") +
+                      (realtime ? ", SCHED_FIFO \(priority) requested" : ""))
+
+        let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)
+        let watchdog = SystemdNotify.watchdogInterval(environment: ProcessInfo.processInfo.environment, pid: getpid())
+        try? notify.ready(status: "serving \(c.session.profile.name) on \(c.server.socketPath)")
+        let clock = MonotonicClock()
+        let started = clock.nowNanoseconds
+        var lastProgress: UInt64 = 0
+        var lastPing = started
+        var lastStatus = started
+        var reportedWarnings = false
+        var exitStatus: Int32 = 0
+        let pingEvery = watchdog.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
+        loopWait: while true {
+            let sig = AgentSignals.wait(timeout: 0.25)
+            if !reportedWarnings, let w = progress.warnings.withLock({ $0.isEmpty ? nil : $0 }) {
+                for line in w { console.error("warning: \(line)") }
+                reportedWarnings = true
+            }
+            switch sig {
+            case SIGTERM?, SIGINT?:
+                console.print("edge-agent: \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                break loopWait
+            case SIGHUP?:
+                try? notify.reloading(monotonicMicroseconds: clock.nowNanoseconds / 1000)
+                do {
+                    let cal = try CalibrationLoader.load(c.calibrationPath)
+                    loop.enqueue { $0.apply(calibration: cal) }
+                    console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationPath ?? "(none)")")
+                } catch {
+                    console.error("edge-agent: SIGHUP: calibration not reloaded, keeping the old one: \(error)")
+                }
+                try? notify.ready(status: "serving \(c.session.profile.name) on \(c.server.socketPath)")
+            default:
+                break
+            }
+            let now = clock.nowNanoseconds
+            // Ping the watchdog only while the loop makes progress.
+            let tick = progress.lastTick.load(ordering: .relaxed)
+            if let every = pingEvery, tick != lastProgress, now &- lastPing >= every {
+                try? notify.watchdog()
+                lastPing = now
+                lastProgress = tick
+            }
+            if let every = c.status, Double(now &- lastStatus) / 1e9 >= every {
+                lastStatus = now
+                let snap = progress.snapshot.withLock { $0 }
+                let line = statusLine(snap, clients: c.server.statistics().clients.count, seconds: Double(now &- started) / 1e9)
+                if console.isTerminal { console.write("\r\u{1B}[2K" + line) } else { console.print(line) }
+            }
+            if let d = c.duration, Double(now &- started) / 1e9 >= d { break }
+            if loop.isStopping { exitStatus = 1; break }
+        }
+        if c.status != nil && console.isTerminal { console.write("\n") }
+        try? notify.stopping()
+        loop.stop()
+        thread.join()
+        c.server.stop(reason: "agent stopping")
+        let stats = c.server.statistics()
+        console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
+        console.print("edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns")
+        return exitStatus
+    }
+}
+
+/// Reads the calibration file into the engine's form (none: no calibration).
+enum CalibrationLoader {
+    static func load(_ path: String?) throws -> EngineCalibration {
+        guard let path, FileManager.default.fileExists(atPath: path) else { return EngineCalibration() }
+        return try loadFile(path)
+    }
+}
