@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "edge-agent", targets: ["edge-agent"]),
+        .executable(name: "edge-bench", targets: ["edge-bench"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------
@@ -50,6 +51,10 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeService", "EdgeEngine"]),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
+        // Benchmarks that print figures (never run by the tests).
+        .executableTarget(name: "edge-bench",
+                          dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
+                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus"]),

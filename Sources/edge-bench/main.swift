@@ -1,0 +1,2 @@
+// Placeholder: the benchmark driver replaces this file.
+print("edge-bench: not yet built")
