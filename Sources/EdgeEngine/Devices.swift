@@ -252,28 +252,29 @@ public struct DeviceHealth: Sendable, Equatable {
     var nextRead: UInt64 = 0
     var overflows = 0
 
-    init(device: EngineDevice, driver: QMC5883L<Bus>) {
+    init(device: EngineDevice, driver: QMC5883L<Bus>, failuresBeforeReset: Int) {
         self.device = device; self.driver = driver
-        health = DeviceHealth(failuresBeforeReset: 3)
+        health = DeviceHealth(failuresBeforeReset: failuresBeforeReset)
     }
 
     func period(_ c: QMC5883LConfiguration) -> UInt64 { UInt64(1e9 / Double(c.outputRate.hertz)) }
 
-    mutating func start(_ c: QMC5883LConfiguration, now: UInt64) -> String {
+    mutating func start(_ c: QMC5883LConfiguration, now: UInt64, reprobe: UInt64) -> String {
         var events: [ConnectionEvent] = []
         if health.attempt({ () throws(DriverError) in try driver.start(c) }) {
             health.markPresent(device, now: now, events: &events)
             return "\(device.id): QMC5883L at \(c.outputRate.hertz) Hz, ±\(c.range.gauss) G"
         }
-        health.markMissing(device, now: now, reprobe: 1_000_000_000, events: &events)
+        health.markMissing(device, now: now, reprobe: reprobe, events: &events)
         return "\(device.id): not started (\(health.lastError ?? "no answer")); will keep probing"
     }
 
-    mutating func handleFailure(now: UInt64, settings c: QMC5883LConfiguration, events: inout [ConnectionEvent]) {
+    mutating func handleFailure(now: UInt64, settings c: QMC5883LConfiguration, reprobe: UInt64,
+                                events: inout [ConnectionEvent]) {
         guard health.needsReset else { return }
         health.resetCount &+= 1
         if !health.attempt({ () throws(DriverError) in try driver.start(c) }) {
-            health.markMissing(device, now: now, reprobe: 1_000_000_000, events: &events)
+            health.markMissing(device, now: now, reprobe: reprobe, events: &events)
         }
     }
 
@@ -311,9 +312,9 @@ public struct DeviceHealth: Sendable, Equatable {
     var nextRead: UInt64 = 0
     var period: UInt64 = 40_000_000
 
-    init(device: EngineDevice, driver: BMP280<Bus>) {
+    init(device: EngineDevice, driver: BMP280<Bus>, failuresBeforeReset: Int) {
         self.device = device; self.driver = driver
-        health = DeviceHealth(failuresBeforeReset: 3)
+        health = DeviceHealth(failuresBeforeReset: failuresBeforeReset)
     }
 
     /// Reads are spaced by the worst-case normal-mode cycle (t_max + t_sb):
@@ -324,7 +325,7 @@ public struct DeviceHealth: Sendable, Equatable {
         UInt64(((c.measurementTime.maximum + c.standby.milliseconds) * 1e6).rounded(.up))
     }
 
-    mutating func start(_ c: BMP280Configuration, now: UInt64) -> String {
+    mutating func start(_ c: BMP280Configuration, now: UInt64, reprobe: UInt64) -> String {
         var events: [ConnectionEvent] = []
         period = Self.readPeriod(c)
         var variant: BMP280Variant?
@@ -333,15 +334,16 @@ public struct DeviceHealth: Sendable, Equatable {
             nextRead = now &+ UInt64(c.measurementTime.maximum * 1e6)
             return "\(device.id): \(variant?.part ?? "BMP280") at \(format2(c.normalModeRateHz)) Hz (×\(c.pressureOversampling.factor) pressure, ×\(c.temperatureOversampling.factor) temperature, IIR \(c.filter.coefficient))"
         }
-        health.markMissing(device, now: now, reprobe: 1_000_000_000, events: &events)
+        health.markMissing(device, now: now, reprobe: reprobe, events: &events)
         return "\(device.id): not started (\(health.lastError ?? "no answer")); will keep probing"
     }
 
-    mutating func handleFailure(now: UInt64, settings c: BMP280Configuration, events: inout [ConnectionEvent]) {
+    mutating func handleFailure(now: UInt64, settings c: BMP280Configuration, reprobe: UInt64,
+                                events: inout [ConnectionEvent]) {
         guard health.needsReset else { return }
         health.resetCount &+= 1
         if !health.attempt({ () throws(DriverError) in _ = try driver.start(c) }) {
-            health.markMissing(device, now: now, reprobe: 1_000_000_000, events: &events)
+            health.markMissing(device, now: now, reprobe: reprobe, events: &events)
         }
     }
 

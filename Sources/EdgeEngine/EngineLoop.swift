@@ -39,11 +39,12 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
         mailboxGeneration.add(1, ordering: .releasing)
     }
 
-    /// Runs until ``stop()`` (or `maxTicks`).
-    public func run(maxTicks: Int = .max) {
+    /// Runs until ``stop()``, `maxTicks`, or `until` returns true (checked
+    /// before each tick; a replay stops when its recording is used up).
+    public func run(maxTicks: Int = .max, until: (() -> Bool)? = nil) {
         var deadline = clock.nowNanoseconds &+ periodNanoseconds
         var ticks = 0
-        while ticks < maxTicks && !isStopping {
+        while ticks < maxTicks && !isStopping && !(until?() ?? false) {
             let woke: UInt64
             let reference: UInt64
             if let line = dataReady {

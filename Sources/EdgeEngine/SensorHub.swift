@@ -67,9 +67,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                 accessory = IMUUnit(device: d, driver: MPU6050(bus: bus, address: d.address, clock: clock),
                                     settings: acc, calibration: calibration.imu[d.id] ?? .init())
             case (.qmc5883l, _) where magnetometer == nil:
-                magnetometer = MagUnit(device: d, driver: QMC5883L(bus: bus, address: d.address, clock: clock))
+                magnetometer = MagUnit(device: d, driver: QMC5883L(bus: bus, address: d.address, clock: clock),
+                                       failuresBeforeReset: s.failuresBeforeReset)
             case (.bmp280, _) where barometer == nil:
-                barometer = BaroUnit(device: d, driver: BMP280(bus: bus, address: d.address, clock: clock))
+                barometer = BaroUnit(device: d, driver: BMP280(bus: bus, address: d.address, clock: clock),
+                                     failuresBeforeReset: s.failuresBeforeReset)
             default:
                 continue
             }
@@ -90,8 +92,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         var report: [String] = []
         if var u = imu { report.append(u.startBlocking(now: now)); imu = u }
         if var u = accessory { report.append(u.startBlocking(now: now)); accessory = u }
-        if var u = magnetometer { report.append(u.start(settings.qmc5883l, now: clock.nowNanoseconds)); magnetometer = u }
-        if var u = barometer { report.append(u.start(settings.bmp280, now: clock.nowNanoseconds)); barometer = u }
+        let reprobe = UInt64(settings.reprobeInterval * 1e9)
+        if var u = magnetometer { report.append(u.start(settings.qmc5883l, now: clock.nowNanoseconds, reprobe: reprobe)); magnetometer = u }
+        if var u = barometer { report.append(u.start(settings.bmp280, now: clock.nowNanoseconds, reprobe: reprobe)); barometer = u }
         devicesChanged = true
         publishDevicesIfChanged()
         return report
@@ -246,7 +249,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                 break
             }
         }
-        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.qmc5883l, events: &pendingEvents) }
+        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.qmc5883l, reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents) }
         if overflow { u.overflows += 1 }
         magnetometer = u
         guard var f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
@@ -264,7 +267,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         u.nextRead = now + u.period
         var reading: BMP280Sample?
         let ok = u.health.attempt { () throws(DriverError) in reading = try u.driver.read() }
-        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.bmp280, events: &pendingEvents) }
+        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.bmp280, reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents) }
         barometer = u
         guard let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite else { return }
         altitude.updateBarometer(pressure: p)

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import EdgeBus
+import EdgeConfig
+import EdgeEngine
+import EdgeFusion
+import EdgeProtocol
+
+/// `edge-agent replay`: feed a recording through the real drivers and
+/// pipeline (a transaction log) or through the pipeline (a sample CSV), and
+/// write the published samples as JSON lines.
+public enum ReplayCommand: Subcommand {
+    public static let name = "replay"
+    public static let summary = "Replay a recording through the drivers and pipeline; write the samples as JSON lines"
+    public static let help = """
+    Usage: edge-agent replay FILE [--realtime] [--output OUT]
+
+    FILE is either
+      * a transaction log from `edge-agent record FILE`: its header carries the
+        board profile and configuration, so the same drivers and pipeline are
+        rebuilt and fed the recorded bus transactions, register by register,
+        on the recorded clock. A transaction the recording lacks (different
+        drivers, settings or order) is a clear error naming the request and
+        the recording's line; the replay stops there (exit status 1). The
+        end of the recording ends the replay.
+      * a sample CSV from `edge-agent record FILE --csv` (Meta Wearables mock
+        motion layout): the samples go through the attitude filter.
+    Deterministic: the same recording always gives the same output.
+
+    Output: one JSON object per line, exactly as clients receive them
+    (EdgeService's protocol: {"class":"sample","stream":...,"timestamp_ns":...}),
+    plus {"class":"connection",...} for device events; to standard output or
+    --output OUT.
+
+    Options:
+      --realtime     pace the replay at the recorded speed (default: as fast as possible)
+      --output OUT   write the JSON lines to OUT
+    """
+
+    public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {
+        let realtime = a.flag("--realtime")
+        let outputPath = try a.option("--output")
+        let file = try a.positional("FILE (a transaction log or a sample CSV)")
+        try a.finish()
+        let sink = JSONLinesSink()
+        var status: Int32 = 0
+        let firstLine = try readFirstLine(file)
+        if firstLine.hasPrefix(TransactionLog.magicPrefix) {
+            status = try replayLog(file, realtime: realtime, sink: sink, console: console)
+        } else if firstLine.hasPrefix("timestampNs,") {
+            try replayCSV(file, realtime: realtime, sink: sink)
+        } else {
+            throw RunError("\(file): neither a transaction log (first line '\(TransactionLog.magic)') nor a sample CSV (header starting 'timestampNs,')")
+        }
+        var out = OutputFile(path: outputPath, console: console, stdoutWhenNil: true)
+        out.write(String(decoding: sink.writer.bytes, as: UTF8.self))
+        try out.close()
+        return status
+    }
+
+    static func readFirstLine(_ path: String) throws -> String {
+        guard let fp = fopen(path, "r") else {
+            throw FileError(path: path, errno: errno, operation: "open")
+        }
+        defer { fclose(fp) }
+        var buf = [CChar](repeating: 0, count: 512)
+        guard fgets(&buf, 512, fp) != nil else { return "" }
+        return String(cString: buf)
+    }
+
+    static func replayLog(_ file: String, realtime: Bool, sink: JSONLinesSink, console: Console) throws -> Int32 {
+        let log = try TransactionLog.load(path: file)
+        guard let boardText = log.header[TransactionLogHeader.Key.boardJSON] else {
+            throw RunError("\(file): the header has no @\(TransactionLogHeader.Key.boardJSON): record it again with `edge-agent record`")
+        }
+        let profile = try ConfigLoader.decode(BoardProfile.self, from: RecordingMetadata.unescape(boardText),
+                                              file: "\(file) @\(TransactionLogHeader.Key.boardJSON)")
+        let configText = log.header[TransactionLogHeader.Key.configJSON].map(RecordingMetadata.unescape) ?? "{}"
+        let config = try ConfigLoader.decode(AgentConfig.self, from: configText,
+                                             file: "\(file) @\(TransactionLogHeader.Key.configJSON)")
+        let clock = ReplayClock(log: log, realtime: realtime ? MonotonicClock() : nil)
+        let bus = ReplayBus(log: log, clock: clock)
+        let hub = SensorHub(bus: bus, clock: clock, devices: EngineSetup.devices(profile),
+                            settings: EngineSetup.settings(config), sink: sink)
+        hub.start()
+        let loop = EngineLoop(hub: hub, clock: clock)
+        loop.run(until: { bus.isAtEnd || bus.divergence != nil })
+        if let d = bus.divergence {
+            if d.kind == .endOfRecording { return 0 }   // the recording stopped part-way through a tick
+            console.error("edge-agent replay: \(d)")
+            return 1
+        }
+        return 0
+    }
+
+    static func replayCSV(_ file: String, realtime: Bool, sink: JSONLinesSink) throws {
+        let rows = try SampleCSV.load(path: file)
+        let hasMag = rows.contains { $0.mag != nil }
+        let frame: EdgeFusion.ReferenceFrame = hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
+        let pacing = realtime ? MonotonicClock() : nil
+        let origin = pacing?.nowNanoseconds ?? 0
+        var filter: AttitudeFilter?
+        var last: UInt64?
+        for row in rows {
+            guard let acc = row.accel, let gyr = row.gyro else { continue }
+            let dt = last.map { Double(row.timestampNs &- $0) * 1e-9 } ?? 0.01
+            if filter == nil { filter = AttitudeFilter(sampleInterval: dt > 0 ? dt : 0.01) }
+            last = row.timestampNs
+            if let p = pacing, let first = rows.first?.timestampNs {
+                p.sleep(untilNanoseconds: origin &+ (row.timestampNs &- first))
+            }
+            filter!.update(gyro: gyr, accel: acc, mag: row.mag, dt: dt > 0 && dt < 0.25 ? dt : 0.01)
+            let m = filter!.deviceMotion(in: frame)
+            let q = m.attitude.quaternion
+            let g = EdgeFusion.standardGravity
+            func w(_ v: SIMD3<Double>) -> EdgeProtocol.Vector3 { EdgeProtocol.Vector3(x: v.x, y: v.y, z: v.z) }
+            _ = sink.publish(.accelerometer(AccelerometerSample(timestampNs: row.timestampNs, acceleration: w(acc))), wake: false)
+            _ = sink.publish(.gyroscope(GyroscopeSample(timestampNs: row.timestampNs, rotationRate: w(m.rotationRate))), wake: false)
+            if let mag = row.mag {
+                _ = sink.publish(.magnetometer(MagnetometerSample(timestampNs: row.timestampNs, magneticField: w(mag))), wake: false)
+            }
+            _ = sink.publish(.deviceMotion(DeviceMotionSample(
+                timestampNs: row.timestampNs, attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
+                gravity: w(m.gravity * g), userAcceleration: w(m.userAcceleration * g),
+                rotationRate: w(m.rotationRate), magneticField: w(m.magneticField.field),
+                magneticFieldAccuracy: .uncalibrated, headingDeg: hasMag ? m.heading : nil,
+                referenceFrame: hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical)), wake: false)
+        }
+    }
+}
+
+/// Encodes every sample and event as the protocol's JSON lines, in order.
+final class JSONLinesSink: SampleSink, @unchecked Sendable {
+    var writer = JSONWriter(capacity: 1 << 20)
+    let all = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0.0) })
+    func publish(_ sample: Sample, wake: Bool) -> Bool {
+        MessageEncoder.sample(sample, into: &writer)
+        return true
+    }
+    func wakeService() {}
+    func publishConnection(_ event: ConnectionEvent) { MessageEncoder.connection(event, into: &writer) }
+    func setDevices(_ devices: [DeviceInfo]) {}
+    var demandGeneration: Int { 0 }
+    func demand() -> [StreamName: Double] { all }
+}
