@@ -322,10 +322,31 @@ public struct AttitudeFilter: Sendable {
             if state.kMagInit * settings.tauMag < dt { state.kMagInit = 0 }
         }
 
-        state.delta += k * dis
-        if state.delta > .pi { state.delta -= 2 * .pi } else if state.delta < -.pi { state.delta += 2 * .pi }
-        state.deltaCos = mathCos(state.delta / 2)
-        state.deltaSin = mathSin(state.delta / 2)
+        let increment = k * dis
+        state.delta += increment
+        var wrapped = false
+        if state.delta > .pi { state.delta -= 2 * .pi; wrapped = true }
+        else if state.delta < -.pi { state.delta += 2 * .pi; wrapped = true }
+        // cos/sin of delta/2 for the frame conversions: turned by increment/2
+        // (series to x⁸ for |x| < 0.05, truncation < 3e-20) or recomputed
+        let x = increment / 2
+        if x == 0 && !wrapped {
+            // unchanged (e.g. heading correction paused during a disturbance)
+        } else if x < 0.05 && x > -0.05 {
+            let x2 = x * x
+            let cx = 1 + x2 * (-1.0 / 2 + x2 * (1.0 / 24 + x2 * (-1.0 / 720 + x2 * (1.0 / 40320))))
+            let sx = x * (1 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880)))))
+            var c = state.deltaCos * cx - state.deltaSin * sx
+            var sn = state.deltaSin * cx + state.deltaCos * sx
+            let n = 1.5 - 0.5 * (c * c + sn * sn)  // first-order renormalisation
+            c *= n; sn *= n
+            // wrapping by ∓2π moves the half angle by ∓π: both change sign
+            state.deltaCos = wrapped ? -c : c
+            state.deltaSin = wrapped ? -sn : sn
+        } else {
+            state.deltaCos = mathCos(state.delta / 2)
+            state.deltaSin = mathSin(state.delta / 2)
+        }
         if !state.hasHeadingReference {
             // the corrected-arbitrary frame starts where the 6D frame is now
             state.hasHeadingReference = true
@@ -554,7 +575,8 @@ extension AttitudeFilter {
         public var gyroQuat = Quaternion.identity
         /// Inclination correction: almost-inertial frame to 6D earth frame.
         public var accQuat = Quaternion.identity
-        /// Heading correction (rad): 6D earth frame to ENU; and cos/sin of delta/2.
+        /// Heading correction (rad): 6D earth frame to ENU; and cos/sin of
+        /// delta/2, kept in step with it (set all three together).
         public var delta = 0.0
         public var deltaCos = 1.0, deltaSin = 0.0
 

@@ -290,6 +290,31 @@ let staticCases: [(String, Quaternion)] = {
         #expect(worst < 2, "worst \(worst)°")
     }
 
+    @Test func headingCorrectionHalfAngleStaysInStepWithDelta() {
+        // an uncorrected vertical gyro bias turns the 6D frame by 90° per minute,
+        // so delta sweeps a quarter turn; four start headings cover ±180° (a wrap)
+        var settings = AttitudeFilter.Settings()
+        settings.restBiasEstimation = false
+        settings.motionBiasEstimation = false
+        var wraps = 0
+        for start in [0.0, 90, 180, 270] {
+            var gen = Synthetic()
+            gen.dt = 0.01
+            gen.gyroBias = Vector3(0, 0, 1.5 * deg)
+            let data = gen.generate(duration: 60, orientation: { _ in Self.flatFacing(start) })
+            var f = AttitudeFilter(settings: settings, sampleInterval: 0.01)
+            var last = 0.0
+            for s in data {
+                f.update(gyro: s.gyro, accel: s.accel, mag: s.mag, dt: 0.01)
+                #expect(abs(f.state.deltaCos - mathCos(f.state.delta / 2)) < 1e-12)
+                #expect(abs(f.state.deltaSin - mathSin(f.state.delta / 2)) < 1e-12)
+                if abs(f.state.delta - last) > .pi { wraps += 1 }
+                last = f.state.delta
+            }
+        }
+        #expect(wraps >= 1)
+    }
+
     @Test func coefficientsFollowTheSampleIntervalOnlyWhenItChangesMaterially() {
         var f = AttitudeFilter(sampleInterval: 0.005)
         let c0 = f.coefficients
