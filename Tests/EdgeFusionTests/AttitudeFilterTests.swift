@@ -292,12 +292,13 @@ let staticCases: [(String, Quaternion)] = {
 
     @Test func headingCorrectionHalfAngleStaysInStepWithDelta() {
         // an uncorrected vertical gyro bias turns the 6D frame by 90° per minute,
-        // so delta sweeps a quarter turn; four start headings cover ±180° (a wrap)
+        // so delta sweeps ~65° (less the heading filter's lag); start headings
+        // 30° apart make one of them cross ±180° (a wrap)
         var settings = AttitudeFilter.Settings()
         settings.restBiasEstimation = false
         settings.motionBiasEstimation = false
         var wraps = 0
-        for start in [0.0, 90, 180, 270] {
+        for start in stride(from: 0.0, to: 360, by: 30) {
             var gen = Synthetic()
             gen.dt = 0.01
             gen.gyroBias = Vector3(0, 0, 1.5 * deg)
