@@ -479,6 +479,56 @@ extension AttitudeFilter {
         public var declination: Double? = nil
 
         public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination
+        }
+
+        /// Decodes from a configuration: every key is optional and defaults
+        /// to VQF's value; numbers must be finite and time constants ≥ 0.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func number(_ key: CodingKeys, _ fallback: Double) throws -> Double {
+                guard let v = try c.decodeIfPresent(Double.self, forKey: key) else { return fallback }
+                guard v.isFinite else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(key.stringValue) must be a finite number")
+                }
+                return v
+            }
+            let d = Settings()
+            tauAcc = try number(.tauAcc, d.tauAcc)
+            tauMag = try number(.tauMag, d.tauMag)
+            biasSigmaInit = try number(.biasSigmaInit, d.biasSigmaInit)
+            biasForgettingTime = try number(.biasForgettingTime, d.biasForgettingTime)
+            biasClip = try number(.biasClip, d.biasClip)
+            biasSigmaMotion = try number(.biasSigmaMotion, d.biasSigmaMotion)
+            biasVerticalForgettingFactor = try number(.biasVerticalForgettingFactor, d.biasVerticalForgettingFactor)
+            biasSigmaRest = try number(.biasSigmaRest, d.biasSigmaRest)
+            restMinTime = try number(.restMinTime, d.restMinTime)
+            restFilterTau = try number(.restFilterTau, d.restFilterTau)
+            restThresholdGyro = try number(.restThresholdGyro, d.restThresholdGyro)
+            restThresholdAccel = try number(.restThresholdAccel, d.restThresholdAccel)
+            magCurrentTau = try number(.magCurrentTau, d.magCurrentTau)
+            magRefTau = try number(.magRefTau, d.magRefTau)
+            magNormThreshold = try number(.magNormThreshold, d.magNormThreshold)
+            magDipThreshold = try number(.magDipThreshold, d.magDipThreshold)
+            magNewTime = try number(.magNewTime, d.magNewTime)
+            magNewFirstTime = try number(.magNewFirstTime, d.magNewFirstTime)
+            magNewMinGyro = try number(.magNewMinGyro, d.magNewMinGyro)
+            magMinUndisturbedTime = try number(.magMinUndisturbedTime, d.magMinUndisturbedTime)
+            magMaxRejectionTime = try number(.magMaxRejectionTime, d.magMaxRejectionTime)
+            magRejectionFactor = try number(.magRejectionFactor, d.magRejectionFactor)
+            coefficientTolerance = try number(.coefficientTolerance, d.coefficientTolerance)
+            motionBiasEstimation = try c.decodeIfPresent(Bool.self, forKey: .motionBiasEstimation) ?? d.motionBiasEstimation
+            restBiasEstimation = try c.decodeIfPresent(Bool.self, forKey: .restBiasEstimation) ?? d.restBiasEstimation
+            magneticDisturbanceRejection = try c.decodeIfPresent(Bool.self, forKey: .magneticDisturbanceRejection) ?? d.magneticDisturbanceRejection
+            magnetometerCalibration = try c.decodeIfPresent(MagnetometerCalibration.self, forKey: .magnetometerCalibration)
+            declination = try number(.declination, .nan)
+            if declination!.isNaN { declination = nil }
+            for (key, v) in [(CodingKeys.tauAcc, tauAcc), (.restMinTime, restMinTime), (.biasForgettingTime, biasForgettingTime)] where !(v > 0) {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(key.stringValue) must be positive")
+            }
+        }
     }
 }
 
