@@ -77,9 +77,12 @@ public struct AttitudeFilter: Sendable {
 
     // MARK: - gyroscope
 
-    /// Integrates one gyroscope sample (rad/s) over `dt` seconds.
+    /// Integrates one gyroscope sample (rad/s) over `dt` seconds. Samples
+    /// with a non-finite component, and `dt ≤ 0`, are skipped.
     @inlinable
     public mutating func updateGyro(_ gyro: Vector3, dt: Double) {
+        // a non-finite sample (sensor fault) is skipped, never integrated
+        guard (gyro.x + gyro.y + gyro.z).isFinite else { return }
         state.lastGyro = gyro
         guard dt > 0, dt.isFinite else { return }
         if abs(dt - coefficients.gyroDt) > settings.coefficientTolerance * coefficients.gyroDt {
@@ -119,11 +122,12 @@ public struct AttitudeFilter: Sendable {
     // MARK: - accelerometer
 
     /// Corrects the inclination with one accelerometer sample (m/s², specific
-    /// force) taken `dt` seconds after the previous one. All-zero samples are
-    /// ignored.
+    /// force) taken `dt` seconds after the previous one. All-zero and
+    /// non-finite samples are ignored.
     @inlinable
     public mutating func updateAccel(_ accel: Vector3, dt: Double) {
         if accel.x == 0 && accel.y == 0 && accel.z == 0 { return }
+        guard (accel.x + accel.y + accel.z).isFinite else { return }
         state.lastAccel = accel
         state.accelSamples &+= 1
         let dt = dt > 0 && dt.isFinite ? dt : coefficients.accelDt
@@ -233,10 +237,11 @@ public struct AttitudeFilter: Sendable {
 
     /// Corrects the heading with one magnetometer sample (µT, raw: the
     /// calibration in `settings` is applied here) taken `dt` seconds after the
-    /// previous magnetometer sample. All-zero samples are ignored.
+    /// previous magnetometer sample. All-zero and non-finite samples are ignored.
     @inlinable
     public mutating func updateMag(_ rawMag: Vector3, dt: Double) {
         if rawMag.x == 0 && rawMag.y == 0 && rawMag.z == 0 { return }
+        guard (rawMag.x + rawMag.y + rawMag.z).isFinite else { return }
         let mag = coefficients.calibrated ? coefficients.softIron * (rawMag - coefficients.hardIron) : rawMag
         state.lastMag = mag
         state.magSamples &+= 1

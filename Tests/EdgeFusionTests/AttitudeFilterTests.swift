@@ -333,7 +333,13 @@ let staticCases: [(String, Quaternion)] = {
         f.updateAccel(.zero, dt: 0.005)
         f.updateMag(.zero, dt: 0.005)
         f.updateGyro(Vector3(1, 0, 0), dt: 0)
+        f.updateGyro(Vector3(.nan, 0, 0), dt: 0.005)
+        f.updateGyro(Vector3(0, .infinity, 0), dt: 0.005)
+        f.updateAccel(Vector3(0, 0, .nan), dt: 0.005)
+        f.updateMag(Vector3(.infinity, 0, 0), dt: 0.005)
         #expect(f.quaternion9D == q)
+        f.update(gyro: Vector3(0.01, 0, 0), accel: Vector3(0, 0, 9.81), mag: Vector3(20, 0, -45), dt: 0.005)
+        #expect(f.quaternion9D.norm.isFinite && abs(f.quaternion9D.norm - 1) < 1e-12)
     }
 }
 
