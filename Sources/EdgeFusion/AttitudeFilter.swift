@@ -625,7 +625,10 @@ extension AttitudeFilter {
     /// Everything the filter changes per sample (VQF's `VQFState` plus the
     /// last samples and the frame bookkeeping for `DeviceMotion`). Bias in
     /// rad/s; bias covariance in (0.01 °/s)².
-    public struct State: Equatable, Sendable {
+    ///
+    /// Codable, so a daemon can save it (e.g. the learned gyroscope bias and
+    /// magnetic reference) and resume after a restart.
+    public struct State: Equatable, Sendable, Codable {
         /// Strapdown-integrated gyroscope orientation (almost-inertial frame).
         public var gyroQuat = Quaternion.identity
         /// Inclination correction: almost-inertial frame to 6D earth frame.

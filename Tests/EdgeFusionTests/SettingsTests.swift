@@ -31,4 +31,19 @@ import Foundation
             try JSONDecoder().decode(AttitudeFilter.Settings.self, from: Data(#"{"tauMag": "fast"}"#.utf8))
         }
     }
+
+    @Test func stateSurvivesJSONMidRun() throws {
+        let data = Synthetic().generate(duration: 8, orientation: { t in
+            Quaternion(axis: Vector3(1, 0.2, 0), angle: 0.4 * mathSin(t)) * Quaternion(yaw: 0.5 * t)
+        })
+        var whole = AttitudeFilter(sampleInterval: 0.005)
+        for s in data { whole.update(gyro: s.gyro, accel: s.accel, mag: s.mag, dt: 0.005) }
+        var first = AttitudeFilter(sampleInterval: 0.005)
+        for s in data[..<700] { first.update(gyro: s.gyro, accel: s.accel, mag: s.mag, dt: 0.005) }
+        let saved = try JSONEncoder().encode(first.state)
+        var second = AttitudeFilter(settings: .init(), state: try JSONDecoder().decode(AttitudeFilter.State.self, from: saved))
+        for s in data[700...] { second.update(gyro: s.gyro, accel: s.accel, mag: s.mag, dt: 0.005) }
+        #expect(second.state == whole.state)
+        #expect(second.quaternion9D == whole.quaternion9D)
+    }
 }
