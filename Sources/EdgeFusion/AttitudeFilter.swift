@@ -77,9 +77,12 @@ public struct AttitudeFilter: Sendable {
 
     // MARK: - gyroscope
 
-    /// Integrates one gyroscope sample (rad/s) over `dt` seconds.
+    /// Integrates one gyroscope sample (rad/s) over `dt` seconds. Samples
+    /// with a non-finite component, and `dt ≤ 0`, are skipped.
     @inlinable
     public mutating func updateGyro(_ gyro: Vector3, dt: Double) {
+        // a non-finite sample (sensor fault) is skipped, never integrated
+        guard (gyro.x + gyro.y + gyro.z).isFinite else { return }
         state.lastGyro = gyro
         guard dt > 0, dt.isFinite else { return }
         if abs(dt - coefficients.gyroDt) > settings.coefficientTolerance * coefficients.gyroDt {
@@ -119,11 +122,12 @@ public struct AttitudeFilter: Sendable {
     // MARK: - accelerometer
 
     /// Corrects the inclination with one accelerometer sample (m/s², specific
-    /// force) taken `dt` seconds after the previous one. All-zero samples are
-    /// ignored.
+    /// force) taken `dt` seconds after the previous one. All-zero and
+    /// non-finite samples are ignored.
     @inlinable
     public mutating func updateAccel(_ accel: Vector3, dt: Double) {
         if accel.x == 0 && accel.y == 0 && accel.z == 0 { return }
+        guard (accel.x + accel.y + accel.z).isFinite else { return }
         state.lastAccel = accel
         state.accelSamples &+= 1
         let dt = dt > 0 && dt.isFinite ? dt : coefficients.accelDt
@@ -233,10 +237,11 @@ public struct AttitudeFilter: Sendable {
 
     /// Corrects the heading with one magnetometer sample (µT, raw: the
     /// calibration in `settings` is applied here) taken `dt` seconds after the
-    /// previous magnetometer sample. All-zero samples are ignored.
+    /// previous magnetometer sample. All-zero and non-finite samples are ignored.
     @inlinable
     public mutating func updateMag(_ rawMag: Vector3, dt: Double) {
         if rawMag.x == 0 && rawMag.y == 0 && rawMag.z == 0 { return }
+        guard (rawMag.x + rawMag.y + rawMag.z).isFinite else { return }
         let mag = coefficients.calibrated ? coefficients.softIron * (rawMag - coefficients.hardIron) : rawMag
         state.lastMag = mag
         state.magSamples &+= 1
@@ -322,10 +327,31 @@ public struct AttitudeFilter: Sendable {
             if state.kMagInit * settings.tauMag < dt { state.kMagInit = 0 }
         }
 
-        state.delta += k * dis
-        if state.delta > .pi { state.delta -= 2 * .pi } else if state.delta < -.pi { state.delta += 2 * .pi }
-        state.deltaCos = mathCos(state.delta / 2)
-        state.deltaSin = mathSin(state.delta / 2)
+        let increment = k * dis
+        state.delta += increment
+        var wrapped = false
+        if state.delta > .pi { state.delta -= 2 * .pi; wrapped = true }
+        else if state.delta < -.pi { state.delta += 2 * .pi; wrapped = true }
+        // cos/sin of delta/2 for the frame conversions: turned by increment/2
+        // (series to x⁸ for |x| < 0.05, truncation < 3e-20) or recomputed
+        let x = increment / 2
+        if x == 0 && !wrapped {
+            // unchanged (e.g. heading correction paused during a disturbance)
+        } else if x < 0.05 && x > -0.05 {
+            let x2 = x * x
+            let cx = 1 + x2 * (-1.0 / 2 + x2 * (1.0 / 24 + x2 * (-1.0 / 720 + x2 * (1.0 / 40320))))
+            let sx = x * (1 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880)))))
+            var c = state.deltaCos * cx - state.deltaSin * sx
+            var sn = state.deltaSin * cx + state.deltaCos * sx
+            let n = 1.5 - 0.5 * (c * c + sn * sn)  // first-order renormalisation
+            c *= n; sn *= n
+            // wrapping by ∓2π moves the half angle by ∓π: both change sign
+            state.deltaCos = wrapped ? -c : c
+            state.deltaSin = wrapped ? -sn : sn
+        } else {
+            state.deltaCos = mathCos(state.delta / 2)
+            state.deltaSin = mathSin(state.delta / 2)
+        }
         if !state.hasHeadingReference {
             // the corrected-arbitrary frame starts where the 6D frame is now
             state.hasHeadingReference = true
@@ -458,6 +484,56 @@ extension AttitudeFilter {
         public var declination: Double? = nil
 
         public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination
+        }
+
+        /// Decodes from a configuration: every key is optional and defaults
+        /// to VQF's value; numbers must be finite and time constants ≥ 0.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func number(_ key: CodingKeys, _ fallback: Double) throws -> Double {
+                guard let v = try c.decodeIfPresent(Double.self, forKey: key) else { return fallback }
+                guard v.isFinite else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(key.stringValue) must be a finite number")
+                }
+                return v
+            }
+            let d = Settings()
+            tauAcc = try number(.tauAcc, d.tauAcc)
+            tauMag = try number(.tauMag, d.tauMag)
+            biasSigmaInit = try number(.biasSigmaInit, d.biasSigmaInit)
+            biasForgettingTime = try number(.biasForgettingTime, d.biasForgettingTime)
+            biasClip = try number(.biasClip, d.biasClip)
+            biasSigmaMotion = try number(.biasSigmaMotion, d.biasSigmaMotion)
+            biasVerticalForgettingFactor = try number(.biasVerticalForgettingFactor, d.biasVerticalForgettingFactor)
+            biasSigmaRest = try number(.biasSigmaRest, d.biasSigmaRest)
+            restMinTime = try number(.restMinTime, d.restMinTime)
+            restFilterTau = try number(.restFilterTau, d.restFilterTau)
+            restThresholdGyro = try number(.restThresholdGyro, d.restThresholdGyro)
+            restThresholdAccel = try number(.restThresholdAccel, d.restThresholdAccel)
+            magCurrentTau = try number(.magCurrentTau, d.magCurrentTau)
+            magRefTau = try number(.magRefTau, d.magRefTau)
+            magNormThreshold = try number(.magNormThreshold, d.magNormThreshold)
+            magDipThreshold = try number(.magDipThreshold, d.magDipThreshold)
+            magNewTime = try number(.magNewTime, d.magNewTime)
+            magNewFirstTime = try number(.magNewFirstTime, d.magNewFirstTime)
+            magNewMinGyro = try number(.magNewMinGyro, d.magNewMinGyro)
+            magMinUndisturbedTime = try number(.magMinUndisturbedTime, d.magMinUndisturbedTime)
+            magMaxRejectionTime = try number(.magMaxRejectionTime, d.magMaxRejectionTime)
+            magRejectionFactor = try number(.magRejectionFactor, d.magRejectionFactor)
+            coefficientTolerance = try number(.coefficientTolerance, d.coefficientTolerance)
+            motionBiasEstimation = try c.decodeIfPresent(Bool.self, forKey: .motionBiasEstimation) ?? d.motionBiasEstimation
+            restBiasEstimation = try c.decodeIfPresent(Bool.self, forKey: .restBiasEstimation) ?? d.restBiasEstimation
+            magneticDisturbanceRejection = try c.decodeIfPresent(Bool.self, forKey: .magneticDisturbanceRejection) ?? d.magneticDisturbanceRejection
+            magnetometerCalibration = try c.decodeIfPresent(MagnetometerCalibration.self, forKey: .magnetometerCalibration)
+            declination = try number(.declination, .nan)
+            if declination!.isNaN { declination = nil }
+            for (key, v) in [(CodingKeys.tauAcc, tauAcc), (.restMinTime, restMinTime), (.biasForgettingTime, biasForgettingTime)] where !(v > 0) {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(key.stringValue) must be positive")
+            }
+        }
     }
 }
 
@@ -549,12 +625,16 @@ extension AttitudeFilter {
     /// Everything the filter changes per sample (VQF's `VQFState` plus the
     /// last samples and the frame bookkeeping for `DeviceMotion`). Bias in
     /// rad/s; bias covariance in (0.01 °/s)².
-    public struct State: Equatable, Sendable {
+    ///
+    /// Codable, so a daemon can save it (e.g. the learned gyroscope bias and
+    /// magnetic reference) and resume after a restart.
+    public struct State: Equatable, Sendable, Codable {
         /// Strapdown-integrated gyroscope orientation (almost-inertial frame).
         public var gyroQuat = Quaternion.identity
         /// Inclination correction: almost-inertial frame to 6D earth frame.
         public var accQuat = Quaternion.identity
-        /// Heading correction (rad): 6D earth frame to ENU; and cos/sin of delta/2.
+        /// Heading correction (rad): 6D earth frame to ENU; and cos/sin of
+        /// delta/2, kept in step with it (set all three together).
         public var delta = 0.0
         public var deltaCos = 1.0, deltaSin = 0.0
 

@@ -96,3 +96,5 @@ public struct LowPassState<Value: LowPassValue>: Equatable, Sendable {
         s1 = s1 + (old.b1 - new.b1 - old.a1 + new.a1) * output
     }
 }
+
+extension LowPassState: Codable where Value: Codable {}

@@ -16,7 +16,7 @@ extension SIMD3 where Scalar == Double {
 ///
 /// A sensor-to-earth orientation `q` maps a vector in sensor (board)
 /// coordinates to earth coordinates: `v_earth = q.rotate(v_sensor)`.
-public struct Quaternion: Equatable, Sendable, CustomStringConvertible {
+public struct Quaternion: Equatable, Sendable, Codable, CustomStringConvertible {
     public var w: Double, x: Double, y: Double, z: Double
 
     @inlinable public init(w: Double, x: Double, y: Double, z: Double) {

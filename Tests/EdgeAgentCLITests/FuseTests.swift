@@ -197,13 +197,20 @@ func temporaryPath(_ name: String) -> String {
     @Test func outputHasOneRowPerInputRowAndStats() throws {
         let p = try write(Self.header + "0,0,0,0,0,0,9.81,20,0,-40\r\n0.01,0,0,0,0,0,9.81,,,\r\n0.02,0,0,0,0,0,9.81,0,0,0\r\n\r\n")
         let o = temporaryPath("o.csv")
-        let (status, out, _) = run(["--input", p, "--output", o, "--stats"])
+        let (status, out, err) = run(["--input", p, "--output", o, "--stats"])
         #expect(status == 0)
+        #expect(err.isEmpty)
         #expect(out.contains("samples=3") && out.contains("mag_samples=1") && out.contains("fusion_time_s="))
         let lines = try String(contentsOfFile: o, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4)
         #expect(lines[0].hasPrefix("t,qw,qx,qy,qz,"))
         #expect(lines[1].hasPrefix("0,") && lines[2].hasPrefix("0.01,") && lines[3].hasPrefix("0.02,"))
+    }
+
+    @Test func warnsWhenNineDHasNoMagnetometer() throws {
+        let p = try write(Self.header + "0,0,0,0,0,0,9.81,,,\n0.01,0,0,0,0,0,9.81,,,\n")
+        let (status, _, err) = run(["--input", p, "--output", temporaryPath("o.csv")])
+        #expect(status == 0 && err.contains("no magnetometer samples"))
     }
 
     @Test func sixDIgnoresTheMagnetometer() throws {

@@ -290,6 +290,32 @@ let staticCases: [(String, Quaternion)] = {
         #expect(worst < 2, "worst \(worst)°")
     }
 
+    @Test func headingCorrectionHalfAngleStaysInStepWithDelta() {
+        // an uncorrected vertical gyro bias turns the 6D frame by 90° per minute,
+        // so delta sweeps ~65° (less the heading filter's lag); start headings
+        // 30° apart make one of them cross ±180° (a wrap)
+        var settings = AttitudeFilter.Settings()
+        settings.restBiasEstimation = false
+        settings.motionBiasEstimation = false
+        var wraps = 0
+        for start in stride(from: 0.0, to: 360, by: 30) {
+            var gen = Synthetic()
+            gen.dt = 0.01
+            gen.gyroBias = Vector3(0, 0, 1.5 * deg)
+            let data = gen.generate(duration: 60, orientation: { _ in Self.flatFacing(start) })
+            var f = AttitudeFilter(settings: settings, sampleInterval: 0.01)
+            var last = 0.0
+            for s in data {
+                f.update(gyro: s.gyro, accel: s.accel, mag: s.mag, dt: 0.01)
+                #expect(abs(f.state.deltaCos - mathCos(f.state.delta / 2)) < 1e-12)
+                #expect(abs(f.state.deltaSin - mathSin(f.state.delta / 2)) < 1e-12)
+                if abs(f.state.delta - last) > .pi { wraps += 1 }
+                last = f.state.delta
+            }
+        }
+        #expect(wraps >= 1)
+    }
+
     @Test func coefficientsFollowTheSampleIntervalOnlyWhenItChangesMaterially() {
         var f = AttitudeFilter(sampleInterval: 0.005)
         let c0 = f.coefficients
@@ -307,7 +333,13 @@ let staticCases: [(String, Quaternion)] = {
         f.updateAccel(.zero, dt: 0.005)
         f.updateMag(.zero, dt: 0.005)
         f.updateGyro(Vector3(1, 0, 0), dt: 0)
+        f.updateGyro(Vector3(.nan, 0, 0), dt: 0.005)
+        f.updateGyro(Vector3(0, .infinity, 0), dt: 0.005)
+        f.updateAccel(Vector3(0, 0, .nan), dt: 0.005)
+        f.updateMag(Vector3(.infinity, 0, 0), dt: 0.005)
         #expect(f.quaternion9D == q)
+        f.update(gyro: Vector3(0.01, 0, 0), accel: Vector3(0, 0, 9.81), mag: Vector3(20, 0, -45), dt: 0.005)
+        #expect(f.quaternion9D.norm.isFinite && abs(f.quaternion9D.norm - 1) < 1e-12)
     }
 }
 

@@ -123,6 +123,10 @@ public enum FuseCommand: Subcommand {
         let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
+        if useMag && recording.magCount == 0 && frame.needsMagnetometer && n > 0 {
+            console.error("edge-agent fuse: warning: \(input) has no magnetometer samples; "
+                + "the heading in \(frame.rawValue) is arbitrary (use --mode 6d)")
+        }
         if stats {
             console.print("samples=\(n)")
             console.print("mag_samples=\(useMag ? recording.magCount : 0)")
