@@ -373,4 +373,32 @@ struct ServerTests {
         #expect(readSamples(c, until: 20, into: &stamps))
         #expect(stamps.count == 20)
     }
+
+    @Test func aLineOfExactlyTheLimitIsStillARequest() throws {
+        let server = try makeServer("lim")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        let head = #"{"class":"ping","pad":""#
+        let tail = #""}"#
+        let line = head + String(repeating: "p", count: 4096 - head.utf8.count - tail.utf8.count) + tail
+        #expect(line.utf8.count == 4096)
+        c.request(line)
+        #expect(c.waitFor("pong").0 != nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func stopDoesNotWaitForAStuckClient() throws {
+        let server = try makeServer("stuckstop", configure: {
+            $0.socketSendBufferBytes = 4096
+            $0.queueCapacity = 8
+        })
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        _ = subscribe(stuck, "deviceMotion")
+        for i in 0..<200 { server.publish(.deviceMotion(motionSample(i))) }
+        let other = try connectClient(server)
+        _ = other.barrier() // the ring is drained: the stuck client's socket is full
+        server.stop(reason: "test")
+        #expect(other.waitFor("shutdown").0?.string("reason") == "test")
+        #expect(access(server.socketPath, F_OK) != 0)
+    }
 }
