@@ -22,7 +22,7 @@ struct HarnessError: Error, CustomStringConvertible {
 
 /// A real client socket with bounded, poll-based reads.
 final class TestClient {
-    let fd: Int32
+    private(set) var fd: Int32
     private var buffer: [UInt8] = []
     private(set) var closed = false
 
@@ -38,11 +38,19 @@ final class TestClient {
         guard r == 0 else {
             let e = errno
             close(fd)
+            fd = -1 // deinit must not close it again
             throw HarnessError(description: "connect \(path): errno \(e)")
         }
     }
 
-    deinit { close(fd) }
+    deinit { disconnect() }
+
+    /// Closes the socket once (tests run in parallel in one process: a
+    /// second close could hit another test's descriptor).
+    func disconnect() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
 
     func send(_ text: String) {
         var bytes = Array(text.utf8)

@@ -115,7 +115,7 @@ struct ServerTests {
         #expect(dm.number("demandInterval_s") == 0.01)
         // A client that goes away takes its demand with it.
         let g1 = server.demandGeneration
-        close(b.fd)
+        b.disconnect()
         let deadline = monotonicMs() + 5000
         while server.demandGeneration == g1 && monotonicMs() < deadline { _ = a.barrier() }
         #expect(server.demand() == [.deviceMotion: 0.02])
