@@ -26,6 +26,9 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public var socketSendBufferBytes: Int?
     /// Time `stop()` waits for clients to take their `shutdown` line, ns.
     public var shutdownGraceNs: UInt64 = 250_000_000
+    /// Longest idle poll(2) of the service thread, ms (-1: none). Every
+    /// event wakes it anyway; tests set -1 so a lost wake-up hangs visibly.
+    var idlePollTimeoutMs: Int32 = 1000
     /// Agent version in the version line.
     public var agentVersion: String = "0.1.0"
 

@@ -118,7 +118,7 @@ final class ServiceLoop: @unchecked Sendable {
                 pollFDs.append(pollfd(fd: c.fd, events: ev, revents: 0))
             }
             do {
-                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing || acceptPausedUntil != 0 ? 50 : 1000)
+                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing || acceptPausedUntil != 0 ? 50 : config.idlePollTimeoutMs)
             } catch {
                 // EINVAL/ENOMEM: nothing sane to do but retry after a pause.
                 var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
@@ -142,8 +142,10 @@ final class ServiceLoop: @unchecked Sendable {
                 if re & Int32(POLLIN | POLLHUP | POLLERR) != 0, c.closingDeadline == nil, !c.readClosed {
                     readRequests(c, now: now)
                 }
-                // POLLHUP on a Unix stream socket: the peer closed both directions.
-                if re & Int32(POLLHUP) != 0, c.readClosed { c.dead = true }
+                // POLLHUP on a Unix stream socket: the peer closed both
+                // directions; nothing more can be delivered. (A client we still
+                // read from learns this through read() returning 0 first.)
+                if re & Int32(POLLHUP | POLLERR) != 0, c.readClosed || c.closingDeadline != nil { c.dead = true }
                 if re & Int32(POLLOUT) != 0 { flush(c) }
                 if let deadline = c.closingDeadline, !c.dead, !c.hasOutput || now >= deadline {
                     finishClosing(c)
@@ -155,11 +157,16 @@ final class ServiceLoop: @unchecked Sendable {
         shutdown()
     }
 
+    /// Consumes the wake-up bytes, then re-arms the wake flag. In this order
+    /// no wake-up is lost: a publish that finds the flag set has pushed its
+    /// sample before our exchange (which synchronizes with its exchange), so
+    /// the ring drain that follows sees it; a publish after the exchange
+    /// finds the flag clear and writes a new byte.
     func drainWakePipe() {
-        core.wakePending.store(false, ordering: .releasing)
         readBuffer.withUnsafeMutableBytes { buf in
             while let n = try? Posix.read(core.wakeReadFD, buf), n > 0 {}
         }
+        _ = core.wakePending.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     // MARK: samples

@@ -113,6 +113,19 @@ final class ServiceCore: Sendable {
         }
     }
 
+    #if DEBUG
+    /// The first thread that published (debug builds trap on a second producer:
+    /// the ring is single-producer).
+    let producer = Atomic<UInt>(0)
+
+    func checkSingleProducer() {
+        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
+        let (exchanged, original) = producer.compareExchange(expected: 0, desired: me, ordering: .relaxed)
+        precondition(exchanged || original == me,
+                     "ServiceServer.publish called from two threads; the sample ring is single-producer")
+    }
+    #endif
+
     static func demandDictionary(_ ns: [UInt64?]) -> [StreamName: Double] {
         var d: [StreamName: Double] = [:]
         for s in StreamName.allCases { if let v = ns[s.index] { d[s] = Double(v) / 1e9 } }
@@ -191,6 +204,9 @@ public final class ServiceServer: Sendable {
     /// and each client one socket write.
     @discardableResult
     public func publish(_ sample: Sample, wake: Bool = true) -> Bool {
+        #if DEBUG
+        core.checkSingleProducer()
+        #endif
         let ok = core.ring.push(sample)
         if wake { core.wake() }
         return ok

@@ -85,4 +85,36 @@ struct FanOutTests {
         #expect(stats.published == total)
         #expect(stats.clients.count == clientCount)
     }
+
+    /// Bursts of publishes spread over the service thread's wake-up handling,
+    /// each followed by waiting for the whole burst. With no idle poll
+    /// timeout, a lost wake-up leaves the end of a burst undelivered and the
+    /// wait fails. (The race it guards is narrow; this catches a missing or
+    /// mis-ordered wake path, not every interleaving.)
+    @Test func noWakeUpIsLost() throws {
+        let server = try makeServer("wake", configure: {
+            $0.idlePollTimeoutMs = -1
+            $0.queueCapacity = 4096
+        })
+        defer { server.stop() }
+        let c = try connectClient(server)
+        _ = try #require(subscribe(c, "gyroscope"))
+        var stamps: [UInt64] = []
+        var next: UInt64 = 1
+        for round in 0..<200 {
+            for k in 0..<(1 + round % 7) {
+                server.publish(.gyroscope(GyroscopeSample(timestampNs: next, rotationRate: .zero)))
+                next += 1
+                // Spread the burst over the service thread's wake-up (a spin,
+                // not a sleep: it only varies the interleaving).
+                let until = monotonicNs() + UInt64((round * 7 + k * 13) % 40) * 1000
+                while monotonicNs() < until {}
+            }
+            guard readSamples(c, until: Int(next - 1), into: &stamps, timeoutMs: 5000) else {
+                Issue.record("burst \(round) not delivered: lost wake-up")
+                return
+            }
+        }
+        #expect(stamps == (1..<next).map { $0 })
+    }
 }

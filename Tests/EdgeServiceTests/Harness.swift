@@ -16,13 +16,19 @@ func monotonicMs() -> Int64 {
     return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }
 
+func monotonicNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
 }
 
 /// A real client socket with bounded, poll-based reads.
 final class TestClient {
-    let fd: Int32
+    private(set) var fd: Int32
     private var buffer: [UInt8] = []
     private(set) var closed = false
 
@@ -38,11 +44,19 @@ final class TestClient {
         guard r == 0 else {
             let e = errno
             close(fd)
+            fd = -1 // deinit must not close it again
             throw HarnessError(description: "connect \(path): errno \(e)")
         }
     }
 
-    deinit { close(fd) }
+    deinit { disconnect() }
+
+    /// Closes the socket once (tests run in parallel in one process: a
+    /// second close could hit another test's descriptor).
+    func disconnect() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
 
     func send(_ text: String) {
         var bytes = Array(text.utf8)

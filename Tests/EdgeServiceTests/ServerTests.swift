@@ -115,7 +115,7 @@ struct ServerTests {
         #expect(dm.number("demandInterval_s") == 0.01)
         // A client that goes away takes its demand with it.
         let g1 = server.demandGeneration
-        close(b.fd)
+        b.disconnect()
         let deadline = monotonicMs() + 5000
         while server.demandGeneration == g1 && monotonicMs() < deadline { _ = a.barrier() }
         #expect(server.demand() == [.deviceMotion: 0.02])
@@ -372,5 +372,33 @@ struct ServerTests {
         var stamps: [UInt64] = []
         #expect(readSamples(c, until: 20, into: &stamps))
         #expect(stamps.count == 20)
+    }
+
+    @Test func aLineOfExactlyTheLimitIsStillARequest() throws {
+        let server = try makeServer("lim")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        let head = #"{"class":"ping","pad":""#
+        let tail = #""}"#
+        let line = head + String(repeating: "p", count: 4096 - head.utf8.count - tail.utf8.count) + tail
+        #expect(line.utf8.count == 4096)
+        c.request(line)
+        #expect(c.waitFor("pong").0 != nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func stopDoesNotWaitForAStuckClient() throws {
+        let server = try makeServer("stuckstop", configure: {
+            $0.socketSendBufferBytes = 4096
+            $0.queueCapacity = 8
+        })
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        _ = subscribe(stuck, "deviceMotion")
+        for i in 0..<200 { server.publish(.deviceMotion(motionSample(i))) }
+        let other = try connectClient(server)
+        _ = other.barrier() // the ring is drained: the stuck client's socket is full
+        server.stop(reason: "test")
+        #expect(other.waitFor("shutdown").0?.string("reason") == "test")
+        #expect(access(server.socketPath, F_OK) != 0)
     }
 }
