@@ -1,0 +1,73 @@
+import Testing
+import Foundation
+@testable import EdgeAgentCLI
+
+/// Every committed recording is replayed through the real drivers and
+/// pipeline and diffed with its committed expected output (gpsd's habit).
+/// Regenerate: `REPLAY_REGENERATE_GOLDENS=1 swift test --filter ReplayGolden`,
+/// and explain each changed golden in the commit.
+@Suite struct ReplayGoldenTests {
+    static let directory = repositoryRoot + "/Tests/Fixtures/recordings"
+    static let recordings: [String] = {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".log") || $0.hasSuffix(".csv") }.sorted()
+    }()
+
+    @Test func thereAreRecordingsOfBothKinds() {
+        #expect(Self.recordings.contains { $0.hasSuffix(".log") })
+        #expect(Self.recordings.contains { $0.hasSuffix(".csv") })
+    }
+
+    @Test(arguments: recordings)
+    func replayMatchesGolden(_ name: String) throws {
+        let (c, out, err) = Console.capturing()
+        let rc = EdgeAgentCLI.run(["edge-agent", "replay", Self.directory + "/" + name], console: c)
+        #expect(rc == 0, "replay failed: \(err())")
+        let golden = Self.directory + "/" + name + ".expected.jsonl"
+        if ProcessInfo.processInfo.environment["REPLAY_REGENERATE_GOLDENS"] == "1" {
+            try out().write(toFile: golden, atomically: true, encoding: .utf8)
+            return
+        }
+        let expected = try String(contentsOfFile: golden, encoding: .utf8)
+        let a = out().split(separator: "\n", omittingEmptySubsequences: false)
+        let b = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        if let i = (0..<min(a.count, b.count)).first(where: { a[$0] != b[$0] }) {
+            Issue.record("\(name): line \(i + 1) differs from the golden\n  got:      \(a[i])\n  expected: \(b[i])")
+        } else {
+            #expect(a.count == b.count, "\(name): \(a.count) lines, golden has \(b.count)")
+        }
+    }
+
+    @Test func theTransactionGoldenSeesTheChipLossAndReturn() throws {
+        let golden = try String(contentsOfFile: Self.directory + "/sim-maglost.log.expected.jsonl", encoding: .utf8)
+        let events = golden.split(separator: "\n").filter { $0.contains("\"class\":\"connection\"") }
+        #expect(events.count == 2)
+        #expect(events.first?.contains("\"connected\":false") == true)
+        #expect(events.last?.contains("\"connected\":true") == true)
+        #expect(golden.contains("\"frame\":\"xArbitraryZVertical\""), "6D while the magnetometer is gone")
+    }
+
+    @Test func aRecordingThatDoesNotMatchTheDriversIsAClearError() throws {
+        // Change one recorded write (the MPU-6050's SMPLRT_DIV) so the drivers leave the recording.
+        let log = try String(contentsOfFile: Self.directory + "/sim-maglost.log", encoding: .utf8)
+        var lines = log.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let i = try #require(lines.firstIndex { $0.contains(" 0x68 w 19") })
+        let parts = lines[i].split(separator: " ")
+        lines[i] = parts.enumerated().map { $0.offset == 3 ? "19ff" : String($0.element) }.joined(separator: " ")
+        let path = NSTemporaryDirectory() + "edge-replay-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (c, _, err) = Console.capturing()
+        let rc = EdgeAgentCLI.run(["edge-agent", "replay", path], console: c)
+        #expect(rc == 1)
+        #expect(err().contains(":\(i + 1):"), "names the recording's line: \(err())")
+        #expect(err().contains("0x68 write [19"))
+    }
+
+    @Test func notARecordingIsAClearError() throws {
+        let (c, _, err) = Console.capturing()
+        let rc = EdgeAgentCLI.run(["edge-agent", "replay", repositoryRoot + "/README.md"], console: c)
+        #expect(rc == 1)
+        #expect(err().contains("neither a transaction log"))
+    }
+}
