@@ -14,7 +14,7 @@ Usage: sudo deploy/install.sh [OPTIONS]
 
 Installs edge-agent as a systemd service:
   binary      $repo/.build/release/edge-agent  ->  /usr/local/bin/edge-agent
-  config      config/edge-agent.json5          ->  /etc/edge-agent/edge-agent.json5 (only if absent)
+  config      deploy/edge-agent.json5          ->  /etc/edge-agent/edge-agent.json5 (only if absent)
   boards      boards/*.json5                   ->  /usr/share/edge-agent/boards/
   scenarios   scenarios/*.json5                ->  /usr/share/edge-agent/scenarios/
   udev rule   deploy/99-edge-agent.rules       ->  /etc/udev/rules.d/
@@ -30,7 +30,7 @@ Options:
                   (default: .build/release/edge-agent; build it first with
                   'swift build -c release --product edge-agent')
   --config FILE   default configuration to install if none exists
-                  (default: config/edge-agent.json5)
+                  (default: deploy/edge-agent.json5)
   --prefix DIR    install into DIR instead of / (a staging root for packages
                   or tests); users, groups and the systemd/udev reloads are
                   skipped, the layout under DIR is the same
@@ -45,7 +45,7 @@ EOF
 
 original_args=("$@")
 binary="$repo/.build/release/edge-agent"
-config="$repo/config/edge-agent.json5"
+config="$repo/deploy/edge-agent.json5"
 prefix=/
 enable=no
 dry_run=no

@@ -215,3 +215,14 @@ let repositoryRoot: String = {
         #expect(e6.line == 1)
     }
 }
+
+@Suite struct DeployConfigTests {
+    @Test func systemConfigLoadsAndUsesTheServiceDirectories() throws {
+        let c = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/deploy/edge-agent.json5")
+        #expect(c.board == "raspberry-pi-4b")
+        #expect(c.service.socketPath == "/run/edge-agent/agent.sock")
+        #expect(c.service.socketGroup == "edge-motion")
+        #expect(c.clients?.first?.group == "edge-motion")
+        #expect(c.calibrationFile?.hasPrefix("/var/lib/edge-agent/") == true)
+    }
+}
