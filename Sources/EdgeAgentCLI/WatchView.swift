@@ -191,7 +191,7 @@ enum WatchView {
         out.append("edge-agent watch  \(s.socketPath)\(agent)")
         let rate = s.motionRateHz.map { fixed($0, 1) + " Hz" } ?? "-"
         let dropped = s.dropped.map(String.init) ?? "-"
-        out.append("motion \(rate)  updates \(s.updates)  dropped \(dropped)")
+        out.append("deviceMotion \(rate)  updates \(s.updates)  dropped \(dropped)")
         out.append("")
 
         // Attitude beside the level.
@@ -247,10 +247,9 @@ enum WatchView {
         let kindWidth = s.devices.map(\.kind.count).max() ?? 0
         let stateWidth = max(7, s.devices.map(\.state.count).max() ?? 0)
         for d in s.devices {
-            var line = "  " + rpad(d.id, idWidth) + "  " + rpad(d.kind, kindWidth) + "  " + rpad(d.state, stateWidth)
-                + "  errors " + rpad(String(d.errorCount), 4) + " resets " + String(d.resetCount)
-            if let e = d.lastError { line += "  last: " + truncate(e, 48) }
-            out.append(trimRight(line))
+            out.append("  " + rpad(d.id, idWidth) + "  " + rpad(d.kind, kindWidth) + "  " + rpad(d.state, stateWidth)
+                       + "  errors " + rpad(String(d.errorCount), 4) + " resets " + String(d.resetCount))
+            if let e = d.lastError { out.append("    last error: " + truncate(e, 60)) }
         }
         return out.joined(separator: "\n")
     }
