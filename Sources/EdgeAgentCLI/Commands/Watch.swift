@@ -320,6 +320,11 @@ struct WatchSession {
         case shutdown(String)
         /// Exit 1 with this message.
         case fail(String)
+
+        var failure: String? {
+            if case .fail(let m) = self { return m }
+            return nil
+        }
     }
 
     static func number(_ v: JSONValue?) -> Double? {
@@ -378,11 +383,9 @@ struct WatchSession {
     /// Folds one message into the state. Returns what the loop should do and
     /// the request lines to send.
     mutating func handle(_ m: JSONValue, send: (String) -> Void) -> Action {
-        guard let cls = Self.string(m["class"]) else { return .none }
+        let cls = Self.string(m["class"])
         if !versionSeen {
-            guard cls == "version" else {
-                return .fail("\(options.socketPath) did not start with a version line (got \"\(cls)\"); is it an edge-agent socket?")
-            }
+            guard cls == "version" else { return notAnAgent() }
             guard let p = Self.number(m["protocol"]) else {
                 return .fail("the version line from \(options.socketPath) has no protocol number")
             }
@@ -398,7 +401,7 @@ struct WatchSession {
             send(#"{"class":"stats","id":"watch-stats"}"#)
             return .none
         }
-        switch cls {
+        switch cls ?? "" {
         case "devices":
             state.devices = Self.devices(m)
             if !subscriptionsSent {
@@ -435,6 +438,10 @@ struct WatchSession {
         default:
             return .none // pong, unsubscribed, and classes a newer agent adds
         }
+    }
+
+    func notAnAgent() -> Action {
+        .fail("\(options.socketPath) did not start with a version line; is it an edge-agent socket?")
     }
 
     static func fixedOrInt(_ d: Double) -> String {
@@ -563,8 +570,16 @@ struct WatchSession {
             let lines = try c.readLines(timeoutMs: 200)
             var redraw = false
             for line in lines {
-                guard let m = try? JSONValue.parse(Array(line.utf8)) else { continue }
+                guard let m = try? JSONValue.parse(Array(line.utf8)) else {
+                    if !versionSeen { throw WatchError(notAnAgent().failure ?? "") }
+                    continue // a line this watcher cannot read; the rest still can be
+                }
                 let action = handle(m, send: c.send)
+                // Refusals are said at once, before any exit on --count.
+                for r in newRefusals() {
+                    console.error("edge-agent watch: " + WatchError.notEntitled(
+                        stream: r.stream, entitlement: r.entitlement, user: Self.userName(uid), uid: uid).description)
+                }
                 switch action {
                 case .none: break
                 case .redraw: redraw = true
@@ -587,10 +602,6 @@ struct WatchSession {
                 case .fail(let message):
                     throw WatchError(message)
                 }
-            }
-            for r in newRefusals() {
-                console.error("edge-agent watch: " + WatchError.notEntitled(
-                    stream: r.stream, entitlement: r.entitlement, user: Self.userName(uid), uid: uid).description)
             }
             if everyStreamRefused {
                 throw WatchError("the agent refused every stream this watcher needs; nothing to show.")
