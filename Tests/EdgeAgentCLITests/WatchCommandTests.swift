@@ -200,6 +200,33 @@ enum WatchFixture {
         #expect(last.contains("  baro  bmp280   present  errors 2    resets 0"), "\(last)")
     }
 
+    @Test func ctrlCRestoresTheCursorAndTheSignalHandler() throws {
+        func sigintHandlerBits() -> Int {
+            var current = sigaction()
+            sigaction(SIGINT, nil, &current)
+            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+        }
+        let before = sigintHandlerBits()
+        let (server, ready) = try WatchFixture.server("int", devices: [WatchFixture.imu], waitingFor: [.deviceMotion])
+        defer { server.stop() }
+        let options = WatchCommand.Options(socketPath: server.socketPath, count: nil, plain: false)
+        let watcherThread = Atomic<UInt>(0)
+        let run = CommandRun(terminal: true) { console in
+            watcherThread.store(UInt(pthread_self()), ordering: .releasing)
+            return (try? WatchCommand.watch(options, console: console, handleSignals: true)) ?? -1
+        }
+        // The handlers are installed before the watcher subscribes.
+        #expect(ready.wait(timeout: .now() + 20) == .success, "stderr: \(run.err)")
+        server.publish(.deviceMotion(WatchFixture.motion(0, rollDeg: 0, pitchDeg: 0, yawDeg: 0)))
+        // Ctrl-C, aimed at the watcher's thread so no other test's system
+        // call sees EINTR; the handler only sets a flag.
+        pthread_kill(pthread_t(watcherThread.load(ordering: .acquiring)), SIGINT)
+        #expect(run.wait() == 128 + SIGINT, "stderr: \(run.err)")
+        #expect(run.out.hasPrefix(WatchView.hideCursor))
+        #expect(run.out.hasSuffix("\n" + WatchView.showCursor))
+        #expect(sigintHandlerBits() == before)
+    }
+
     @Test func accessoryAndConnectionEvents() throws {
         let (server, ready) = try WatchFixture.server(
             "acc", devices: [WatchFixture.imu, WatchFixture.accessory],

@@ -243,9 +243,12 @@ private let watchSignalReceived = Atomic<Int32>(0)
 
 /// SIGINT/SIGTERM handlers that only set a flag, so the watcher leaves
 /// through its normal path and restores the terminal. No SA_RESTART: a
-/// blocked poll(2) returns EINTR at once.
+/// blocked poll(2) returns EINTR at once. The calling thread unblocks both
+/// signals while the watcher runs (a thread started from a dispatch worker
+/// inherits a mask that blocks them).
 struct WatchSignals {
     private var previous: [(Int32, sigaction)] = []
+    private var previousMask = sigset_t()
 
     static func install() -> WatchSignals {
         watchSignalReceived.store(0, ordering: .relaxed)
@@ -254,16 +257,22 @@ struct WatchSignals {
         action.__sigaction_handler.sa_handler = { sig in watchSignalReceived.store(sig, ordering: .relaxed) }
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
+        var mask = sigset_t()
+        sigemptyset(&mask)
         for sig in [SIGINT, SIGTERM] {
             var old = sigaction()
             if sigaction(sig, &action, &old) == 0 { s.previous.append((sig, old)) }
+            sigaddset(&mask, sig)
         }
+        pthread_sigmask(SIG_UNBLOCK, &mask, &s.previousMask)
         return s
     }
 
     var received: Int32 { watchSignalReceived.load(ordering: .relaxed) }
 
     func restore() {
+        var mask = previousMask
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
         for (sig, old) in previous {
             var o = old
             sigaction(sig, &o, nil)
