@@ -71,6 +71,9 @@ public enum WatchCommand: Subcommand {
         /// Between drawn updates, on the samples' capture clock, ns.
         var terminalIntervalNs: UInt64 = 50_000_000
         var plainIntervalNs: UInt64 = 500_000_000
+        /// Least wall time between terminal frames, ms (the last frame before
+        /// exit is always drawn).
+        var minimumFrameMs: Int64 = 50
         /// Wait for the version line and the first replies, ms.
         var handshakeTimeoutMs: Int32 = 5000
     }
@@ -573,10 +576,17 @@ struct WatchSession {
     mutating func run(_ c: WatchConnection, console: Console, interrupted: () -> Int32) throws(WatchError) -> Int32 {
         let started = Self.monotonicMs()
         var lastRefresh = started
+        // Terminal frames: at most one per minimumFrameMs of wall time, on
+        // top of the capture-clock pacing, so bursts (a backlog, device
+        // refreshes, connection events) cannot exceed ~20 redraws/s.
+        var lastFrameMs = Int64.min / 2
+        var framePending = false
         while true {
             let sig = interrupted()
             if sig != 0 { return 128 + sig }
-            let lines = try c.readLines(timeoutMs: 200)
+            var timeoutMs: Int64 = 200
+            if framePending { timeoutMs = max(1, min(timeoutMs, lastFrameMs + options.minimumFrameMs - Self.monotonicMs())) }
+            let lines = try c.readLines(timeoutMs: Int32(timeoutMs))
             var redraw = false
             for line in lines {
                 guard let m = try? JSONValue.parse(Array(line.utf8)) else {
@@ -615,7 +625,12 @@ struct WatchSession {
             if everyStreamRefused {
                 throw WatchError("the agent refused every stream this watcher needs; nothing to show.")
             }
-            if redraw && terminal && versionSeen { draw(console) }
+            if redraw && terminal && versionSeen { framePending = true }
+            if framePending && Self.monotonicMs() - lastFrameMs >= options.minimumFrameMs {
+                draw(console)
+                lastFrameMs = Self.monotonicMs()
+                framePending = false
+            }
             if c.closed {
                 throw WatchError("the agent at \(options.socketPath) closed the connection without a shutdown message.")
             }
