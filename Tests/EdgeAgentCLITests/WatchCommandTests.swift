@@ -334,6 +334,39 @@ enum WatchFixture {
         #expect(err().contains("did not start with a version line"), "\(err())")
     }
 
+    @Test func sessionSkipsWhatItCannotReadAndPacesOnMotion() throws {
+        var session = WatchSession(options: .init(socketPath: "/tmp/x.sock", count: nil, plain: true), terminal: false)
+        var sent: [String] = []
+        func feed(_ line: String) throws -> WatchSession.Action {
+            session.handle(try JSONValue.parse(Array(line.utf8)), send: { sent.append($0) })
+        }
+        #expect(try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000}"#) == .none)
+        #expect(sent == [#"{"class":"devices","id":"watch-devices"}"#, #"{"class":"stats","id":"watch-stats"}"#])
+        // Counts out of range, unknown states and classes, broken samples: no trap, nothing invented.
+        #expect(try feed(#"{"class":"devices","devices":[{"id":"imu","state":"sleeping","errorCount":1e300},{"kind":"x"}]}"#) == .redraw)
+        #expect(session.state.devices == [WatchDevice(id: "imu", kind: "?", state: "sleeping", errorCount: 0, resetCount: 0)])
+        #expect(sent.count == 5, "\(sent)") // + deviceMotion, altitude, absoluteAltitude subscriptions
+        #expect(try feed(#"{"class":"subscribed","stream":"deviceMotion"}"#) == .none)
+        #expect(try feed(#"{"class":"telemetry","x":1}"#) == .none)
+        #expect(try feed(#"{"class":"stats","dropped":-1e40}"#) == .none)
+        #expect(session.state.dropped == nil)
+        #expect(try feed(#"{"class":"sample","stream":"deviceMotion","timestamp_ns":1}"#) == .none)
+        #expect(session.state.motion == nil)
+        // Altitude waits for motion (a second of capture time), motion paces.
+        #expect(try feed(#"{"class":"sample","stream":"altitude","timestamp_ns":1000000000,"relativeAltitude_m":1,"pressure_pa":1,"temperature_c":1}"#) == .none)
+        func m(_ t: String) -> String {
+            #"{"class":"sample","stream":"deviceMotion","timestamp_ns":\#(t),"attitude":{"w":1,"x":0,"y":0,"z":0}}"#
+        }
+        #expect(try feed(m("1000000000")) == .update)
+        #expect(try feed(m("1400000000")) == .none)
+        #expect(try feed(m("1500000000")) == .update)
+        #expect(session.state.motionRateHz == 4)
+        // Motion silent for a second: altitude takes over.
+        #expect(try feed(#"{"class":"sample","stream":"altitude","timestamp_ns":2600000000,"relativeAltitude_m":2,"pressure_pa":1,"temperature_c":1}"#) == .update)
+        #expect(try feed(#"{"class":"error","code":"flood","message":"too many","closesConnection":true}"#)
+                == .fail("the agent closed the connection: flood: too many"))
+    }
+
     @Test func socketLookupOrder() {
         #expect(WatchCommand.defaultSocketPath(environment: [:]) == "/run/edge-agent/agent.sock")
         #expect(WatchCommand.defaultSocketPath(environment: ["EDGE_AGENT_SOCKET": ""]) == "/run/edge-agent/agent.sock")

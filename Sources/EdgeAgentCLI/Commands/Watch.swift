@@ -301,9 +301,8 @@ struct WatchSession {
     var motionStamps: [UInt64] = []
     var versionSeen = false
     var subscriptionsSent = false
-    /// uid and user name from the version line, for entitlement advice.
+    /// The uid the agent sees us as (version line), for entitlement advice.
     var uid: Int?
-    var entitlements: [String] = []
     /// Streams refused for lack of an entitlement, reported once each.
     var refusalsReported: Set<String> = []
 
@@ -347,6 +346,12 @@ struct WatchSession {
         if case .string(let s)? = v { return s }
         return nil
     }
+    /// A count; nil unless a finite number in Int's range (a hostile or
+    /// broken peer must not trap the conversion).
+    static func int(_ v: JSONValue?) -> Int? {
+        guard let d = number(v), d.isFinite, abs(d) < 9.0e18 else { return nil }
+        return Int(d)
+    }
     static func vector(_ v: JSONValue?) -> (x: Double, y: Double, z: Double)? {
         guard let x = number(v?["x"]), let y = number(v?["y"]), let z = number(v?["z"]) else { return nil }
         return (x, y, z)
@@ -374,8 +379,8 @@ struct WatchSession {
             var streams: [String] = []
             if case .array(let s)? = d["streams"] { streams = s.compactMap { string($0) } }
             return WatchDevice(id: id, kind: string(d["kind"]) ?? "?", state: string(d["state"]) ?? "?",
-                               errorCount: Int(number(d["errorCount"]) ?? 0),
-                               resetCount: Int(number(d["resetCount"]) ?? 0),
+                               errorCount: int(d["errorCount"]) ?? 0,
+                               resetCount: int(d["resetCount"]) ?? 0,
                                lastError: string(d["lastError"]), streams: streams)
         }
     }
@@ -408,7 +413,6 @@ struct WatchSession {
             state.protocolVersion = EdgeProtocolInfo.version
             state.agent = [Self.string(m["agent"]), Self.string(m["agentVersion"])].compactMap { $0 }.joined(separator: " ")
             uid = Self.number(m["uid"]).flatMap { Int(exactly: $0) }
-            if case .array(let e)? = m["entitlements"] { entitlements = e.compactMap { Self.string($0) } }
             send(#"{"class":"devices","id":"watch-devices"}"#)
             send(#"{"class":"stats","id":"watch-stats"}"#)
             return .none
@@ -426,7 +430,7 @@ struct WatchSession {
             }
             return .redraw
         case "stats":
-            state.dropped = Self.number(m["dropped"]).map { Int($0) }
+            state.dropped = Self.int(m["dropped"])
             return .none
         case "subscribed":
             if let s = Self.string(m["stream"]) { state.streams[s] = .subscribed }
