@@ -88,7 +88,7 @@ public struct MPU6050<Bus: I2CBus> {
             try b.writeRegister(a, MPU6050Register.powerManagement1.rawValue, MPU6050ClockSource.pllX.rawValue)
             try b.writeRegister(a, MPU6050Register.powerManagement2.rawValue, 0x00)
         }
-        configuration = .default
+        configuration = .afterReset
         scales = MPU6050Scales(gyroRange: .dps250, accelRange: .g2, variant: variant)
     }
 
