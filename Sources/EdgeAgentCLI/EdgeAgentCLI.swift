@@ -68,7 +68,7 @@ public enum EdgeAgentCLI {
     /// Every subcommand, in the order `--help` lists them.
     nonisolated(unsafe) public static var commands: [any Subcommand.Type] = [
         ProbeCommand.self, ReadCommand.self, DecodeCommand.self, SimulateCommand.self, FuseCommand.self,
-        WaitEdgeCommand.self,
+        WaitEdgeCommand.self, CalibrateCommand.self,
     ]
 
     public static let overview = """

@@ -272,6 +272,10 @@ public struct CalibrationFileError: Error, Equatable, Sendable, CustomStringConv
     public var errno: Int32
     public var detail: String
 
+    public init(file: String, operation: String, errno: Int32, detail: String) {
+        self.file = file; self.operation = operation; self.errno = errno; self.detail = detail
+    }
+
     public var description: String {
         "cannot write \(file): \(operation) failed: \(detail)" + (errno != 0 ? " (errno \(errno))" : "")
     }
