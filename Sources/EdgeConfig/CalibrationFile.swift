@@ -25,7 +25,8 @@ import EdgeFusion
 ///                  "noise_radps": [0.0008, 0.0008, 0.0009], "samples": 1000,
 ///                  "created": "2026-11-29T16:50:00Z" },
 ///       "accel": { "bias_mps2": [0.18, -0.25, 0.35], "scale": [0.992, 1.005, 0.989],
-///                  "temperature_c": 22.3, "residual_mps2": 0.004, "created": "…" }
+///                  "temperature_c": 22.3, "residual_mps2": 0.0, "pose_spread_mps2": 0.005,
+///                  "created": "…" }
 ///     },
 ///     "qmc5883l@0x0d": {
 ///       "mag": { "hard_iron_ut": [3.2, -5.1, 1.8], "soft_iron": [[…], […], […]],
@@ -183,14 +184,15 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
         }
     }
 
-    /// `{"bias_mps2": [x,y,z], "scale": [x,y,z], "temperature_c", "residual_mps2", "created"}`.
+    /// `{"bias_mps2": [x,y,z], "scale": [x,y,z], "temperature_c", "residual_mps2", "pose_spread_mps2", "created"}`.
     public struct AccelEntry: Codable, Equatable, Sendable {
         public var calibration: AccelerometerCalibration
         public var created: String
         public init(calibration: AccelerometerCalibration, created: String) { self.calibration = calibration; self.created = created }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case bias = "bias_mps2", scale, temperature = "temperature_c", residual = "residual_mps2", created
+            case bias = "bias_mps2", scale, temperature = "temperature_c", residual = "residual_mps2",
+                 poseSpread = "pose_spread_mps2", created
         }
         public init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -202,13 +204,15 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             calibration = AccelerometerCalibration(
                 bias: try decodeVector(c, .bias), scale: scale,
                 temperatureCelsius: try c.decodeIfPresent(Double.self, forKey: .temperature) ?? .nan,
-                residual: try c.decodeIfPresent(Double.self, forKey: .residual) ?? 0)
+                residual: try c.decodeIfPresent(Double.self, forKey: .residual) ?? 0,
+                poseSpread: try c.decodeIfPresent(Double.self, forKey: .poseSpread) ?? 0)
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
         }
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(array(calibration.bias), forKey: .bias)
             try c.encode(array(calibration.scale), forKey: .scale)
+            try c.encode(calibration.poseSpread, forKey: .poseSpread)
             if calibration.temperatureCelsius.isFinite { try c.encode(calibration.temperatureCelsius, forKey: .temperature) }
             try c.encode(calibration.residual, forKey: .residual)
             try c.encode(created, forKey: .created)

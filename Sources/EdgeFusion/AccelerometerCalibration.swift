@@ -9,13 +9,18 @@ public struct AccelerometerCalibration: Equatable, Sendable {
     public var scale: Vector3
     /// Mean die temperature during the six poses, °C (NaN if unknown).
     public var temperatureCelsius: Double
-    /// RMS over the six poses of |calibrated| − g, m/s² (how well the
-    /// calibrated poses agree with 1 g; 0 if unknown).
+    /// RMS over the six poses of |calibrated| − g, m/s². Six poses
+    /// determine the six unknowns exactly, so this is ≈0 unless the
+    /// refinement failed and the plain up/down estimate was kept.
     public var residual: Double
+    /// RMS deviation of the still blocks from their pose's mean, m/s²: how
+    /// steadily the poses were held (≈0.005 for a board lying still; 0 if unknown).
+    public var poseSpread: Double
 
     public init(bias: Vector3 = .zero, scale: Vector3 = Vector3(1, 1, 1), temperatureCelsius: Double = .nan,
-                residual: Double = 0) {
+                residual: Double = 0, poseSpread: Double = 0) {
         self.bias = bias; self.scale = scale; self.temperatureCelsius = temperatureCelsius; self.residual = residual
+        self.poseSpread = poseSpread
     }
 
     public static let identity = AccelerometerCalibration()
@@ -33,6 +38,11 @@ public struct AccelerometerCalibration: Equatable, Sendable {
             v.note(.poor, "the poses disagree with 1 g by \(rounded(residual, 3)) m/s² RMS: were they still?")
         } else if residual > 0.005 * g {
             v.note(.acceptable, "the poses agree with 1 g only to \(rounded(residual, 3)) m/s² RMS")
+        }
+        if poseSpread > 0.1 {
+            v.note(.poor, "the poses were not held steadily (spread \(rounded(poseSpread, 3)) m/s² RMS)")
+        } else if poseSpread > 0.03 {
+            v.note(.acceptable, "the poses were not quite steady (spread \(rounded(poseSpread, 3)) m/s² RMS)")
         }
         let maxBias = max(abs(bias.x), abs(bias.y), abs(bias.z))
         if maxBias > 1.5 {
@@ -125,6 +135,8 @@ public struct AccelerometerCalibrator: Sendable {
     /// Sums of the still samples of one pose.
     public struct PoseSum: Equatable, Sendable {
         public var accelSum = Vector3.zero
+        /// Σ over blocks of (block mean)² ⊙ block samples, per axis, for the spread.
+        public var accelSquareSum = Vector3.zero
         public var count = 0
         public var temperatureSum = 0.0
         public var temperatureCount = 0
@@ -201,6 +213,7 @@ public struct AccelerometerCalibrator: Sendable {
         let i = pose.rawValue
         guard state.poses[i].count < settings.samplesPerPose else { return nil }
         state.poses[i].accelSum += mean * n
+        state.poses[i].accelSquareSum += mean * mean * n
         state.poses[i].count += state.blockCount
         state.poses[i].temperatureSum += state.blockTemperatureSum
         state.poses[i].temperatureCount += state.blockTemperatureCount
@@ -249,11 +262,17 @@ public struct AccelerometerCalibrator: Sendable {
         }
         var sq = 0.0
         for m in means { let e = ((m - bias) * scale).norm - g; sq += e * e }
-        var tSum = 0.0, tCount = 0
-        for p in state.poses { tSum += p.temperatureSum; tCount += p.temperatureCount }
+        var tSum = 0.0, tCount = 0, spread = 0.0, spreadCount = 0
+        for p in state.poses {
+            tSum += p.temperatureSum; tCount += p.temperatureCount
+            let m = p.mean
+            spread += max(0, (p.accelSquareSum / Double(p.count) - m * m).sum()) * Double(p.count)
+            spreadCount += p.count
+        }
         return AccelerometerCalibration(bias: bias, scale: scale,
                                         temperatureCelsius: tCount > 0 ? tSum / Double(tCount) : .nan,
-                                        residual: (sq / 6).squareRoot())
+                                        residual: (sq / 6).squareRoot(),
+                                        poseSpread: (spread / Double(max(1, spreadCount))).squareRoot())
     }
 
     /// Gauss-Newton on r_p = |s ⊙ (m_p − b)|² − g² for the six pose means

@@ -170,13 +170,15 @@ public struct GyroCalibrator: Sendable {
 
     /// The bias, or why it cannot be trusted.
     public func result() throws(GyroCalibrationError) -> GyroCalibration {
-        guard state.count >= settings.minimumSamples else {
-            throw .tooFewSamples(got: state.count, needed: settings.minimumSamples)
-        }
+        // Movement first: a collection stopped early because the board moved
+        // should say so, not that it was too short.
         let g = gyroDeviation, a = accelDeviation
         guard isStill else {
             throw .moved(gyroDeviation: g.maxComponent, gyroLimit: settings.maximumGyroDeviation,
                          accelDeviation: a.maxComponent, accelLimit: settings.maximumAccelDeviation)
+        }
+        guard state.count >= settings.minimumSamples else {
+            throw .tooFewSamples(got: state.count, needed: settings.minimumSamples)
         }
         return GyroCalibration(bias: state.gyroMean,
                                temperatureCelsius: state.temperatureCount > 0 ? state.temperatureMean : .nan,

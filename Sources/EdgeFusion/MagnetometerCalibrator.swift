@@ -7,7 +7,9 @@
 /// direction bins — the faces, edges and corners of a cube: ±X, ±X±Y, ±X±Y±Z
 /// and so on. `coverage` is the fraction of bins seen. When the centre moves
 /// by more than a tenth of the radius (early on, while the extremes still
-/// grow) every kept sample is binned again.
+/// grow) every kept sample is binned again. Nothing counts until the
+/// samples span `minimumRadius`, and a sample closer to the centre than half
+/// the radius has no meaningful direction and counts for no bin.
 ///
 /// Samples closer than `minimumSpacing` to the last kept one are dropped, so
 /// holding still does not flood the fit with one orientation.
@@ -24,11 +26,16 @@ public struct MagnetometerCalibrator: Sendable {
         public var maximumSamples: Int
         /// A sample within this distance (µT) of the last kept one is dropped.
         public var minimumSpacing: Double
+        /// Directions count only once the samples span at least this
+        /// half-range on some axis, µT (the Earth's field is 25–65 µT: less
+        /// means the board has hardly turned and the centre is a guess).
+        public var minimumRadius: Double
 
         public init(requiredCoverage: Double = 0.9, minimumSamples: Int = 100, maximumSamples: Int = 20_000,
-                    minimumSpacing: Double = 0.5) {
+                    minimumSpacing: Double = 0.5, minimumRadius: Double = 10) {
             self.requiredCoverage = requiredCoverage; self.minimumSamples = minimumSamples
             self.maximumSamples = maximumSamples; self.minimumSpacing = minimumSpacing
+            self.minimumRadius = minimumRadius
         }
     }
 
@@ -67,13 +74,14 @@ public struct MagnetometerCalibrator: Sendable {
         state.samples.append(field)
         state.minimum = state.minimum.replacing(with: field, where: field .< state.minimum)
         state.maximum = state.maximum.replacing(with: field, where: field .> state.maximum)
-        let centre = self.centre
-        if (centre - state.binCentre).norm > 0.1 * radius {
+        let centre = self.centre, r = radius
+        guard r >= settings.minimumRadius else { state.bins = 0; return }
+        if state.bins == 0 || (centre - state.binCentre).norm > 0.1 * r {
             state.binCentre = centre
             state.bins = 0
-            for s in state.samples { state.bins |= Self.binMask(s - centre) }
+            for s in state.samples { state.bins |= Self.binMask(s - centre, radius: r) }
         } else {
-            state.bins |= Self.binMask(field - state.binCentre)
+            state.bins |= Self.binMask(field - state.binCentre, radius: r)
         }
     }
 
@@ -86,9 +94,10 @@ public struct MagnetometerCalibrator: Sendable {
         state.samples.isEmpty ? 0 : ((state.maximum - state.minimum) / 2).maxComponent
     }
 
-    /// The bin a direction falls in (its bit).
-    static func binMask(_ d: Vector3) -> UInt32 {
-        guard d.norm > 0 else { return 0 }
+    /// The bin a direction falls in (its bit); none for a sample within
+    /// half the radius of the centre (its direction is not meaningful).
+    static func binMask(_ d: Vector3, radius: Double) -> UInt32 {
+        guard d.norm > 0.5 * radius, d.norm > 0 else { return 0 }
         var best = 0, bestDot = -Double.infinity
         for (k, b) in binDirections.enumerated() {
             let p = b.dot(d)

@@ -408,7 +408,7 @@ public enum CalibrateCommand: Subcommand {
                     "  at \(fixed(c.temperatureCelsius, 1)) °C die temperature; noise \(v(c.noise, 5)) rad/s over \(c.sampleCount) samples"]
         case .accel(let c):
             return ["Accelerometer \(chip.id): bias \(v(c.bias, 4)) m/s², scale \(v(c.scale, 5)), chip frame",
-                    "  at \(fixed(c.temperatureCelsius, 1)) °C die temperature; the six poses agree with 1 g to \(fixed(c.residual, 4)) m/s² RMS"]
+                    "  at \(fixed(c.temperatureCelsius, 1)) °C die temperature; poses held to \(fixed(c.poseSpread, 4)) m/s² RMS"]
         case .mag(let c):
             let s = c.softIron.rows
             return ["Magnetometer \(chip.id): hard iron \(v(c.hardIron, 2)) µT, chip frame",
