@@ -203,6 +203,19 @@ import EdgeFusion
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test func refusesClearlyWhenAnAgentHoldsTheBus() throws {
+        // An agent (here: this test) holds the lock of /dev/i2c-247.
+        let held = try BusLock(bus: "/dev/i2c-247", environment: ProcessInfo.processInfo.environment,
+                               purpose: "edge-agent run")
+        defer { withExtendedLifetime(held) {} }
+        let path = CalibrateCommandTests.tempDir() + "/cal.json"
+        let (rc, _, err) = run(["gyro", "--bus", "247", "--output", path])
+        #expect(rc == 1)
+        #expect(err.contains("/dev/i2c-247 is in use by another edge-agent"))
+        #expect(err.contains("edge-agent run"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func badUsageExitsTwo() {
         #expect(run([]).0 == 2)
         let (rc, _, err) = run(["compass"])
