@@ -166,6 +166,19 @@ import EdgeFusion
         }
     }
 
+    @Test func posesAndHintsAreInBoardTerms() throws {
+        let straight = ChipSpec(kind: .mpu6050, address: 0x68)
+        #expect(CalibrateCommand.poseDescription(.xUp, chip: straight) == "+X up: standing on its left edge (right edge up)")
+        #expect(CalibrateCommand.poseDescription(.zDown, chip: straight) == "-Z up: upside down, component side down")
+        // chip turned 90° on the board: board X = chip −Y, board Y = chip +X
+        let turned = ChipSpec(kind: .mpu6050, address: 0x68, mounting: try Mounting(axes: ["-y", "+x", "+z"]))
+        #expect(CalibrateCommand.poseDescription(.xUp, chip: turned)
+                == "chip +X up = board +Y up: standing on its bottom edge (top edge up)")
+        #expect(CalibrateCommand.magHint([Vector3(0, 0, -1)], chip: turned)?.contains("board's -Z side down") == true)
+        #expect(CalibrateCommand.magHint([Vector3(1, 0, 0)], chip: turned)?.contains("board's +Y side down") == true)
+        #expect(CalibrateCommand.magHint([], chip: turned) == nil)
+    }
+
     @Test func defaultPathIsNextToTheConfigOrUnderVarLib() {
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "config/edge-agent.json5") == "config/calibration.json")
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/home/pi/agent.json5") == "/home/pi/calibration.json")

@@ -185,7 +185,7 @@ public enum CalibrateCommand: Subcommand {
             outcome = .accel(try collectAccel(d, chip: chip, session: session,
                                               rateHz: settings.mpu6050.achievedSampleRateHz, duration: duration, ui: ui))
         case (.mag, .qmc5883l(let d)):
-            outcome = .mag(try collectMag(d, session: session, rateHz: Double(settings.qmc5883l.outputRate.hertz),
+            outcome = .mag(try collectMag(d, chip: chip, session: session, rateHz: Double(settings.qmc5883l.outputRate.hertz),
                                           duration: duration, ui: ui))
         default:
             throw Failure(description: "\(chip.id) is not a \(request.sensor.chipKind.rawValue)")
@@ -337,16 +337,18 @@ public enum CalibrateCommand: Subcommand {
         }
     }
 
-    static func collectMag(_ d: QMC5883L<AnyI2CBus>, session: BoardSession, rateHz: Double, duration: Double,
-                           ui: ProgressDisplay) throws -> MagnetometerCalibration {
+    static func collectMag(_ d: QMC5883L<AnyI2CBus>, chip: ChipSpec, session: BoardSession, rateHz: Double,
+                           duration: Double, ui: ProgressDisplay) throws -> MagnetometerCalibration {
         var driver = d
         var cal = MagnetometerCalibrator()
         ui.message("Turn the board slowly through all orientations: round, over, on its edges and upside down,")
         ui.message("as if painting the inside of a sphere with it. Keep away from steel, magnets and speakers.")
+        ui.message("(The field points down and north in the northern hemisphere; every side of the board should face it.)")
         let clock = session.clock
         let periodNs = UInt64((1e9 / rateHz).rounded())
         let t0 = clock.nowNanoseconds, end = t0 + UInt64(duration * 1e9)
         var i: UInt64 = 1, failures = 0, overflows = 0
+        var lastSeen = 0, lastNew = 0.0
         while !cal.isComplete {
             let due = t0 + i * periodNs
             if due > end { break }
@@ -365,7 +367,10 @@ public enum CalibrateCommand: Subcommand {
                 if failures >= 20 { throw Failure(description: "reading \(hex(d.address)) failed 20 times in a row: \(error)") }
             }
             let t = Double(due - t0) / 1e9
-            ui.update(cal.progress, "\(cal.binsSeen)/26 directions; keep turning slowly", at: t)
+            if cal.binsSeen != lastSeen { lastSeen = cal.binsSeen; lastNew = t }
+            // Stuck for a while: say which way to point the board next.
+            let hint = t - lastNew > 5 ? magHint(cal.missingDirections, chip: chip) : nil
+            ui.update(cal.progress, "\(cal.binsSeen)/26 directions; " + (hint ?? "keep turning slowly"), at: t)
         }
         ui.done()
         let result = Result { () throws(MagnetometerCalibrationError) in try cal.result() }
@@ -398,6 +403,18 @@ public enum CalibrateCommand: Subcommand {
         let how = (exact ? "" : "about ") + (words[boardPose] ?? boardPose)
         let same = exact && axis == p.axis && (up[axis] > 0) == (p.sign > 0)
         return same ? "\(p.description): \(how)" : "chip \(p.description) = board \(boardPose) up: \(how)"
+    }
+
+    /// Which way to point the board so the field (down and north in the
+    /// northern hemisphere, up and north in the southern) falls in a missing
+    /// direction bin: the bin's direction carried into the board frame.
+    static func magHint(_ missing: [Vector3], chip: ChipSpec) -> String? {
+        guard let d = missing.first else { return nil }
+        let b = chip.mounting.toBoard(d)
+        var side = "", count = 0
+        for (i, n) in ["X", "Y", "Z"].enumerated() where abs(b[i]) > 0.3 { side += (b[i] > 0 ? "+" : "-") + n; count += 1 }
+        let part = ["side", "side", "edge", "corner"][count]
+        return "next, point the board's \(side) \(part) down (along the field), then keep turning"
     }
 
     static func describe(_ o: Outcome, chip: ChipSpec) -> [String] {
