@@ -446,6 +446,7 @@ final class ProgressDisplay {
     private var lastDecile = -1
     private var lastLabel = ""
     private var lastPlainTime = -Double.infinity
+    private var lastLiveTime = -Double.infinity
 
     init(console: Console, live: Bool) { self.console = console; self.live = live }
 
@@ -460,7 +461,9 @@ final class ProgressDisplay {
     func update(_ fraction: Double, _ label: String, at time: Double) {
         let line = Self.bar(fraction) + "  " + label
         if live {
-            guard line != lastLine else { return }
+            // at most ten redraws a second (and always the last one)
+            guard line != lastLine, fraction >= 1 || time - lastLiveTime >= 0.1 || !drawn else { return }
+            lastLiveTime = time
             console.error((drawn ? "\u{1B}[1A\u{1B}[2K" : "") + line)
             drawn = true
             lastLine = line
