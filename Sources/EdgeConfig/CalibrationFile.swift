@@ -23,7 +23,8 @@ import EdgeFusion
 ///     "mpu6050@0x68": {
 ///       "gyro":  { "bias_radps": [0.02, -0.015, 0.01], "temperature_c": 22.1,
 ///                  "noise_radps": [0.0008, 0.0008, 0.0009], "samples": 1000,
-///                  "created": "2026-11-29T16:50:00Z" },
+///                  "created": "2026-11-29T16:50:00Z",
+///                  "history": [ { "bias_radps": […], "temperature_c": 31.0, "created": "…" } ] },
 ///       "accel": { "bias_mps2": [0.18, -0.25, 0.35], "scale": [0.992, 1.005, 0.989],
 ///                  "temperature_c": 22.3, "residual_mps2": 0.0, "pose_spread_mps2": 0.005,
 ///                  "created": "…" }
@@ -72,12 +73,15 @@ public struct CalibrationFile: Codable, Equatable, Sendable {
 
     /// This file with every section present in `newer` replaced by it;
     /// sections and chips only here are kept (calibrating the gyroscope
-    /// keeps the magnetometer's calibration).
+    /// keeps the magnetometer's calibration). A replaced gyro calibration
+    /// moves into the new one's `history` (bias at a temperature).
     public func merging(_ newer: CalibrationFile) -> CalibrationFile {
         var out = self
         for (id, n) in newer.chips {
             var c = out.chips[id] ?? ChipCalibration()
-            if let g = n.gyro { c.gyro = g }
+            if let g = n.gyro {
+                if let old = c.gyro { c.gyro = old.superseded(by: g) } else { c.gyro = g }
+            }
             if let a = n.accel { c.accel = a }
             if let m = n.mag { c.mag = m }
             out.chips[id] = c
@@ -159,10 +163,37 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
         public var calibration: GyroCalibration
         /// When it was measured: ISO 8601 UTC (`2026-11-29T16:50:00Z`), free text.
         public var created: String
-        public init(calibration: GyroCalibration, created: String) { self.calibration = calibration; self.created = created }
+        /// Earlier gyro calibrations of this chip, oldest first (at most
+        /// ``maximumHistory``): bias at a temperature, so a temperature slope
+        /// can be fitted (``GyroCalibration/temperatureModel(_:)``) once
+        /// calibrations at different temperatures exist.
+        public var history: [GyroPoint]
+
+        /// How many earlier calibrations are kept.
+        public static let maximumHistory = 20
+
+        public init(calibration: GyroCalibration, created: String, history: [GyroPoint] = []) {
+            self.calibration = calibration; self.created = created; self.history = history
+        }
+
+        /// This calibration and the earlier ones, for a temperature fit.
+        public var points: [GyroPoint] {
+            history + [GyroPoint(bias: calibration.bias, temperatureCelsius: calibration.temperatureCelsius, created: created)]
+        }
+
+        /// `newer` with this entry (and its history) appended to its history.
+        func superseded(by newer: GyroEntry) -> GyroEntry {
+            var all: [GyroPoint] = []
+            all.reserveCapacity(history.count + 1 + newer.history.count)
+            for p in history { all.append(p) }
+            all.append(GyroPoint(bias: calibration.bias, temperatureCelsius: calibration.temperatureCelsius, created: created))
+            for p in newer.history { all.append(p) }
+            if all.count > Self.maximumHistory { all.removeFirst(all.count - Self.maximumHistory) }
+            return GyroEntry(calibration: newer.calibration, created: newer.created, history: all)
+        }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case bias = "bias_radps", temperature = "temperature_c", noise = "noise_radps", samples, created
+            case bias = "bias_radps", temperature = "temperature_c", noise = "noise_radps", samples, created, history
         }
         public init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -173,6 +204,7 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
                 noise: c.contains(.noise) ? try decodeVector(c, .noise) : .zero,
                 sampleCount: try c.decodeIfPresent(Int.self, forKey: .samples) ?? 0)
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
+            history = try c.decodeIfPresent([GyroPoint].self, forKey: .history) ?? []
         }
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -180,6 +212,32 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             if calibration.temperatureCelsius.isFinite { try c.encode(calibration.temperatureCelsius, forKey: .temperature) }
             try c.encode(array(calibration.noise), forKey: .noise)
             try c.encode(calibration.sampleCount, forKey: .samples)
+            try c.encode(created, forKey: .created)
+            if !history.isEmpty { try c.encode(history, forKey: .history) }
+        }
+    }
+
+    /// One earlier gyro calibration: `{"bias_radps": [x,y,z], "temperature_c", "created"}`.
+    public struct GyroPoint: Codable, Equatable, Sendable {
+        /// Bias, rad/s, chip frame.
+        public var bias: Vector3
+        public var temperatureCelsius: Double
+        public var created: String
+        public init(bias: Vector3, temperatureCelsius: Double, created: String) {
+            self.bias = bias; self.temperatureCelsius = temperatureCelsius; self.created = created
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case bias = "bias_radps", temperature = "temperature_c", created }
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            bias = try decodeVector(c, .bias)
+            temperatureCelsius = try c.decodeIfPresent(Double.self, forKey: .temperature) ?? .nan
+            created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(array(bias), forKey: .bias)
+            if temperatureCelsius.isFinite { try c.encode(temperatureCelsius, forKey: .temperature) }
             try c.encode(created, forKey: .created)
         }
     }

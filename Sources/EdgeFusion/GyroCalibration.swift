@@ -27,6 +27,26 @@ public struct GyroCalibration: Equatable, Sendable {
     /// Removes the bias from a raw sample (rad/s, chip frame).
     @inlinable public func apply(_ raw: Vector3) -> Vector3 { raw - bias }
 
+    /// A linear temperature model of the bias from calibrations at several
+    /// temperatures (°C, rad/s): least squares of `bias = b₀ + slope·(T − T₀)`
+    /// per axis, `T₀` the mean temperature. Nil with fewer than two finite
+    /// temperatures or when they span less than `minimumSpan` °C (the slope
+    /// would be noise). Apply as `bias(T) = biasAtReference + slope·(T − referenceTemperature)`.
+    public static func temperatureModel(_ points: [(temperatureCelsius: Double, bias: Vector3)], minimumSpan: Double = 5)
+        -> (referenceTemperature: Double, biasAtReference: Vector3, slope: Vector3)? {
+        let p = points.filter { $0.temperatureCelsius.isFinite }
+        guard p.count >= 2 else { return nil }
+        let ts = p.map(\.temperatureCelsius)
+        guard let lo = ts.min(), let hi = ts.max(), hi - lo >= minimumSpan else { return nil }
+        let t0 = ts.reduce(0, +) / Double(p.count)
+        var mean = Vector3.zero
+        for q in p { mean += q.bias }
+        mean /= Double(p.count)
+        var sxy = Vector3.zero, sxx = 0.0
+        for q in p { let dt = q.temperatureCelsius - t0; sxy += (q.bias - mean) * dt; sxx += dt * dt }
+        return (t0, mean, sxy / sxx)
+    }
+
     /// How trustworthy the result is. Good: noise at the MPU-6050's data-sheet
     /// level (0.005 °/s/√Hz ≈ 0.001 rad/s at 44 Hz) and a bias inside the
     /// data sheet's ±20 °/s; a bias beyond that suggests a damaged part or a

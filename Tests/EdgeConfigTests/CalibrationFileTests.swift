@@ -64,6 +64,44 @@ import EdgeFusion
         #expect(merged[chip: "qmc5883l@0x0d"]?.mag?.calibration == Self.mag)
     }
 
+    @Test func replacedGyroCalibrationsAreKeptForATemperatureFit() throws {
+        var file = CalibrationFile()
+        for (i, t) in [20.0, 30.0, 40.0].enumerated() {
+            var newer = CalibrationFile()
+            // bias grows 1e-4 rad/s per °C on X
+            let g = GyroCalibration(bias: Vector3(0.02 + 1e-4 * (t - 20), 0, 0), temperatureCelsius: t,
+                                    noise: .zero, sampleCount: 100)
+            newer.set(gyro: g, for: "mpu6050@0x68", created: "day \(i)")
+            file = file.merging(newer)
+        }
+        let entry = try #require(file[chip: "mpu6050@0x68"]?.gyro)
+        #expect(entry.history.map(\.created) == ["day 0", "day 1"])
+        #expect(entry.calibration.temperatureCelsius == 40)
+        let path = Self.tempDir() + "/calibration.json"
+        try file.save(to: path)
+        let back = try #require(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.gyro)
+        #expect(back == entry)
+        let model = try #require(GyroCalibration.temperatureModel(back.points.map { ($0.temperatureCelsius, $0.bias) }))
+        #expect(abs(model.slope.x - 1e-4) < 1e-12)
+        #expect(abs(model.referenceTemperature - 30) < 1e-12)
+        #expect(abs(model.biasAtReference.x - 0.021) < 1e-12)
+        // one temperature: no slope
+        #expect(GyroCalibration.temperatureModel([(25, .zero), (26, .zero)]) == nil)
+    }
+
+    @Test func mergeTwiceInMemory() throws {
+        var file = CalibrationFile()
+        var a = CalibrationFile()
+        a.set(gyro: GyroCalibration(bias: Vector3(1, 2, 3), temperatureCelsius: 20, noise: .zero, sampleCount: 1), for: "m", created: "A")
+        file = file.merging(a)
+        var b = CalibrationFile()
+        b.set(gyro: GyroCalibration(bias: Vector3(4, 5, 6), temperatureCelsius: 30, noise: .zero, sampleCount: 1), for: "m", created: "B")
+        file = file.merging(b)
+        let h = file.chips["m"]!.gyro!.history
+        #expect(h.count == 1)
+        #expect(h.first?.created == "A")
+    }
+
     @Test func missingFileIsNilButABadFileIsAnErrorNamingIt() throws {
         let dir = Self.tempDir()
         #expect(try CalibrationFile.loadIfPresent(from: dir + "/none.json") == nil)
