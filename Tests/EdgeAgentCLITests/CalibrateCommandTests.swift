@@ -179,6 +179,23 @@ import EdgeFusion
         #expect(CalibrateCommand.magHint([], chip: turned) == nil)
     }
 
+    @Test func onlyTheCalibratedChipIsStarted() throws {
+        // The profile names a BMP280 at 0x77 that is not on the bus: a gyro
+        // calibration must not care.
+        let selection = try simulatedSelection(scenario: "calibrate-gyro")
+        let real = try BoardSession.open(selection, clock: VirtualClock())
+        var profile = real.profile
+        profile.chips.append(ChipSpec(kind: .bmp280, address: 0x77))
+        let session = BoardSession(profile: profile, source: real.profileSource, bus: real.bus, clock: real.clock,
+                                   transport: real.transport, simulated: real.simulated)
+        let path = Self.tempDir() + "/calibration.json"
+        let (console, _, _) = Console.capturing()
+        let rc = try CalibrateCommand.execute(.init(sensor: .gyro, chipID: nil, duration: 1, outputPath: path),
+                                              session: session, settings: selection.config.sensors, console: console,
+                                              created: "now")
+        #expect(rc == 0)
+    }
+
     @Test func defaultPathIsNextToTheConfigOrUnderVarLib() {
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "config/edge-agent.json5") == "config/calibration.json")
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/home/pi/agent.json5") == "/home/pi/calibration.json")

@@ -168,7 +168,16 @@ public enum CalibrateCommand: Subcommand {
         }
         try checkWritable(request.outputPath)
 
-        let chips = try ChipSet.start(session: session, settings: settings, warn: { console.error("warning: \($0)") })
+        // Start only the chip being calibrated (and the MPU-6050 it sits
+        // behind on a GY-87, for the bypass): a missing barometer must not
+        // stop a gyro calibration. The bus and its lock stay the session's.
+        var profile = session.profile
+        profile.chips = session.profile.chips.filter {
+            $0.id == chip.id || ($0.kind == .mpu6050 && chip.behind == $0.address)
+        }
+        let only = BoardSession(profile: profile, source: session.profileSource, bus: session.bus, clock: session.clock,
+                                transport: session.transport, simulated: session.simulated)
+        let chips = try ChipSet.start(session: only, settings: settings, warn: { console.error("warning: \($0)") })
         guard let index = chips.entries.firstIndex(where: { $0.spec.id == chip.id }) else {
             throw Failure(description: "\(chip.id) did not start")
         }
