@@ -35,24 +35,24 @@ public struct AccelerometerCalibration: Equatable, Sendable {
         var v = CalibrationVerdict()
         let g = AccelerometerCalibrator.Settings.standardGravity
         if residual > 0.02 * g {
-            v.note(.poor, "the poses disagree with 1 g by \(rounded(residual, 3)) m/s² RMS: were they still?")
+            v.note(.poor, "the poses disagree with 1 g by \(decimals(residual, 3)) m/s² RMS: were they still?")
         } else if residual > 0.005 * g {
-            v.note(.acceptable, "the poses agree with 1 g only to \(rounded(residual, 3)) m/s² RMS")
+            v.note(.acceptable, "the poses agree with 1 g only to \(decimals(residual, 3)) m/s² RMS")
         }
         if poseSpread > 0.1 {
-            v.note(.poor, "the poses were not held steadily (spread \(rounded(poseSpread, 3)) m/s² RMS)")
+            v.note(.poor, "the poses were not held steadily (spread \(decimals(poseSpread, 3)) m/s² RMS)")
         } else if poseSpread > 0.03 {
-            v.note(.acceptable, "the poses were not quite steady (spread \(rounded(poseSpread, 3)) m/s² RMS)")
+            v.note(.acceptable, "the poses were not quite steady (spread \(decimals(poseSpread, 3)) m/s² RMS)")
         }
         let maxBias = max(abs(bias.x), abs(bias.y), abs(bias.z))
         if maxBias > 1.5 {
-            v.note(.poor, "bias \(rounded(maxBias, 2)) m/s² is far beyond the data sheet's ±0.8 m/s²")
+            v.note(.poor, "bias \(decimals(maxBias, 2)) m/s² is far beyond the data sheet's ±0.8 m/s²")
         } else if maxBias > 0.8 {
-            v.note(.acceptable, "bias \(rounded(maxBias, 2)) m/s² is at the data sheet's limit")
+            v.note(.acceptable, "bias \(decimals(maxBias, 2)) m/s² is at the data sheet's limit")
         }
         let maxScale = max(abs(scale.x - 1), abs(scale.y - 1), abs(scale.z - 1))
         if maxScale > 0.06 {
-            v.note(.poor, "scale correction \(rounded(maxScale * 100, 1)) % is beyond the data sheet's ±3 %")
+            v.note(.poor, "scale correction \(decimals(maxScale * 100, 1)) % is beyond the data sheet's ±3 %")
         }
         return v
     }

@@ -56,10 +56,10 @@ public struct GyroCalibration: Equatable, Sendable {
         let maxBias = max(abs(bias.x), abs(bias.y), abs(bias.z))
         let maxNoise = max(noise.x, noise.y, noise.z)
         if maxBias > 0.35 {   // 20 °/s
-            v.note(.poor, "bias \(rounded(maxBias * 57.29577951308232, 2)) °/s exceeds the data sheet's ±20 °/s: was the board turning?")
+            v.note(.poor, "bias \(decimals(maxBias * 57.29577951308232, 2)) °/s exceeds the data sheet's ±20 °/s: was the board turning?")
         }
         if maxNoise > 0.005 {
-            v.note(.acceptable, "noise \(rounded(maxNoise, 4)) rad/s is higher than a still board shows (≈0.001): vibration nearby?")
+            v.note(.acceptable, "noise \(decimals(maxNoise, 4)) rad/s is higher than a still board shows (≈0.001): vibration nearby?")
         }
         if sampleCount < 200 {
             v.note(.acceptable, "only \(sampleCount) samples averaged")
@@ -105,8 +105,8 @@ public enum GyroCalibrationError: Error, Equatable, Sendable, CustomStringConver
         case let .tooFewSamples(got, needed):
             "gyro calibration: \(got) samples, need at least \(needed) (hold the board still for longer)"
         case let .moved(g, gl, a, al):
-            "gyro calibration: the board moved (gyro σ \(rounded(g, 4)) rad/s, limit \(rounded(gl, 4)); "
-                + "accel σ \(rounded(a, 3)) m/s², limit \(rounded(al, 3))): put it on a steady surface, "
+            "gyro calibration: the board moved (gyro σ \(decimals(g, 4)) rad/s, limit \(decimals(gl, 4)); "
+                + "accel σ \(decimals(a, 3)) m/s², limit \(decimals(al, 3))): put it on a steady surface, "
                 + "do not touch it, and run the calibration again"
         }
     }
@@ -215,7 +215,7 @@ extension SIMD3 where Scalar == Double {
 }
 
 /// `v` rounded to `digits` decimals, for messages (no Foundation formatting).
-func rounded(_ v: Double, _ digits: Int) -> Double {
+func decimals(_ v: Double, _ digits: Int) -> Double {
     var s = 1.0
     for _ in 0..<digits { s *= 10 }
     return (v * s).rounded() / s

@@ -162,17 +162,17 @@ extension MagnetometerCalibration {
     public var verdict: CalibrationVerdict {
         var v = CalibrationVerdict()
         if residual > 0.05 {
-            v.note(.poor, "the calibrated field varies by \(rounded(residual * 100, 1)) % RMS: a magnet or steel nearby, or turned too fast")
+            v.note(.poor, "the calibrated field varies by \(decimals(residual * 100, 1)) % RMS: a magnet or steel nearby, or turned too fast")
         } else if residual > 0.02 {
-            v.note(.acceptable, "the calibrated field varies by \(rounded(residual * 100, 1)) % RMS")
+            v.note(.acceptable, "the calibrated field varies by \(decimals(residual * 100, 1)) % RMS")
         }
         if fieldStrength > 0, !(25...65).contains(fieldStrength) {
-            v.note(.acceptable, "field strength \(rounded(fieldStrength, 1)) µT is not the Earth's (25–65 µT): steel or a magnet nearby?")
+            v.note(.acceptable, "field strength \(decimals(fieldStrength, 1)) µT is not the Earth's (25–65 µT): steel or a magnet nearby?")
         }
         let e = symmetricEigen(softIron).values
         let ratio = e.max() / max(e.min(), 1e-12)
         if ratio > 1.3 {
-            v.note(.acceptable, "strong soft-iron correction (axis ratio \(rounded(ratio, 2))): steel close to the sensor?")
+            v.note(.acceptable, "strong soft-iron correction (axis ratio \(decimals(ratio, 2))): steel close to the sensor?")
         }
         return v
     }
