@@ -155,8 +155,8 @@ public struct DeviceHealth: Sendable, Equatable {
         guard t >= settleUntil else { return nil }
         let s = MPU6050Decoder.decode(raw, scales: driver.scales)
         let m = device.boardFromChip
-        let acc = calibration.accelScale * (m * s.acceleration - calibration.accelBias)
-        let gyr = m * s.rotationRate - calibration.gyroBias
+        let acc = m * (calibration.accelScale * (s.acceleration - calibration.accelBias))
+        let gyr = m * (s.rotationRate - calibration.gyroBias)
         guard acc.x.isFinite, acc.y.isFinite, acc.z.isFinite, gyr.x.isFinite, gyr.y.isFinite, gyr.z.isFinite else {
             return nil
         }

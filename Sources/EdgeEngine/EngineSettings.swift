@@ -23,9 +23,9 @@ public struct EngineDevice: Sendable, Equatable {
     }
 }
 
-/// Per-chip calibration in the board frame (after mounting):
-/// `accel = scale ⊙ (raw − bias)`, `gyro = raw − bias`,
-/// `field = softIron · (raw − hardIron)`.
+/// Per-chip calibration in the CHIP frame (applied before the mounting, as
+/// `edge-agent calibrate` measures it): `accel = scale ⊙ (raw − bias)`,
+/// `gyro = raw − bias`, `field = softIron · (raw − hardIron)`.
 public struct EngineCalibration: Sendable, Equatable {
     public struct IMU: Sendable, Equatable {
         /// rad/s.
@@ -40,7 +40,7 @@ public struct EngineCalibration: Sendable, Equatable {
     }
     /// Keyed by device id (`mpu6050@0x68`).
     public var imu: [String: IMU] = [:]
-    /// The magnetometer's hard/soft iron, board frame.
+    /// The magnetometer's hard/soft iron, chip frame.
     public var magnetometer: MagnetometerCalibration?
     public init(imu: [String: IMU] = [:], magnetometer: MagnetometerCalibration? = nil) {
         self.imu = imu; self.magnetometer = magnetometer

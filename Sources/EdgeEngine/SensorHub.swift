@@ -242,7 +242,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let ok = u.health.attempt { () throws(DriverError) in
             switch try u.driver.read() {
             case .field(let s):
-                field = u.device.boardFromChip * s.magneticField
+                let chip = calibration.magnetometer.map { $0.apply(s.magneticField) } ?? s.magneticField
+                field = u.device.boardFromChip * chip
             case .overflow:
                 overflow = true
             case .notReady:
@@ -252,8 +253,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.qmc5883l, reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents) }
         if overflow { u.overflows += 1 }
         magnetometer = u
-        guard var f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
-        if let cal = calibration.magnetometer { f = cal.apply(f) }
+        guard let f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
         pendingMag = f
         if wanted[StreamName.magnetometer.index] {
             publish(.magnetometer(MagnetometerSample(timestampNs: now, magneticField: wire(f))))

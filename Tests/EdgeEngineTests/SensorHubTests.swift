@@ -227,3 +227,41 @@ struct Rig {
         #expect(rig.samples(.deviceMotion).contains { $0.timestampNs > rig.board.bus.absolute(2) })
     }
 }
+
+@Suite struct CalibrationApplicationTests {
+    /// Calibration is in the chip frame: applied before the mounting.
+    @Test func accelBiasIsRemovedInTheChipFrameThenMounted() throws {
+        let clock = VirtualClock(startNanoseconds: 1_000_000_000)
+        let turned: [[Double]] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]   // board X = chip -Y, board Y = chip X
+        let board = try SimulatedBoard(chips: [SimulatedChipSpec(kind: "mpu6050", address: 0x68, boardFromChip: turned,
+                                                                 imperfections: .ideal)],
+                                       truth: ConstantTruth(), clock: clock, seed: 1)
+        let sink = CollectingSink()
+        let cal = EngineCalibration(imu: ["mpu6050@0x68": .init(gyroBias: SIMD3(0.01, 0, 0), accelBias: SIMD3(0.5, 0, 0),
+                                                                 accelScale: SIMD3(1, 1, 2))])
+        let hub = SensorHub(bus: board.bus, clock: clock,
+                            devices: [EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68,
+                                                   boardFromChip: Matrix3(rows: turned))],
+                            settings: EngineSettings(), calibration: cal, sink: sink)
+        hub.start()
+        let loop = EngineLoop(hub: hub, clock: clock)
+        loop.run(maxTicks: 50)
+        guard case .accelerometer(let a)? = sink.samples.last(where: { $0.stream == .accelerometer }) else {
+            Issue.record("no accelerometer sample"); return
+        }
+        // Truth (0, 0, 9.80665) board = chip. Chip x: 0 - 0.5 -> board y = -0.5; chip z scaled ×2.
+        #expect(abs(a.acceleration.x) < 0.01)
+        #expect(abs(a.acceleration.y + 0.5) < 0.01)
+        #expect(abs(a.acceleration.z - 2 * 9.80665) < 0.02)
+
+        // A reload between ticks (SIGHUP) takes effect on the next samples.
+        loop.enqueue { $0.apply(calibration: EngineCalibration()) }
+        sink.removeAll()
+        loop.run(maxTicks: 5)
+        guard case .accelerometer(let b)? = sink.samples.last(where: { $0.stream == .accelerometer }) else {
+            Issue.record("no accelerometer sample"); return
+        }
+        #expect(abs(b.acceleration.y) < 0.01)
+        #expect(abs(b.acceleration.z - 9.80665) < 0.02)
+    }
+}

@@ -1,0 +1,287 @@
+import Testing
+import Foundation
+import EdgeBus
+import EdgeConfig
+import EdgeFusion
+@testable import EdgeAgentCLI
+
+/// The calibrate command's core on the simulated board, on a virtual clock.
+/// The calibrate-* scenarios give the chips known imperfections (chip frame):
+/// MPU-6050 0x68 gyro bias (0.031, −0.022, 0.012) rad/s, accel bias
+/// (0.25, −0.18, 0.4) m/s² and gain error (+2 %, −1.5 %, +1 %); QMC5883L
+/// 0x0D hard iron (12, −8, 5) µT and gain error (+3 %, −2 %, +1 %).
+@Suite struct CalibrateCommandTests {
+    static let gyroBias = Vector3(0.031, -0.022, 0.012)
+    static let accelBias = Vector3(0.25, -0.18, 0.4)
+    static let accelGain = Vector3(1.02, 0.985, 1.01)
+    static let hardIron = Vector3(12, -8, 5)
+    static let magGain = Vector3(1.03, 0.98, 1.01)
+
+    static func tempDir() -> String {
+        let d = NSTemporaryDirectory() + "calibrate-tests-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        return d
+    }
+
+    /// Runs the command's core; returns the exit status (or throws) and the console output.
+    static func calibrate(_ sensor: CalibrateCommand.Sensor, scenario: String, duration: Double? = nil,
+                          output: String, chip: String? = nil) throws -> (Int32, String, String) {
+        let selection = try simulatedSelection(scenario: scenario)
+        let session = try BoardSession.open(selection, clock: VirtualClock())
+        let (console, out, err) = Console.capturing()
+        let rc = try CalibrateCommand.execute(
+            .init(sensor: sensor, chipID: chip, duration: duration, outputPath: output),
+            session: session, settings: selection.config.sensors, console: console, created: "2026-11-29T17:00:00Z")
+        return (rc, out(), err())
+    }
+
+    @Test func gyroRecoversTheSimulatedBias() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        let (rc, out, err) = try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 5, output: path)
+        #expect(rc == 0)
+        #expect(err.contains("do not touch it"))
+        #expect(out.contains("Quality: good"))
+        let gyro = try #require(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.gyro)
+        // noise 0.0007 rad/s over 1000 samples, quantisation 1/65.5 °/s = 0.00027 rad/s
+        #expect((gyro.calibration.bias - Self.gyroBias).magnitudes.max() < 3e-4)
+        // 24 °C ambient + the model's 2 °C die offset
+        #expect(abs(gyro.calibration.temperatureCelsius - 26) < 0.2)
+        #expect(gyro.calibration.sampleCount >= 990)
+        #expect(gyro.created == "2026-11-29T17:00:00Z")
+    }
+
+    @Test func accelRecoversBiasAndScaleFromTheSixPoses() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        let (rc, out, err) = try Self.calibrate(.accel, scenario: "calibrate-accel", output: path)
+        #expect(rc == 0)
+        #expect(err.contains("+X up: standing on its left edge"))
+        #expect(err.contains("✓ -Y up recorded."))
+        #expect(out.contains("Accelerometer mpu6050@0x68"))
+        let accel = try #require(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.accel).calibration
+        #expect((accel.bias - Self.accelBias).magnitudes.max() < 0.01)
+        #expect((accel.scale * Self.accelGain - Vector3(1, 1, 1)).magnitudes.max() < 0.001)
+        #expect(accel.verdict.level == .good)
+    }
+
+    @Test func magRecoversTheHardIronAndGains() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        let (rc, _, err) = try Self.calibrate(.mag, scenario: "calibrate-mag", output: path)
+        #expect(rc == 0)
+        #expect(err.contains("Turn the board slowly through all orientations"))
+        let mag = try #require(try CalibrationFile.load(from: path)[chip: "qmc5883l@0x0d"]?.mag).calibration
+        #expect((mag.hardIron - Self.hardIron).norm < 0.3)
+        // soft iron undoes the gains, normalised to determinant 1
+        let inv = Vector3(1, 1, 1) / Self.magGain
+        let expected = inv / mathCbrt(inv.x * inv.y * inv.z)
+        #expect((mag.softIron.diagonal - expected).magnitudes.max() < 0.005)
+        #expect(abs(mag.fieldStrength - 48) < 1.5)
+        #expect(mag.residual < 0.01)
+    }
+
+    @Test func calibratingOneSensorKeepsTheOthers() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        _ = try Self.calibrate(.mag, scenario: "calibrate-mag", output: path)
+        let (rc, out, _) = try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 2, output: path)
+        #expect(rc == 0)
+        #expect(out.contains("1 other calibration kept"))
+        let file = try CalibrationFile.load(from: path)
+        #expect(file[chip: "qmc5883l@0x0d"]?.mag != nil)
+        #expect(file[chip: "mpu6050@0x68"]?.gyro != nil)
+    }
+
+    @Test func aBoardThatMovesIsRefusedAndNothingIsWritten() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        // rotate-z: still for 5 s, then turning
+        do {
+            _ = try Self.calibrate(.gyro, scenario: "rotate-z", duration: 10, output: path)
+            Issue.record("expected the calibration to be refused")
+        } catch {
+            #expect("\(error)".contains("the board moved"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func notEnoughCoverageIsAClearErrorAndNothingIsWritten() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        // rotate-z only turns flat: a cone of directions
+        do {
+            _ = try Self.calibrate(.mag, scenario: "rotate-z", duration: 30, output: path)
+            Issue.record("expected the calibration to fail")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("not enough coverage in 30 s"))
+            #expect(text.contains("of 26 directions, need 24"))
+            #expect(text.contains("Nothing was written"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func missingPosesAreNamedWhenTimeRunsOut() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        do {
+            _ = try Self.calibrate(.accel, scenario: "calibrate-accel", duration: 20, output: path)
+            Issue.record("expected the calibration to fail")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("time is up after 20 s"))
+            #expect(text.contains("+Y up"))
+            #expect(!text.contains("+Z up"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func anUnwritableOutputIsAnErrorNamingTheFile() throws {
+        let dir = Self.tempDir()
+        let blocker = dir + "/not-a-directory"
+        try "x".write(toFile: blocker, atomically: true, encoding: .utf8)
+        let path = blocker + "/calibration.json"
+        do {
+            _ = try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 1, output: path)
+            Issue.record("expected an error")
+        } catch {
+            #expect("\(error)".contains(path))
+        }
+    }
+
+    @Test func aBrokenExistingFileIsNotOverwritten() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        try "{ version: 1, chips: { oops } }".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 1, output: path)
+            Issue.record("expected an error")
+        } catch {
+            #expect("\(error)".contains(path))
+            #expect("\(error)".contains("fix or remove it"))
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ version: 1, chips: { oops } }")
+    }
+
+    @Test func theAccessoryIMUCanBeChosen() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        let (rc, _, _) = try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 2, output: path, chip: "mpu6050@0x69")
+        #expect(rc == 0)
+        #expect(try CalibrationFile.load(from: path)[chip: "mpu6050@0x69"]?.gyro != nil)
+        #expect(throws: UsageError.self) {
+            try Self.calibrate(.gyro, scenario: "calibrate-gyro", duration: 1, output: path, chip: "qmc5883l@0x0d")
+        }
+    }
+
+    @Test func posesAndHintsAreInBoardTerms() throws {
+        let straight = ChipSpec(kind: .mpu6050, address: 0x68)
+        #expect(CalibrateCommand.poseDescription(.xUp, chip: straight) == "+X up: standing on its left edge (right edge up)")
+        #expect(CalibrateCommand.poseDescription(.zDown, chip: straight) == "-Z up: upside down, component side down")
+        // chip turned 90° on the board: board X = chip −Y, board Y = chip +X
+        let turned = ChipSpec(kind: .mpu6050, address: 0x68, mounting: try Mounting(axes: ["-y", "+x", "+z"]))
+        #expect(CalibrateCommand.poseDescription(.xUp, chip: turned)
+                == "chip +X up = board +Y up: standing on its bottom edge (top edge up)")
+        #expect(CalibrateCommand.magHint([Vector3(0, 0, -1)], chip: turned)?.contains("board's -Z side down") == true)
+        #expect(CalibrateCommand.magHint([Vector3(1, 0, 0)], chip: turned)?.contains("board's +Y side down") == true)
+        #expect(CalibrateCommand.magHint([], chip: turned) == nil)
+    }
+
+    @Test func onlyTheCalibratedChipIsStarted() throws {
+        // The profile names a BMP280 at 0x77 that is not on the bus: a gyro
+        // calibration must not care.
+        let selection = try simulatedSelection(scenario: "calibrate-gyro")
+        let real = try BoardSession.open(selection, clock: VirtualClock())
+        var profile = real.profile
+        profile.chips.append(ChipSpec(kind: .bmp280, address: 0x77))
+        let session = BoardSession(profile: profile, source: real.profileSource, bus: real.bus, clock: real.clock,
+                                   transport: real.transport, simulated: real.simulated)
+        let path = Self.tempDir() + "/calibration.json"
+        let (console, _, _) = Console.capturing()
+        let rc = try CalibrateCommand.execute(.init(sensor: .gyro, chipID: nil, duration: 1, outputPath: path),
+                                              session: session, settings: selection.config.sensors, console: console,
+                                              created: "now")
+        #expect(rc == 0)
+    }
+
+    @Test func defaultPathIsNextToTheConfigOrUnderVarLib() {
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "config/edge-agent.json5") == "config/calibration.json")
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/home/pi/agent.json5") == "/home/pi/calibration.json")
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/etc/edge-agent/edge-agent.json5")
+                == "/var/lib/edge-agent/calibration.json")
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "edge-agent.json5") == "./calibration.json")
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: nil) == "calibration.json")
+    }
+}
+
+/// The whole command line, with --scenario and --fast (virtual clock).
+@Suite struct CalibrateCommandLineTests {
+    func run(_ args: [String]) -> (Int32, String, String) {
+        let (c, out, err) = Console.capturing()
+        let rc = EdgeAgentCLI.run(["edge-agent", "calibrate"] + args + ["--config", repositoryRoot + "/config/edge-agent.json5"],
+                                  console: c)
+        return (rc, out(), err())
+    }
+
+    @Test func gyroOnTheSimulatedBoardWritesTheFile() throws {
+        let path = CalibrateCommandTests.tempDir() + "/cal.json"
+        let (rc, out, _) = run(["gyro", "--scenario", repositoryRoot + "/scenarios/calibrate-gyro.json5", "--fast",
+                                "--duration", "2", "--output", path])
+        #expect(rc == 0)
+        #expect(out.contains("Saved to \(path)"))
+        #expect(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.gyro != nil)
+    }
+
+    @Test func failureExitsOneWithTheReasonAndWritesNothing() {
+        let path = CalibrateCommandTests.tempDir() + "/cal.json"
+        let (rc, _, err) = run(["mag", "--scenario", repositoryRoot + "/scenarios/rotate-z.json5", "--fast",
+                                "--duration", "20", "--output", path])
+        #expect(rc == 1)
+        #expect(err.contains("edge-agent calibrate: magnetometer calibration: not enough coverage"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func refusesClearlyWhenAnAgentHoldsTheBus() throws {
+        // An agent (here: this test) holds the lock of /dev/i2c-247.
+        let held = try BusLock(bus: "/dev/i2c-247", environment: ProcessInfo.processInfo.environment,
+                               purpose: "edge-agent run")
+        defer { withExtendedLifetime(held) {} }
+        let path = CalibrateCommandTests.tempDir() + "/cal.json"
+        let (rc, _, err) = run(["gyro", "--bus", "247", "--output", path])
+        #expect(rc == 1)
+        #expect(err.contains("/dev/i2c-247 is in use by another edge-agent"))
+        #expect(err.contains("edge-agent run"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func badUsageExitsTwo() {
+        #expect(run([]).0 == 2)
+        let (rc, _, err) = run(["compass"])
+        #expect(rc == 2)
+        #expect(err.contains("expected gyro, accel or mag"))
+        #expect(run(["gyro", "--duration", "-1"]).0 == 2)
+        #expect(run(["gyro", "--bus", "1", "--fast"]).0 == 2)
+    }
+
+    @Test func helpListsTheCommand() {
+        let (c, out, _) = Console.capturing()
+        #expect(EdgeAgentCLI.run(["edge-agent", "--help"], console: c) == 0)
+        #expect(out().contains("calibrate"))
+    }
+}
+
+@Suite struct CalibrationProgressDisplayTests {
+    @Test func redrawsInPlaceOnATerminal() {
+        final class Box: @unchecked Sendable { var err = "" }
+        let box = Box()
+        let console = Console(out: { _ in }, err: { box.err += $0 }, isTerminal: true)
+        let ui = ProgressDisplay(console: console, live: console.isTerminal)
+        ui.update(0.1, "a", at: 0)
+        ui.update(0.5, "b", at: 1)
+        ui.message("hint")
+        #expect(box.err.components(separatedBy: "\u{1B}[1A\u{1B}[2K").count == 3)
+        #expect(box.err.hasSuffix("[############............]  50 %  b\n"))
+    }
+
+    @Test func printsPlainLinesOtherwise() {
+        let (console, _, err) = Console.capturing()
+        let ui = ProgressDisplay(console: console, live: false)
+        for i in 0...100 { ui.update(Double(i) / 100, "turning", at: Double(i) / 10) }
+        let lines = err().split(separator: "\n")
+        #expect(lines.count == 11)          // every tenth, no repeats
+        #expect(!err().contains("\u{1B}"))
+        #expect(ProgressDisplay.bar(1) == "[########################] 100 %")
+    }
+}
