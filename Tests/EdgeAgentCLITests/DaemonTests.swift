@@ -138,6 +138,35 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
     }
 }
 
+/// Checks every sample of a stream and records one issue per property that
+/// some samples break (how many, and the first), instead of one per sample.
+struct SampleChecks {
+    let stream: String
+    private var failures: [String: (count: Int, first: DaemonMessage)] = [:]
+    private var order: [String] = []
+    private(set) var checked = 0
+
+    init(stream: String) { self.stream = stream }
+
+    mutating func check(_ ok: Bool, _ property: String, _ sample: DaemonMessage) {
+        checked += 1
+        guard !ok else { return }
+        if let f = failures[property] {
+            failures[property] = (f.count + 1, f.first)
+        } else {
+            failures[property] = (1, sample)
+            order.append(property)
+        }
+    }
+
+    func report(sourceLocation: SourceLocation = #_sourceLocation) {
+        for p in order {
+            let f = failures[p]!
+            Issue.record("\(stream): \(p) - broken by \(f.count) sample(s); the first: \(f.first)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
 @Suite(.serialized) struct DaemonTests {
     // MARK: the daemon, end to end
 
@@ -183,7 +212,30 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
         #expect(startupLine.contains("daemon-board.json5"), "startup line names the profile file: \(startupLine)")
         #expect(startupLine.contains("socket \(socketPath)"), "startup line names the socket: \(startupLine)")
 
+        // Descriptors the agent holds with no client connected: closed
+        // connections must give theirs back.
+        let baselineFDs = try #require(openDescriptors(agent.pid), "cannot list /proc/\(agent.pid)/fd")
+
         // --- clients ------------------------------------------------------
+        // First light: a client that takes every deviceMotion sample from
+        // the moment its subscription wakes the idle sensors, then leaves.
+        do {
+            let early = try DaemonClient(path: socketPath, name: "first light")
+            let d = DaemonDeadline(seconds: 20)
+            #expect(early.next(d)?.cls == "version")
+            early.request(#"{"class":"subscribe","stream":"deviceMotion","id":"first"}"#)
+            var firstSamples: [DaemonMessage] = []
+            while firstSamples.count < 8, let m = early.next(d) {
+                if m.cls == "sample" && m.stream == "deviceMotion" { firstSamples.append(m) }
+            }
+            #expect(firstSamples.count == 8, "the first-light client got \(firstSamples.count) deviceMotion samples")
+            var firstLight = SampleChecks(stream: "deviceMotion (first light)")
+            for s in firstSamples where s.string("frame") == "xMagneticNorthZVertical" {
+                firstLight.check(s.components("magneticField_uT") != [0, 0, 0], Self.unreferencedNorth, s)
+            }
+            firstLight.report()
+        }
+
         // A bystander that subscribes to nothing: it must still get the
         // connection events and the shutdown line.
         let bystander = try DaemonClient(path: socketPath, name: "bystander")
@@ -279,35 +331,76 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
         try #require(motion.count >= 20, "only \(motion.count) deviceMotion samples")
 
         var before = 0, during = 0, after = 0
+        var previousHeading: (t: UInt64, heading: Double, side: Int)?
+        var lossFieldViolations = 0
+        var lossFields: Set<[Double]> = []
         var turnRates: [Double] = []
+        // One issue per property, naming how many samples break it and the first.
+        var checks = SampleChecks(stream: "deviceMotion")
+        var unreferenced = SampleChecks(stream: "deviceMotion")
         for s in motion {
-            let t = try #require(s.timestampNs, "sample without timestamp_ns: \(s)")
-            #expect(t > agent.startedNs && t <= s.receivedNs,
-                    "timestamp_ns is the CLOCK_MONOTONIC capture time: after the agent started, before the test read it: \(s)")
-            let q = try #require(s.components("attitude", ["w", "x", "y", "z"]), "attitude {w,x,y,z}: \(s)")
-            #expect(abs((q.map { $0 * $0 }.reduce(0, +)).squareRoot() - 1) < 1e-6, "attitude is a unit quaternion: \(q)")
-            let g = try #require(s.components("gravity_mps2"), "gravity_mps2 {x,y,z}: \(s)")
-            #expect(abs((g.map { $0 * $0 }.reduce(0, +)).squareRoot() - DaemonFixture.standardGravity) < 0.01,
-                    "gravity is in m/s², magnitude 9.80665: \(g)")
-            #expect(g[2] < -9.0, "the board lies level, so gravity points down board Z: \(g)")
-            #expect(s.components("userAcceleration_mps2") != nil, "userAcceleration_mps2 {x,y,z}: \(s)")
-            let w = try #require(s.components("rotationRate_radps"), "rotationRate_radps {x,y,z}: \(s)")
-            #expect(s.components("magneticField_uT") != nil, "magneticField_uT {x,y,z}: \(s)")
-            #expect(["uncalibrated", "low", "medium", "high"].contains(s.string("magneticFieldAccuracy") ?? "?"), "\(s)")
-            if t > tOff { turnRates.append(w[2]) }
+            guard let t = s.timestampNs else { checks.check(false, "has timestamp_ns", s); continue }
+            checks.check(t > agent.startedNs && t <= s.receivedNs,
+                         "timestamp_ns is the CLOCK_MONOTONIC capture time: after the agent started, before the test read it", s)
+            let q = s.components("attitude", ["w", "x", "y", "z"])
+            checks.check(q.map { abs(($0.map { $0 * $0 }.reduce(0, +)).squareRoot() - 1) < 1e-6 } == true,
+                         "attitude is a unit quaternion {w,x,y,z}", s)
+            let g = s.components("gravity_mps2")
+            checks.check(g.map { abs(($0.map { $0 * $0 }.reduce(0, +)).squareRoot() - DaemonFixture.standardGravity) < 0.01 } == true,
+                         "gravity_mps2 {x,y,z} in m/s², magnitude 9.80665", s)
+            checks.check(g.map { $0[2] < -9.0 } == true, "the board lies level, so gravity points down board Z", s)
+            checks.check(s.components("userAcceleration_mps2") != nil, "userAcceleration_mps2 {x,y,z}", s)
+            let w = s.components("rotationRate_radps")
+            checks.check(w != nil, "rotationRate_radps {x,y,z}", s)
+            let field = s.components("magneticField_uT")
+            checks.check(field != nil, "magneticField_uT {x,y,z}", s)
+            checks.check(["uncalibrated", "low", "medium", "high"].contains(s.string("magneticFieldAccuracy") ?? "?"),
+                         "magneticFieldAccuracy is uncalibrated/low/medium/high", s)
+            if t > tOff, let w { turnRates.append(w[2]) }
 
             let frame = s.string("frame")
             let heading = s.number("heading_deg")
             if t < tOff || t > tOn {
                 if t < tOff { before += 1 } else { after += 1 }
-                #expect(frame == "xMagneticNorthZVertical", "with the magnetometer: \(s)")
-                #expect(heading.map { (0..<360).contains($0) } == true, "heading_deg in [0, 360) with a north frame: \(s)")
+                checks.check(frame == "xMagneticNorthZVertical", "frame xMagneticNorthZVertical with the magnetometer", s)
+                checks.check(heading.map { (0..<360).contains($0) } == true, "heading_deg in [0, 360) with a north frame", s)
+                let referenced = field != [0, 0, 0]
+                unreferenced.check(referenced, Self.unreferencedNorth, s)
+                // The board turns at 10 °/s: between two samples of one stretch
+                // with the magnetometer the heading moves little.
+                let side = t < tOff ? 0 : 1
+                if let h = heading, referenced {
+                    if let p = previousHeading, p.side == side {
+                        var jump = abs(h - p.heading).truncatingRemainder(dividingBy: 360)
+                        if jump > 180 { jump = 360 - jump }
+                        checks.check(jump <= 10 * Double(t - p.t) / 1e9 + 10,
+                                     "heading_deg follows the 10 °/s turn without jumps (moved \(Int(jump))° since the previous sample)", s)
+                    }
+                    previousHeading = (t, h, side)
+                }
             } else {
                 during += 1
-                #expect(frame == "xArbitraryZVertical", "while the magnetometer is gone, device motion falls back to 6D: \(s)")
-                #expect(s.isNull("heading_deg"), "no north, so heading_deg is null: \(s)")
+                checks.check(frame == "xArbitraryZVertical", "frame xArbitraryZVertical (6D) while the magnetometer is gone", s)
+                checks.check(s.isNull("heading_deg"), "heading_deg null while there is no north", s)
+                if field != [0, 0, 0] || s.string("magneticFieldAccuracy") != "uncalibrated" {
+                    lossFieldViolations += 1
+                    lossFields.insert(field ?? [])
+                }
             }
         }
+        checks.report()
+        unreferenced.report()
+        // BUG (agent: AttitudeFilter.deviceMotion in Sources/EdgeFusion/DeviceMotion.swift
+        // reports state.lastMag, and SensorHub does not clear it when the
+        // QMC5883L goes missing): while the magnetometer is gone every
+        // deviceMotion sample repeats the last field read before the loss,
+        // frozen, as if current. ClientProtocol.md: magneticField_uT is "zero
+        // with `uncalibrated` when there is no magnetometer".
+        #expect(lossFieldViolations == 0, """
+            BUG: \(lossFieldViolations) of \(during) deviceMotion samples while the magnetometer was gone carry a \
+            magneticField_uT other than zero/uncalibrated (ClientProtocol.md); \(lossFields.count) distinct value(s): \
+            \(lossFields.prefix(3).map { "\($0)" }.joined(separator: ", "))\(lossFields.count == 1 ? " - the last reading before the loss, frozen" : "")
+            """)
         // The loss starts 3 s into the scenario and the agent says READY=1
         // within a few hundred ms of opening the board; a sample before the
         // loss is missing only if the start-up took seconds.
@@ -338,16 +431,18 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
 
         // --- altitude samples ----------------------------------------------
         #expect(altitude.count >= 5, "only \(altitude.count) altitude samples")
+        var altitudeChecks = SampleChecks(stream: "altitude")
         for s in altitude {
-            let t = try #require(s.timestampNs, "sample without timestamp_ns: \(s)")
-            #expect(t > agent.startedNs && t <= s.receivedNs, "\(s)")
-            let p = try #require(s.number("pressure_pa"), "pressure_pa: \(s)")
-            #expect(p > 95_000 && p < 105_000, "pressure in Pa at 35 m above sea level (≈ 100 906 Pa): \(s)")
-            let h = try #require(s.number("relativeAltitude_m"), "relativeAltitude_m: \(s)")
-            #expect(abs(h) < 5, "the board does not move up or down: \(s)")
-            let c = try #require(s.number("temperature_c"), "temperature_c: \(s)")
-            #expect(c > 0 && c < 50, "\(s)")
+            let t = s.timestampNs ?? 0
+            altitudeChecks.check(t > agent.startedNs && t <= s.receivedNs,
+                                 "timestamp_ns is the CLOCK_MONOTONIC capture time", s)
+            altitudeChecks.check(s.number("pressure_pa").map { $0 > 95_000 && $0 < 105_000 } == true,
+                                 "pressure_pa in Pa, ≈ 100 906 at 35 m above sea level", s)
+            altitudeChecks.check(s.number("relativeAltitude_m").map { abs($0) < 5 } == true,
+                                 "relativeAltitude_m near 0: the board does not move up or down", s)
+            altitudeChecks.check(s.number("temperature_c").map { $0 > 0 && $0 < 50 } == true, "temperature_c in °C", s)
         }
+        altitudeChecks.report()
         let altitudeStamps = altitude.compactMap(\.timestampNs)
         #expect(zip(altitudeStamps.dropFirst(), altitudeStamps).allSatisfy { $0 > $1 }, "altitude timestamp_ns strictly increasing")
         #expect(altitudeStamps.contains { $0 > tOff && $0 < tOn }, "the barometer keeps going while the magnetometer is gone")
@@ -391,12 +486,57 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
         #expect(notify.waitFor("WATCHDOG=1", DaemonDeadline(seconds: 20), while: { agent.isRunning }),
                 "no WATCHDOG=1 with WATCHDOG_USEC=1000000 after \(Double(daemonMonotonicNs() - agent.startedNs) / 1e9) s: \(notify.datagrams)")
 
+        // --- closed connections give their descriptors back --------------
+        // Open now: client 1 and the bystander. Closed: first light, client 2,
+        // the flooder.
+        let fdDeadline = DaemonDeadline(seconds: 20)
+        var fds = openDescriptors(agent.pid) ?? -1
+        while fds > baselineFDs + 2 && !fdDeadline.expired {
+            daemonPause(ms: 20)
+            fds = openDescriptors(agent.pid) ?? -1
+        }
+        #expect(fds == baselineFDs + 2,
+                "the agent holds \(fds) descriptors with 2 clients connected, \(baselineFDs) with none (3 connections were closed)")
+
+        // --- SIGHUP: reload, and keep serving -----------------------------
+        let readiesBefore = notify.datagrams.filter { $0.split(separator: "\n").contains("READY=1") }.count
+        agent.signal(SIGHUP)
+        let hupDeadline = DaemonDeadline(seconds: 30)
+        #expect(notify.waitFor("RELOADING=1", hupDeadline, while: { agent.isRunning }), "no RELOADING=1 after SIGHUP: \(notify.datagrams)")
+        let reloading = notify.datagrams.first { $0.hasPrefix("RELOADING=1") } ?? ""
+        #expect(reloading.split(separator: "\n").contains { $0.hasPrefix("MONOTONIC_USEC=") && UInt64($0.dropFirst(15)) != nil },
+                "RELOADING=1 carries MONOTONIC_USEC (Type=notify-reload): \(reloading)")
+        while notify.datagrams.filter({ $0.split(separator: "\n").contains("READY=1") }).count <= readiesBefore
+                && !hupDeadline.expired && agent.isRunning {
+            notify.receive(timeoutMs: min(hupDeadline.remainingMs, 50))
+        }
+        #expect(notify.datagrams.filter { $0.split(separator: "\n").contains("READY=1") }.count == readiesBefore + 1,
+                "READY=1 again after the reload: \(notify.datagrams)")
+        var reloadLine = false
+        while !reloadLine && !hupDeadline.expired {
+            reloadLine = agent.stdout.contains("edge-agent: SIGHUP: calibration reloaded")
+            if !reloadLine { daemonPause(ms: 20) }
+        }
+        #expect(reloadLine, "stdout says the calibration was reloaded\n\(agent.transcript)")
+        let motionBeforeHUP = client.received.filter { $0.stream == "deviceMotion" }.count
+        let afterHUP = client.waitFor(hupDeadline) { $0.cls == "sample" && $0.stream == "deviceMotion" }
+        #expect(afterHUP != nil && client.received.filter { $0.stream == "deviceMotion" }.count > motionBeforeHUP,
+                "samples keep coming after SIGHUP")
+        #expect(agent.isRunning, "SIGHUP does not stop the agent")
+
         // --- SIGTERM -----------------------------------------------------
         agent.signal(SIGTERM)
         let stopDeadline = DaemonDeadline(seconds: 45)
         let shutdown = client.waitFor(class: "shutdown", stopDeadline)
         #expect(shutdown != nil, "client 1 got no shutdown line")
         #expect((shutdown?.string("reason") ?? "").isEmpty == false, "shutdown carries a reason: \(String(describing: shutdown))")
+        // ClientProtocol.md shows {"class":"shutdown","reason":"SIGTERM"}; Run.swift
+        // knows the signal (it prints "SIGTERM, stopping") but always passes
+        // "agent stopping", so a client cannot tell a SIGTERM from --duration
+        // running out. A documentation mismatch rather than a broken stop.
+        withKnownIssue("Run.swift stops the server with reason \"agent stopping\", not the signal") {
+            #expect(shutdown?.string("reason")?.contains("SIGTERM") == true, "shutdown reason: \(String(describing: shutdown))")
+        }
         #expect(client.waitClosed(stopDeadline), "the agent closes client 1's connection after the shutdown line")
         #expect(client.received.last?.cls == "shutdown", "shutdown is the last line: \(String(describing: client.received.last))")
         #expect(bystander.waitFor(class: "shutdown", stopDeadline) != nil, "the bystander got no shutdown line")
@@ -424,6 +564,26 @@ final class DaemonThread<T: Sendable>: @unchecked Sendable {
             #expect(n > 0, "\(summary)")
         }
         #expect(agent.stderr.isEmpty, "nothing on stderr in a clean run:\n\(agent.stderr)")
+    }
+
+    /// A deviceMotion sample in a north-referenced frame must rest on a
+    /// magnetometer reading: an all-zero magneticField_uT means the filter has
+    /// fused none, so its heading is the arbitrary yaw of a 6D filter.
+    ///
+    /// BUG (agent: SensorHub.effectiveFrame in Sources/EdgeEngine/SensorHub.swift):
+    /// the frame stays xMagneticNorthZVertical whenever the QMC5883L's state
+    /// is `present`, also before its first reading has reached the filter.
+    /// Right after a subscription wakes the idle sensors the first samples
+    /// claim magnetic north with magneticField_uT {0,0,0} and a heading near
+    /// 0°; the next one jumps to the real heading (≈ 258° here).
+    static let unreferencedNorth = """
+        BUG: a xMagneticNorthZVertical sample must rest on a magnetometer reading, but magneticField_uT is all zero \
+        (no reading fused yet) and heading_deg is the arbitrary yaw of the 6D filter (SensorHub.effectiveFrame)
+        """
+
+    /// How many descriptors `pid` has open (/proc/PID/fd).
+    func openDescriptors(_ pid: Int32) -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count
     }
 
     func checkErrorPaths(_ r: ErrorPathsReport) {
