@@ -124,9 +124,14 @@ final class AgentProcess {
         }
         FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        guard let out = FileHandle(forWritingAtPath: stdoutPath), let err = FileHandle(forWritingAtPath: stderrPath) else {
+            throw DaemonTestError("cannot open \(stdoutPath) / \(stderrPath)")
+        }
+        // The child has its own copies once it runs; ours close here.
+        defer { try? out.close(); try? err.close() }
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardOutput = out
+        process.standardError = err
         startedNs = daemonMonotonicNs()
         try process.run()
     }

@@ -22,6 +22,8 @@ enum DaemonFixture {
     static let turnRateRadPerS = 10.0 * .pi / 180
     /// daemon-config.json5: sensors.mpu6050.sample_rate_hz.
     static let imuPeriodS = 1.0 / 200
+    /// daemon-config.json5: sensors.qmc5883l.output_rate_hz.
+    static let magnetometerRateHz = 10.0
     /// What client 1 asks for.
     static let motionIntervalS = 0.05
     static let standardGravity = 9.80665
@@ -214,7 +216,13 @@ struct SampleChecks {
 
         // Descriptors the agent holds with no client connected: closed
         // connections must give theirs back.
-        let baselineFDs = try #require(openDescriptors(agent.pid), "cannot list /proc/\(agent.pid)/fd")
+        // (Read until two looks agree: a watchdog ping opens a socket for a moment.)
+        var baselineLooks = [try #require(openDescriptors(agent.pid), "cannot list /proc/\(agent.pid)/fd")]
+        while baselineLooks.count < 20 && (baselineLooks.count < 2 || baselineLooks[baselineLooks.count - 1] != baselineLooks[baselineLooks.count - 2]) {
+            daemonPause(ms: 10)
+            baselineLooks.append(openDescriptors(agent.pid) ?? -1)
+        }
+        let baselineFDs = baselineLooks.filter { $0 >= 0 }.min()!
 
         // --- clients ------------------------------------------------------
         // First light: a client that takes every deviceMotion sample from
@@ -224,16 +232,22 @@ struct SampleChecks {
             let d = DaemonDeadline(seconds: 20)
             #expect(early.next(d)?.cls == "version")
             early.request(#"{"class":"subscribe","stream":"deviceMotion","id":"first"}"#)
+            // Every sample until the first that carries a magnetometer reading.
             var firstSamples: [DaemonMessage] = []
-            while firstSamples.count < 8, let m = early.next(d) {
-                if m.cls == "sample" && m.stream == "deviceMotion" { firstSamples.append(m) }
+            while firstSamples.count < 400, let m = early.next(d) {
+                guard m.cls == "sample" && m.stream == "deviceMotion" else { continue }
+                firstSamples.append(m)
+                if m.components("magneticField_uT").map({ $0 != [0, 0, 0] }) == true { break }
             }
-            #expect(firstSamples.count == 8, "the first-light client got \(firstSamples.count) deviceMotion samples")
-            var firstLight = SampleChecks(stream: "deviceMotion (first light)")
-            for s in firstSamples where s.string("frame") == "xMagneticNorthZVertical" {
-                firstLight.check(s.components("magneticField_uT") != [0, 0, 0], Self.unreferencedNorth, s)
-            }
-            firstLight.report()
+            let referenced = firstSamples.last
+            #expect(referenced?.components("magneticField_uT").map { $0 != [0, 0, 0] } == true,
+                    "no deviceMotion sample with a magnetometer reading among the first \(firstSamples.count)")
+            let unreferenced = firstSamples.dropLast().filter { $0.string("frame") == "xMagneticNorthZVertical" }
+            #expect(unreferenced.isEmpty, """
+                \(Self.unreferencedNorth): the first \(unreferenced.count) sample(s) after the subscription; \
+                heading_deg \(unreferenced.first?.number("heading_deg") ?? .nan) in the first, \
+                \(referenced?.number("heading_deg") ?? .nan) once the magnetometer is fused. First: \(unreferenced.first.map { "\($0)" } ?? "-")
+                """)
         }
 
         // A bystander that subscribes to nothing: it must still get the
@@ -466,7 +480,7 @@ struct SampleChecks {
 
         let backDevices = try #require(devicesAfterReturn, "no devices reply showed \(DaemonFixture.magnetometer) present after the return")
         let backQMC = device(backDevices.object["devices"] as? [[String: Any]] ?? [], DaemonFixture.magnetometer)
-        #expect((backQMC["rate_hz"] as? NSNumber)?.doubleValue == 100, "\(backQMC)")
+        #expect((backQMC["rate_hz"] as? NSNumber)?.doubleValue == DaemonFixture.magnetometerRateHz, "\(backQMC)")
         #expect(((backQMC["errorCount"] as? NSNumber)?.intValue ?? 0) >= 1, "errorCount counts since the agent started: \(backQMC)")
         #expect(((backQMC["resetCount"] as? NSNumber)?.intValue ?? 0) >= 1, "\(backQMC)")
 
@@ -495,7 +509,7 @@ struct SampleChecks {
             daemonPause(ms: 20)
             fds = openDescriptors(agent.pid) ?? -1
         }
-        #expect(fds == baselineFDs + 2,
+        #expect(fds <= baselineFDs + 2,
                 "the agent holds \(fds) descriptors with 2 clients connected, \(baselineFDs) with none (3 connections were closed)")
 
         // --- SIGHUP: reload, and keep serving -----------------------------
