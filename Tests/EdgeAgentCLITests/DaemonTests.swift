@@ -346,6 +346,7 @@ struct SampleChecks {
 
         var before = 0, during = 0, after = 0
         var previousHeading: (t: UInt64, heading: Double, side: Int)?
+        var northSeen: Set<Int> = []   // 0: before the loss, 1: after the return
         var lossFieldViolations = 0
         var lossFields: Set<[Double]> = []
         var turnRates: [Double] = []
@@ -375,6 +376,14 @@ struct SampleChecks {
             let frame = s.string("frame")
             let heading = s.number("heading_deg")
             if t < tOff || t > tOn {
+                let side = t < tOff ? 0 : 1
+                // Until the first magnetometer reading of a stretch is fused, a
+                // 6D sample (xArbitraryZVertical, no heading) is honest; the
+                // north frame is required from the first north sample on.
+                if !northSeen.contains(side) && frame == "xArbitraryZVertical" && s.isNull("heading_deg") {
+                    continue
+                }
+                northSeen.insert(side)
                 if t < tOff { before += 1 } else { after += 1 }
                 checks.check(frame == "xMagneticNorthZVertical", "frame xMagneticNorthZVertical with the magnetometer", s)
                 checks.check(heading.map { (0..<360).contains($0) } == true, "heading_deg in [0, 360) with a north frame", s)
@@ -382,7 +391,6 @@ struct SampleChecks {
                 unreferenced.check(referenced, Self.unreferencedNorth, s)
                 // The board turns at 10 °/s: between two samples of one stretch
                 // with the magnetometer the heading moves little.
-                let side = t < tOff ? 0 : 1
                 if let h = heading, referenced {
                     if let p = previousHeading, p.side == side {
                         var jump = abs(h - p.heading).truncatingRemainder(dividingBy: 360)
