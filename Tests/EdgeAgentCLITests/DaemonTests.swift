@@ -6,6 +6,14 @@
 // NOTIFY_SOCKET checks the sd_notify datagrams, and SIGTERM must stop it
 // cleanly. Every wait is bounded and finishes as soon as its condition holds;
 // nothing asserts on speed.
+//
+// Checks marked "BUG" fail on purpose: they expose agent bugs (left unfixed
+// here, reported to the maintainers) and pass once the agent is fixed:
+//  * deviceMotion claims xMagneticNorthZVertical before any magnetometer
+//    reading was fused (SensorHub.effectiveFrame looks at the device state only);
+//  * while the magnetometer is gone, magneticField_uT repeats the last reading,
+//    frozen, instead of zero/uncalibrated (AttitudeFilter state.lastMag).
+// The shutdown reason not naming the signal is a `withKnownIssue` (cosmetic).
 import Testing
 import Foundation
 #if canImport(Glibc)
