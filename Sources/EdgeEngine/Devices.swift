@@ -251,6 +251,8 @@ public struct DeviceHealth: Sendable, Equatable {
     var health: DeviceHealth
     var nextRead: UInt64 = 0
     var overflows = 0
+    /// A field has reached the filter since the chip last (re)started or woke.
+    var fedSinceStart = false
 
     init(device: EngineDevice, driver: QMC5883L<Bus>, failuresBeforeReset: Int) {
         self.device = device; self.driver = driver
@@ -261,6 +263,7 @@ public struct DeviceHealth: Sendable, Equatable {
 
     mutating func start(_ c: QMC5883LConfiguration, now: UInt64, reprobe: UInt64) -> String {
         var events: [ConnectionEvent] = []
+        fedSinceStart = false
         if health.attempt({ () throws(DriverError) in try driver.start(c) }) {
             health.markPresent(device, now: now, events: &events)
             return "\(device.id): QMC5883L at \(c.outputRate.hertz) Hz, ±\(c.range.gauss) G"
@@ -284,6 +287,7 @@ public struct DeviceHealth: Sendable, Equatable {
         health.nextReprobe = now &+ reprobe
         var cfg = c
         if health.idle { cfg.mode = .standby }
+        fedSinceStart = false
         if health.attempt({ () throws(DriverError) in try driver.start(cfg) }) {
             health.markPresent(device, now: now, events: &events)
             nextRead = now &+ period(c)
@@ -298,6 +302,7 @@ public struct DeviceHealth: Sendable, Equatable {
         guard health.state == .present else { return true }
         var cfg = c
         cfg.mode = idle ? .standby : .continuous
+        fedSinceStart = false
         _ = health.attempt { () throws(DriverError) in try driver.configure(cfg) }
         nextRead = now &+ period(c)
         return true

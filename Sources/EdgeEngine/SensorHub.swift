@@ -207,12 +207,20 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         }
     }
 
-    /// The configured frame, or a 6D one while the magnetometer is absent.
+    /// The configured frame, or a 6D one while the magnetometer is absent,
+    /// idle, or has not yet delivered a sample since it (re)started - the
+    /// heading is only claimed once a field has actually been fused.
     @usableFromInline var effectiveFrame: EdgeFusion.ReferenceFrame {
         let f = settings.referenceFrame
         guard f.needsMagnetometer else { return f }
-        if let m = magnetometer, m.health.state == .present { return f }
-        return .xArbitraryZVertical
+        return magnetometerLive ? f : .xArbitraryZVertical
+    }
+
+    /// The magnetometer is present, awake, and has fed the filter since it
+    /// last (re)started.
+    var magnetometerLive: Bool {
+        guard let m = magnetometer else { return false }
+        return m.health.isReading && m.fedSinceStart
     }
 
     // MARK: accessory IMU
@@ -254,6 +262,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if overflow { u.overflows += 1 }
         magnetometer = u
         guard let f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
+        magnetometer!.fedSinceStart = true
         pendingMag = f
         if wanted[StreamName.magnetometer.index] {
             publish(.magnetometer(MagnetometerSample(timestampNs: now, magneticField: wire(f))))
@@ -361,11 +370,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         case .high: accuracy = .high
         }
         let hasNorth = frame == .xMagneticNorthZVertical || frame == .xTrueNorthZVertical
+        // No magnetometer now: no field (never the last one seen as if fresh).
+        let liveField = frame != .xArbitraryZVertical && magnetometerLive
         return DeviceMotionSample(
             timestampNs: timestamp, attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
             gravity: wire(m.gravity * g), userAcceleration: wire(m.userAcceleration * g),
-            rotationRate: wire(m.rotationRate), magneticField: wire(m.magneticField.field),
-            magneticFieldAccuracy: accuracy, headingDeg: hasNorth ? m.heading : nil,
+            rotationRate: wire(m.rotationRate), magneticField: liveField ? wire(m.magneticField.field) : EdgeProtocol.Vector3.zero,
+            magneticFieldAccuracy: liveField ? accuracy : .uncalibrated, headingDeg: hasNorth ? m.heading : nil,
             referenceFrame: wireFrame(frame))
     }
 }

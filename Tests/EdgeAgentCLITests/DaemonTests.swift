@@ -7,13 +7,11 @@
 // cleanly. Every wait is bounded and finishes as soon as its condition holds;
 // nothing asserts on speed.
 //
-// Checks marked "BUG" fail on purpose: they expose agent bugs (left unfixed
-// here, reported to the maintainers) and pass once the agent is fixed:
-//  * deviceMotion claims xMagneticNorthZVertical before any magnetometer
-//    reading was fused (SensorHub.effectiveFrame looks at the device state only);
-//  * while the magnetometer is gone, magneticField_uT repeats the last reading,
-//    frozen, instead of zero/uncalibrated (AttitudeFilter state.lastMag).
-// The shutdown reason not naming the signal is a `withKnownIssue` (cosmetic).
+// Checks marked "BUG" guard against agent bugs this test found (fixed in the
+// engine): deviceMotion claiming xMagneticNorthZVertical before any
+// magnetometer reading was fused, and magneticField_uT repeating the last
+// reading, frozen, while the magnetometer is gone; also the shutdown reason
+// naming the signal.
 import Testing
 import Foundation
 #if canImport(Glibc)
@@ -560,13 +558,9 @@ struct SampleChecks {
         let shutdown = client.waitFor(class: "shutdown", stopDeadline)
         #expect(shutdown != nil, "client 1 got no shutdown line")
         #expect((shutdown?.string("reason") ?? "").isEmpty == false, "shutdown carries a reason: \(String(describing: shutdown))")
-        // ClientProtocol.md shows {"class":"shutdown","reason":"SIGTERM"}; Run.swift
-        // knows the signal (it prints "SIGTERM, stopping") but always passes
-        // "agent stopping", so a client cannot tell a SIGTERM from --duration
-        // running out. A documentation mismatch rather than a broken stop.
-        withKnownIssue("Run.swift stops the server with reason \"agent stopping\", not the signal") {
-            #expect(shutdown?.string("reason")?.contains("SIGTERM") == true, "shutdown reason: \(String(describing: shutdown))")
-        }
+        // ClientProtocol.md shows {"class":"shutdown","reason":"SIGTERM"}: a client
+        // can tell a SIGTERM from --duration running out.
+        #expect(shutdown?.string("reason")?.contains("SIGTERM") == true, "shutdown reason: \(String(describing: shutdown))")
         #expect(client.waitClosed(stopDeadline), "the agent closes client 1's connection after the shutdown line")
         #expect(client.received.last?.cls == "shutdown", "shutdown is the last line: \(String(describing: client.received.last))")
         #expect(bystander.waitFor(class: "shutdown", stopDeadline) != nil, "the bystander got no shutdown line")

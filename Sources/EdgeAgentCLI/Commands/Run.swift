@@ -195,6 +195,7 @@ public enum RunCommand: Subcommand {
         var lastStatus = started
         var reportedWarnings = false
         var exitStatus: Int32 = 0
+        var stopReason = "duration elapsed"
         let pingEvery = watchdog.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
         loopWait: while true {
             let sig = AgentSignals.wait(timeout: 0.25)
@@ -204,7 +205,8 @@ public enum RunCommand: Subcommand {
             }
             switch sig {
             case SIGTERM?, SIGINT?:
-                console.print("edge-agent: \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                stopReason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
+                console.print("edge-agent: \(stopReason), stopping")
                 break loopWait
             case SIGHUP?:
                 try? notify.reloading(monotonicMicroseconds: clock.nowNanoseconds / 1000)
@@ -234,13 +236,13 @@ public enum RunCommand: Subcommand {
                 if console.isTerminal { console.write("\r\u{1B}[2K" + line) } else { console.print(line) }
             }
             if let d = c.duration, Double(now &- started) / 1e9 >= d { break }
-            if loop.isStopping { exitStatus = 1; break }
+            if loop.isStopping { exitStatus = 1; stopReason = "loop stopped"; break }
         }
         if c.status != nil && console.isTerminal { console.write("\n") }
         try? notify.stopping()
         loop.stop()
         thread.join()
-        c.server.stop(reason: "agent stopping")
+        c.server.stop(reason: stopReason)
         let stats = c.server.statistics()
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
         console.print("edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns")
