@@ -75,7 +75,7 @@ public struct DeviceHealth: Sendable, Equatable {
     var lastProcessed: UInt64?
     /// Samples before this time are discarded (gyro settling after wake/reset).
     var settleUntil: UInt64 = 0
-    let nominalDt: Double
+    var nominalDt: Double
 
     init(device: EngineDevice, driver: MPU6050<Bus>, settings: EngineSettings, calibration: EngineCalibration.IMU) {
         self.device = device; self.driver = driver; self.settings = settings; self.calibration = calibration
@@ -230,6 +230,20 @@ public struct DeviceHealth: Sendable, Equatable {
             }
             return changed
         }
+    }
+
+    /// Runs the chip at `rateHz` (the divider's nearest rate at or above it):
+    /// rewrites the configuration table. True when the rate changed.
+    mutating func setRate(_ rateHz: Double, now: UInt64) -> Bool {
+        var c = settings.mpu6050
+        c.sampleRateHz = rateHz
+        guard c.sampleRateDivider != settings.mpu6050.sampleRateDivider else { return false }
+        settings.mpu6050 = c
+        nominalDt = 1 / c.achievedSampleRateHz
+        guard health.state == .present else { return true }
+        _ = health.attempt { () throws(DriverError) in try driver.configure(c) }
+        if health.idle { _ = health.attempt { () throws(DriverError) in try driver.setSleep(true) } }
+        return true
     }
 
     /// Puts the chip to sleep or wakes it. True when that changed.

@@ -13,7 +13,8 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
     public let clock: any TimeSource
     public let dataReady: (any DataReadyLine)?
     public private(set) var statistics = LoopStatistics()
-    public let periodNanoseconds: UInt64
+    /// Current period, ns: follows the IMU rate, which follows demand.
+    public private(set) var periodNanoseconds: UInt64
     private let stopFlag = Atomic<Bool>(false)
     /// Called on the loop thread after each tick (watchdog progress, say). Must not block.
     public var afterTick: (@Sendable (UInt64) -> Void)?
@@ -26,7 +27,7 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
         self.hub = hub
         self.clock = clock
         self.dataReady = dataReady
-        periodNanoseconds = hub.settings.loopPeriodNanoseconds
+        periodNanoseconds = hub.loopPeriodNanoseconds
     }
 
     /// Asks a running loop to return after its current tick.
@@ -63,6 +64,11 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
             hub.tick()
             afterTick?(woke)
             ticks += 1
+            if hub.loopPeriodNanoseconds != periodNanoseconds {
+                // The IMU rate changed: restart the deadline grid from now.
+                periodNanoseconds = hub.loopPeriodNanoseconds
+                deadline = clock.nowNanoseconds
+            }
             deadline &+= periodNanoseconds
             let now = clock.nowNanoseconds
             if now > deadline &+ periodNanoseconds {

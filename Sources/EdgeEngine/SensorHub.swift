@@ -52,6 +52,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         self.calibration = calibration
         self.sink = sink
         altitude = AltitudeFilter(settings: s.altitude)
+        loopPeriodNanoseconds = s.loopPeriodNanoseconds
         for d in devices {
             switch (d.kind, d.role) {
             case (.mpu6050, .primary) where imu == nil:
@@ -137,6 +138,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             || wanted[StreamName.submersion.index]
         let magWanted = [StreamName.magnetometer, .deviceMotion, .deviceMotionBatch].contains { wanted[$0.index] }
         let now = clock.nowNanoseconds
+        // Run the IMU at the fastest rate anyone asked for (within the
+        // configured maximum; never below the fusion's floor while needed).
+        if var u = imu {
+            let rate = Self.imuRate(demand: d, alwaysOn: settings.alwaysOn, configured: settings.mpu6050)
+            if u.setRate(rate, now: now) { devicesChanged = true; loopPeriodNanoseconds = Self.period(u.settings) }
+            imu = u
+        }
         if var u = imu { if u.setIdle(!motion, now: now) { devicesChanged = true }; imu = u }
         if var u = accessory { if u.setIdle(!accessoryWanted, now: now) { devicesChanged = true }; accessory = u }
         if var u = magnetometer {
@@ -148,6 +156,33 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             barometer = u
         }
     }
+
+    /// Below this the attitude filter's gyro integration and the altitude
+    /// filter's acceleration input degrade, Hz.
+    public static var minimumIMURateHz: Double { 50 }
+
+    /// The IMU rate for a demand: the fastest requested rate of the streams
+    /// fed by the primary IMU (interval 0 or an always-on stream: the
+    /// configured rate), between ``minimumIMURateHz`` and the configured rate.
+    static func imuRate(demand: [StreamName: Double], alwaysOn: Set<StreamName>, configured: MPU6050Configuration) -> Double {
+        let maxRate = configured.achievedSampleRateHz
+        let streams: [StreamName] = [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch,
+                                     .altitude, .absoluteAltitude]
+        var wanted = 0.0
+        for s in streams {
+            if alwaysOn.contains(s) { return maxRate }
+            guard let interval = demand[s] else { continue }
+            if s == .altitude || s == .absoluteAltitude { wanted = max(wanted, minimumIMURateHz); continue }
+            if interval <= 0 { return maxRate }
+            wanted = max(wanted, 1 / interval)
+        }
+        return min(maxRate, max(wanted, min(minimumIMURateHz, maxRate)))
+    }
+
+    static func period(_ s: EngineSettings) -> UInt64 { s.loopPeriodNanoseconds }
+
+    /// The loop period for the IMU's current rate, ns (the loop follows it).
+    public private(set) var loopPeriodNanoseconds: UInt64 = 0
 
     // MARK: device upkeep: reprobe, split resets
 
@@ -321,7 +356,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let name = bus.name
         if let u = imu {
             out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch],
-                                     rate: u.health.isReading ? settings.imuRateHz : 0))
+                                     rate: u.health.isReading ? u.settings.imuRateHz : 0))
         }
         if let u = accessory {
             out.append(u.health.info(u.device, bus: name, streams: [.accessoryMotion, .accessoryConnection],

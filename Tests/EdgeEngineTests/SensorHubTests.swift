@@ -265,3 +265,45 @@ struct Rig {
         #expect(abs(b.acceleration.z - 9.80665) < 0.02)
     }
 }
+
+@Suite struct DemandDrivenRateTests {
+    @Test func imuRunsAtTheFastestRequestedRateWithinItsLimits() throws {
+        var s = EngineSettings()
+        s.mpu6050.sampleRateHz = 200
+        let rig = try Rig(settings: s)
+        rig.hub.start()
+        // One client wants device motion at 10 Hz: the IMU drops to the 50 Hz floor.
+        rig.sink.setDemand([.deviceMotion: 0.1])
+        rig.run(seconds: 0.5)
+        rig.sink.removeAll()
+        rig.run(seconds: 1)
+        var t = rig.samples(.deviceMotion).map(\.timestampNs)
+        #expect(abs(t.count - 50) <= 1, "\(t.count)")
+        #expect(zip(t.dropFirst(), t).allSatisfy { $0 - $1 == 20_000_000 }, "50 Hz: 20 ms apart")
+        #expect(rig.sink.devices.first { $0.id == "mpu6050@0x68" }?.rateHz == 50)
+        // Another asks for 100 Hz: the IMU follows; every sample (0 s) means the configured 200 Hz.
+        rig.sink.setDemand([.deviceMotion: 0.01])
+        rig.run(seconds: 0.5)
+        rig.sink.removeAll()
+        rig.run(seconds: 1)
+        t = rig.samples(.deviceMotion).map(\.timestampNs)
+        #expect(zip(t.dropFirst(), t).allSatisfy { $0 - $1 == 10_000_000 }, "100 Hz")
+        rig.sink.setDemand([.accelerometer: 0])
+        rig.run(seconds: 0.5)
+        rig.sink.removeAll()
+        rig.run(seconds: 1)
+        t = rig.samples(.accelerometer).map(\.timestampNs)
+        #expect(zip(t.dropFirst(), t).allSatisfy { $0 - $1 == 5_000_000 }, "200 Hz, the configured maximum")
+        #expect(rig.loop.statistics.overruns == 0)
+    }
+
+    @Test func rateChoice() {
+        let c = MPU6050Configuration(sampleRateHz: 200)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [], configured: c) == 50)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [.deviceMotion: 0.002], alwaysOn: [], configured: c) == 200)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [.gyroscope: 0.01, .deviceMotion: 0.05], alwaysOn: [], configured: c) == 100)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [.altitude: 1], alwaysOn: [], configured: c) == 50)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [.deviceMotion], configured: c) == 200)
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [], configured: MPU6050Configuration(sampleRateHz: 20)) == 20)
+    }
+}
