@@ -161,22 +161,40 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// filter's acceleration input degrade, Hz.
     public static var minimumIMURateHz: Double { 50 }
 
-    /// The IMU rate for a demand: the fastest requested rate of the streams
-    /// fed by the primary IMU (interval 0 or an always-on stream: the
-    /// configured rate), between ``minimumIMURateHz`` and the configured rate.
+    /// The IMU rate for a demand: the lowest rate the divider can make from
+    /// the configured one (configured/k) that is at least the fastest
+    /// requested rate and ``minimumIMURateHz``, and of which every requested
+    /// interval is a whole number of periods - so decimation by capture time
+    /// delivers exactly the requested interval. Interval 0, an always-on
+    /// stream, or no such rate: the configured rate.
     static func imuRate(demand: [StreamName: Double], alwaysOn: Set<StreamName>, configured: MPU6050Configuration) -> Double {
         let maxRate = configured.achievedSampleRateHz
         let streams: [StreamName] = [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch,
                                      .altitude, .absoluteAltitude]
-        var wanted = 0.0
+        var intervals: [Double] = []
+        var need = min(minimumIMURateHz, maxRate)
         for s in streams {
             if alwaysOn.contains(s) { return maxRate }
             guard let interval = demand[s] else { continue }
-            if s == .altitude || s == .absoluteAltitude { wanted = max(wanted, minimumIMURateHz); continue }
+            if s == .altitude || s == .absoluteAltitude { continue }   // needs only the floor
             if interval <= 0 { return maxRate }
-            wanted = max(wanted, 1 / interval)
+            intervals.append(interval)
+            need = max(need, 1 / interval)
         }
-        return min(maxRate, max(wanted, min(minimumIMURateHz, maxRate)))
+        let base = configured.dlpf.gyroOutputRateHz
+        let d0 = Int(configured.sampleRateDivider) + 1
+        var k = 256 / d0
+        while k >= 1 {
+            let rate = base / Double(d0 * k)
+            k -= 1
+            guard rate >= need * (1 - 1e-9) else { continue }
+            let whole = intervals.allSatisfy { i in
+                let n = i * rate
+                return n.rounded() >= 1 && abs(n - n.rounded()) <= 1e-6 * n
+            }
+            if whole { return rate }
+        }
+        return maxRate
     }
 
     static func period(_ s: EngineSettings) -> UInt64 { s.loopPeriodNanoseconds }

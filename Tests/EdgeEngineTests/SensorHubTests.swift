@@ -272,7 +272,7 @@ struct Rig {
         s.mpu6050.sampleRateHz = 200
         let rig = try Rig(settings: s)
         rig.hub.start()
-        // One client wants device motion at 10 Hz: the IMU drops to the 50 Hz floor.
+        // One client wants device motion at 10 Hz: the IMU drops to 50 Hz (the floor; 0.1 s = 5 periods).
         rig.sink.setDemand([.deviceMotion: 0.1])
         rig.run(seconds: 0.5)
         rig.sink.removeAll()
@@ -302,6 +302,12 @@ struct Rig {
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [], configured: c) == 50)
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [.deviceMotion: 0.002], alwaysOn: [], configured: c) == 200)
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [.gyroscope: 0.01, .deviceMotion: 0.05], alwaysOn: [], configured: c) == 100)
+        // 0.05 s is not a whole number of 20 ms periods: 100 Hz, not 50.
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [.deviceMotion: 0.05], alwaysOn: [], configured: c) == 100)
+        // 0.03 s: 66.7 Hz (15 ms) divides it.
+        #expect(abs(SensorHub<SimulatedBus>.imuRate(demand: [.deviceMotion: 0.03], alwaysOn: [], configured: c) - 1000.0 / 15) < 1e-9)
+        // 0.007 s: nothing the divider makes from 200 Hz divides it -> the configured rate.
+        #expect(SensorHub<SimulatedBus>.imuRate(demand: [.deviceMotion: 0.007], alwaysOn: [], configured: c) == 200)
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [.altitude: 1], alwaysOn: [], configured: c) == 50)
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [.deviceMotion], configured: c) == 200)
         #expect(SensorHub<SimulatedBus>.imuRate(demand: [:], alwaysOn: [], configured: MPU6050Configuration(sampleRateHz: 20)) == 20)
