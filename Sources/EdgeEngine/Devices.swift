@@ -118,9 +118,12 @@ public struct DeviceHealth: Sendable, Equatable {
     /// `fifo`, every whole record in the FIFO. False when the read failed.
     @inline(__always)
     mutating func readBatch(fifo: Bool) -> Bool {
-        batch.removeAll(keepingCapacity: true)
+        // Take the buffer out (swap keeps it uniquely referenced, so appends
+        // never copy), fill it, put it back.
+        var b = [MPU6050RawSample]()
+        swap(&b, &batch)
+        b.removeAll(keepingCapacity: true)
         var d = driver
-        var b = batch
         var overflow = false
         let ok = health.attempt { () throws(DriverError) in
             if fifo {
@@ -135,7 +138,7 @@ public struct DeviceHealth: Sendable, Equatable {
             }
         }
         driver = d
-        batch = b
+        swap(&b, &batch)
         if !ok {
             if overflow {
                 // The driver already reset the FIFO: count it, but it is no reason to reset the chip.
