@@ -188,24 +188,6 @@ struct ChipSet {
     }
 }
 
-/// `v` with exactly `digits` decimals, without Foundation's String(format:).
-func fixed(_ v: Double, _ digits: Int) -> String {
-    guard v.isFinite else { return "nan" }
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = (abs(v) * scale).rounded()
-    let negative = v < 0 && scaled != 0
-    var intPart = scaled
-    var frac = ""
-    if digits > 0 {
-        let whole = (scaled / scale).rounded(.towardZero)
-        let f = Int((scaled - whole * scale).rounded())
-        frac = "." + String(f).leftPadded(digits, with: "0")
-        intPart = whole
-    }
-    return (negative ? "-" : "") + String(Int(intPart)) + frac
-}
-
 extension String {
     func leftPadded(_ n: Int, with c: Character = " ") -> String {
         count >= n ? self : String(repeating: c, count: n - count) + self

@@ -329,24 +329,6 @@ enum WatchView {
 
     // MARK: number formatting (no Foundation: `String(format:)` needs ICU)
 
-    /// `v` with `decimals` digits after the point, rounded half away from
-    /// zero; `+` for positive values when `sign`; `-` never shows for a value
-    /// that rounds to zero; non-finite values are `nan`.
-    static func fixed(_ v: Double, _ decimals: Int, sign: Bool = false) -> String {
-        guard v.isFinite else { return "nan" }
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = (abs(v) * scale).rounded(.toNearestOrAwayFromZero)
-        guard scaled < 9.0e15 else { return String(v) }
-        let n = UInt64(scaled), unit = UInt64(scale)
-        var text = String(n / unit)
-        if decimals > 0 {
-            let frac = String(n % unit)
-            text += "." + String(repeating: "0", count: decimals - frac.count) + frac
-        }
-        if v < 0 && n != 0 { return "-" + text }
-        return (sign ? "+" : "") + text
-    }
 
     static func vector(_ v: (x: Double, y: Double, z: Double), _ decimals: Int, width: Int) -> String {
         "x " + lpad(fixed(v.x, decimals, sign: true), width) + "  y " + lpad(fixed(v.y, decimals, sign: true), width)

@@ -137,9 +137,9 @@ func jsonValue(_ json: String, _ key: String) -> String? {
     }
 
     @Test func fixedDecimals() {
-        #expect(DecodeCommand.fixed(100653.25390625, 3) == "100653.254")
-        #expect(DecodeCommand.fixed(-0.0001, 2) == "0.00")
-        #expect(DecodeCommand.fixed(-1.005, 1) == "-1.0")
-        #expect(DecodeCommand.fixed(9.80665, 5) == "9.80665")
+        #expect(fixed(100653.25390625, 3) == "100653.254")
+        #expect(fixed(-0.0001, 2) == "0.00")
+        #expect(fixed(-1.005, 1) == "-1.0")
+        #expect(fixed(9.80665, 5) == "9.80665")
     }
 }

@@ -168,7 +168,7 @@ func fullState() -> WatchState {
         (Double.nan, 2, false, "nan"), (Double.infinity, 2, true, "nan"),
     ])
     func fixedPointFormatting(value: Double, decimals: Int, sign: Bool, expected: String) {
-        #expect(WatchView.fixed(value, decimals, sign: sign) == expected)
+        #expect(fixed(value, decimals, sign: sign) == expected)
     }
 
     @Test func terminalFramesRedrawInPlace() {

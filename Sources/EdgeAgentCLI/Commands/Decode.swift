@@ -217,22 +217,6 @@ public enum DecodeCommand: Subcommand {
         return "0x" + String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
     }
 
-    /// `v` with exactly `decimals` decimals, rounded half away from zero
-    /// (no Foundation / ICU formatting).
-    static func fixed(_ v: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = (abs(v) * scale).rounded(.toNearestOrAwayFromZero)
-        guard scaled < 9e15 else { return String(v) }
-        let n = Int64(scaled)
-        let p = Int64(scale)
-        var s = String(n / p)
-        if decimals > 0 {
-            let frac = String(n % p)
-            s += "." + String(repeating: "0", count: decimals - frac.count) + frac
-        }
-        return (v < 0 && n != 0 ? "-" : "") + s
-    }
 }
 
 /// A tiny ordered JSON writer (keys in insertion order, so output is stable).

@@ -475,7 +475,7 @@ struct WatchSession {
 
     static func fixedOrInt(_ d: Double) -> String {
         if let i = Int(exactly: d) { return String(i) }
-        return WatchView.fixed(d, 3)
+        return fixed(d, 3)
     }
 
     mutating func sample(_ m: JSONValue) -> Action {
