@@ -115,7 +115,7 @@ import EdgeSim
     @Test(arguments: cases)
     func everyRangeAndRate(_ c: Case) throws {
         let truth = Self.truth(gyro: c.gyro, accel: c.accel)
-        let seed = UInt64(c.gyro.rawValue) << 8 | UInt64(c.accel.rawValue) << 4 | UInt64(c.rate.dlpf.rawValue)
+        let seed = UInt64(c.rate.hz) << 16 | UInt64(c.gyro.rawValue) << 8 | UInt64(c.accel.rawValue) << 4 | UInt64(c.rate.dlpf.rawValue)
         let rig = try Self.start(c.configuration, truth: truth, seed: seed)
         let config = c.configuration
         // The chip runs at the rate the driver says it achieves.
