@@ -102,11 +102,22 @@ import EdgeSim
         }
     }
 
-    /// DLPF 260 runs from the 8 kHz base (divider 0, 7, 39); the others from 1 kHz.
+    /// DLPF 260 runs from the 8 kHz base (dividers 0, 7, 39, 255); the
+    /// others from 1 kHz (every DLPF setting; 300 Hz is not a divider and
+    /// gets 333.3 Hz; 3.91 Hz is divider 255).
     static let rates: [RateSetting] = [
         RateSetting(dlpf: .hz260, hz: 8000), RateSetting(dlpf: .hz260, hz: 1000), RateSetting(dlpf: .hz260, hz: 200),
-        RateSetting(dlpf: .hz184, hz: 1000), RateSetting(dlpf: .hz44, hz: 100), RateSetting(dlpf: .hz5, hz: 50),
+        RateSetting(dlpf: .hz260, hz: 31.25),
+        RateSetting(dlpf: .hz184, hz: 1000), RateSetting(dlpf: .hz94, hz: 300), RateSetting(dlpf: .hz44, hz: 100),
+        RateSetting(dlpf: .hz21, hz: 250), RateSetting(dlpf: .hz10, hz: 3.91), RateSetting(dlpf: .hz5, hz: 50),
     ]
+
+    /// SMPLRT_DIV = round(base / requested) − 1 (RM 4.2, docs/drivers.md),
+    /// written here independently: the rate the chip should run at.
+    static func expectedRate(_ r: RateSetting) -> Double {
+        let base = r.dlpf == .hz260 ? 8000.0 : 1000.0
+        return base / max(1, min(256, (base / r.hz).rounded()))
+    }
 
     static let cases: [Case] = rates.flatMap { r in
         MPU6050GyroRange.allCases.flatMap { g in MPU6050AccelRange.allCases.map { a in Case(gyro: g, accel: a, rate: r) } }
@@ -115,12 +126,13 @@ import EdgeSim
     @Test(arguments: cases)
     func everyRangeAndRate(_ c: Case) throws {
         let truth = Self.truth(gyro: c.gyro, accel: c.accel)
-        let seed = UInt64(c.rate.hz) << 16 | UInt64(c.gyro.rawValue) << 8 | UInt64(c.accel.rawValue) << 4 | UInt64(c.rate.dlpf.rawValue)
+        let seed = UInt64(c.rate.hz * 100) << 16 | UInt64(c.gyro.rawValue) << 8 | UInt64(c.accel.rawValue) << 4 | UInt64(c.rate.dlpf.rawValue)
         let rig = try Self.start(c.configuration, truth: truth, seed: seed)
         let config = c.configuration
-        // The chip runs at the rate the driver says it achieves.
+        // The chip runs at the rate the driver says it achieves, which is
+        // what the divider formula gives.
         #expect(abs(rig.model.sampleRateHz - config.achievedSampleRateHz) < 1e-6 * config.achievedSampleRateHz)
-        #expect(abs(config.achievedSampleRateHz - c.rate.hz) < 1e-9)   // all chosen rates are exact dividers
+        #expect(abs(config.achievedSampleRateHz - Self.expectedRate(c.rate)) < 1e-9)
 
         let period = 1e9 / config.achievedSampleRateHz
         let step = UInt64(period / 20)
@@ -224,6 +236,50 @@ import EdgeSim
                 #expect(abs(s.rotationRate[i] - wantG[i]) <= 1e-9 * fsG, "gyro[\(i)] \(s.rotationRate[i]) want \(wantG[i])")
             }
         }
+    }
+
+    // MARK: data-ready interrupt
+
+    /// With `data_ready_interrupt` the INT pin gives one edge per sample
+    /// (at the sample's own time, one period apart); readRawIfReady()
+    /// acknowledges it (INT_STATUS read) and returns that sample. The pin is
+    /// latched: after a plain read() (no INT_STATUS read) no edge comes until
+    /// readInterruptStatus() acknowledges it.
+    @Test(arguments: [RateSetting(dlpf: .hz44, hz: 200), RateSetting(dlpf: .hz184, hz: 1000), RateSetting(dlpf: .hz260, hz: 8000)])
+    func dataReadyInterruptEdgesAtTheSampleRate(_ r: RateSetting) throws {
+        let config = MPU6050Configuration(gyroRange: .dps2000, accelRange: .g16, dlpf: r.dlpf, sampleRateHz: r.hz,
+                                          dataReadyInterrupt: true)
+        let truth = Self.truth(gyro: .dps2000, accel: .g16)
+        let rig = try Self.start(config, truth: truth, seed: 41)
+        let line = try #require(rig.board.dataReadyLine(forAddress: 0x68))
+        let wake = rig.clock.nowNanoseconds           // samples land at wake + k·period
+        let period = UInt64(1e9 / r.hz)
+        _ = try rig.mpu.readInterruptStatus()         // acknowledge whatever configure left pending
+        var samples: [MPU6050Sample] = []
+        var edges: [UInt64] = []
+        for _ in 0..<8 {
+            let edge = try #require(try line.waitForEdge(timeoutNanoseconds: 10 * period), "no INT edge")
+            edges.append(edge)
+            #expect(rig.clock.nowNanoseconds == edge)
+            let raw = try #require(try rig.mpu.readRawIfReady(), "INT edge but DATA_RDY clear")
+            #expect(raw.captureNanoseconds == edge)
+            samples.append(MPU6050Decoder.decode(raw, scales: rig.mpu.scales))
+        }
+        for e in edges { #expect((e - wake) % period == 0, "edge \(e - wake) ns after wake is not on the \(period) ns grid") }
+        for (a, b) in zip(edges.dropFirst(), edges) { #expect(a - b == period) }
+        Self.checkSamples(samples, truth: truth, mounting: TestMounting.identity, tolerance: rig.model.roundTripTolerance,
+                          temperature: truth.temperature, label: "INT \(r.testDescription)")
+        // Latched: the next sample raises the pin; a read() that skips
+        // INT_STATUS leaves it high, so no further edge comes.
+        let raised = try #require(try line.waitForEdge(timeoutNanoseconds: 2 * period))
+        #expect(raised == edges.last! + period)
+        _ = try rig.mpu.read()
+        let before = rig.clock.nowNanoseconds
+        #expect(try line.waitForEdge(timeoutNanoseconds: 5 * period) == nil)
+        #expect(rig.clock.nowNanoseconds == before + 5 * period)
+        #expect(try rig.mpu.readInterruptStatus().dataReady)
+        let next = try #require(try line.waitForEdge(timeoutNanoseconds: 2 * period))
+        #expect((next - wake) % period == 0 && next > before + 5 * period && next <= before + 6 * period)
     }
 
     // MARK: FIFO
