@@ -281,6 +281,66 @@ final class PressureRampTruth: TruthSource, @unchecked Sendable {
         #expect(abs(s.temperatureCelsius - point.temperature) <= 5 / 3 * (tol.temperature + Self.intTemperatureExtra))
     }
 
+    // MARK: reconfiguration and calibration
+
+    /// Reconfiguring a part that is running in normal mode: the driver goes
+    /// through sleep, so the chip accepts the new config (it ignores config
+    /// writes in normal mode) and verifyConfiguration() passes.
+    @Test func reconfigureWhileInNormalMode() throws {
+        let point = Point(pressure: 95_000, temperature: 12.3)
+        var rig = try Self.start(BMP280Configuration(mode: .normal, pressureOversampling: .x1, temperatureOversampling: .x1,
+                                                     filter: .off, standby: .ms0_5),
+                                 truth: ConstantTruth(point.truth), seed: 17)
+        rig.clock.sleep(milliseconds: 50)
+        _ = try rig.bmp.read()
+        let second = BMP280Configuration(mode: .normal, pressureOversampling: .x16, temperatureOversampling: .x2,
+                                         filter: .c16, standby: .ms62_5)
+        try rig.bmp.configure(second)
+        try rig.bmp.verifyConfiguration()
+        for _ in 0..<100 { _ = try Self.next(rig) }
+        var tally = ToleranceTally("after reconfiguration")
+        for i in 0..<6 {
+            let (s, _) = try Self.next(rig)
+            let tol = rig.model.roundTripTolerance
+            tally.check("#\(i) P", got: try #require(s.pressurePascals), want: point.pressure,
+                        tolerance: tol.pressure + Self.intPressureExtra)
+        }
+        tally.verify()
+    }
+
+    /// A calibration other than the data sheet example (values of the kind
+    /// real parts carry): the driver reads the same words and the round trip
+    /// holds through both formulas.
+    @Test(arguments: points)
+    func anotherCalibration(_ point: Point) throws {
+        let cal = EdgeSim.BMP280Calibration(T1: 28009, T2: 25654, T3: 50, P1: 39145, P2: -10750, P3: 3024,
+                                            P4: 5667, P5: -120, P6: -7, P7: 15500, P8: -14600, P9: 6000)
+        let clock = VirtualClock(startNanoseconds: nsPerSecond)
+        let board = try SimulatedBoard(chips: [SimulatedChipSpec(kind: "bmp280", address: 0x77, calibration: cal,
+                                                                 imperfections: .bmp280(Self.noisy))],
+                                       truth: ConstantTruth(point.truth), clock: clock, seed: 18)
+        var bmp = BMP280(bus: board.bus, address: 0x77, clock: clock)
+        try bmp.start(BMP280Configuration(mode: .forced, pressureOversampling: .x8, temperatureOversampling: .x1, filter: .off))
+        let got = try #require(bmp.calibration)
+        #expect(got.t1 == cal.T1 && got.t2 == cal.T2 && got.t3 == cal.T3 && got.p1 == cal.P1 && got.p2 == cal.P2
+                && got.p3 == cal.P3 && got.p4 == cal.P4 && got.p5 == cal.P5 && got.p6 == cal.P6 && got.p7 == cal.P7
+                && got.p8 == cal.P8 && got.p9 == cal.P9)
+        let model = try #require(board.device(at: 0x77) as? BMP280Model)
+        let rig = Rig(clock: clock, board: board, bmp: bmp, model: model)
+        var tally = ToleranceTally("calibration 2, \(point.testDescription)")
+        for i in 0..<8 {
+            let (s, d) = try Self.next(rig)
+            let tol = model.roundTripTolerance
+            tally.check("#\(i) P int", got: try #require(s.pressurePascals), want: point.pressure,
+                        tolerance: tol.pressure + Self.intPressureExtra)
+            tally.check("#\(i) T int", got: s.temperatureCelsius, want: point.temperature,
+                        tolerance: tol.temperature + Self.intTemperatureExtra)
+            tally.check("#\(i) P double", got: try #require(d.pascals), want: point.pressure, tolerance: tol.pressure)
+            tally.check("#\(i) T double", got: d.celsius, want: point.temperature, tolerance: tol.temperature)
+        }
+        tally.verify()
+    }
+
     // MARK: identities
 
     /// A BME280 (id 0x60) is accepted with its note, runs the round trip,

@@ -331,6 +331,30 @@ import EdgeSim
                           temperature: truth.temperature, label: "FIFO \(r.testDescription)")
     }
 
+    /// Partial drains (maxRecords) leave records for the next drain; every
+    /// record is still stamped at or after the moment it landed and less
+    /// than one period later, and stamps never go backwards across drains.
+    @Test func fifoPartialDrainsKeepPlausibleTimes() throws {
+        let truth = Self.truth(gyro: .dps1000, accel: .g8)
+        var rig = try Self.start(Self.fifoConfig(.hz44, 100), truth: truth, seed: 22)
+        let period: UInt64 = 10_000_000
+        let fifoStart = rig.clock.nowNanoseconds
+        var all: [MPU6050Sample] = []
+        for (at, maxRecords) in [(10.5, 3), (12.2, 4), (13.9, 100), (20.05, 2), (20.5, 100)] {
+            rig.clock.sleep(untilNanoseconds: fifoStart + UInt64(at * Double(period)))
+            all += try rig.mpu.readFIFO(maxRecords: maxRecords)
+        }
+        #expect(all.count == 20)
+        for (k, s) in all.enumerated() {
+            let landed = fifoStart + UInt64(k + 1) * period
+            #expect(s.captureNanoseconds >= landed && s.captureNanoseconds - landed < period,
+                    "record \(k) stamped \(Double(s.captureNanoseconds - fifoStart) / Double(period)) periods, landed at \(k + 1)")
+        }
+        for (a, b) in zip(all.dropFirst(), all) { #expect(a.captureNanoseconds > b.captureNanoseconds) }
+        Self.checkSamples(all, truth: truth, mounting: TestMounting.identity, tolerance: rig.model.roundTripTolerance,
+                          temperature: truth.temperature, label: "partial drains")
+    }
+
     /// Letting the FIFO fill past its size on the virtual clock reaches the
     /// driver as `fifoOverflow`; the FIFO is reset and the next drain is
     /// aligned and correct. Genuine part (1024 bytes) and a 6500 core (512).

@@ -143,6 +143,21 @@ import EdgeSim
         #expect(wide.mag.overflowCount == 0)
     }
 
+    /// Between the nominal ±2 G and the int16 limit (32767 / 120 LSB/µT ≈
+    /// 273 µT) the part still reports a number: OVL means the output
+    /// saturated (sensors.md §3.3: "Outputs saturate at -32768/32767 with
+    /// OVL set"), not that the nominal range was exceeded. Pinned here so a
+    /// change on either side is a conscious one.
+    @Test func justBeyondTwoGaussStillReads() throws {
+        let field = SIMD3<Double>(250, -11.2, -41.7)
+        var rig = try Self.start(QMC5883LConfiguration(mode: .continuous, outputRate: .hz100, range: .gauss2), field: field, seed: 36)
+        rig.clock.sleep(untilNanoseconds: rig.anchor + 15_000_000)
+        let s = try #require(try rig.mag.read().sample)
+        var tally = ToleranceTally("250 µT at ±2 G")
+        tally.check("B", got: s.magneticField, want: field, tolerance: rig.model.roundTripTolerance.magneticField)
+        tally.verify()
+    }
+
     /// Reads slower than the ODR skip samples: DOR reaches the driver on
     /// every such read (flag and count); reads at the ODR again clear it.
     @Test(arguments: QMC5883LOutputRate.allCases)
