@@ -326,4 +326,62 @@ import Glibc
         #expect(abs(try #require(try rig.bmp.read().pressurePascals) - 95_000) < 2)
         #expect(try rig.mag.read().sample != nil)
     }
+
+    // MARK: GY-87: a chip behind the MPU-6050's bypass
+
+    /// On a GY-87 the QMC5883L answers only while the MPU-6050's I2C bypass
+    /// is on. A power-on reset of the MPU closes the bypass: from that
+    /// instant the magnetometer driver gets noDevice (as if absent), the MPU
+    /// reports configurationMismatch; reset + configure (bypass on) brings
+    /// the magnetometer back with its own configuration intact.
+    @Test func gy87MagnetometerVanishesWhenTheMPUResets() throws {
+        let clock = VirtualClock(startNanoseconds: Self.t0)
+        let board = try SimulatedBoard(chips: SimulatedChipSpec.gy87(.ideal), truth: ConstantTruth(Self.truth),
+                                       clock: clock, seed: 4, faults: [.reset(address: 0x68, at: 1)])
+        var mpu = MPU6050(bus: board.bus, address: 0x68, clock: clock)
+        var mag = QMC5883L(bus: board.bus, address: 0x0D, clock: clock)
+        // Without the bypass the magnetometer is not on the bus.
+        Self.expectBusError(.noDevice, errno: ENXIO, address: 0x0D, register: 0x0D, "QMC before bypass") { try mag.identify() }
+        let config = MPU6050Configuration(gyroRange: .dps500, accelRange: .g4, dlpf: .hz184, sampleRateHz: 1000, i2cBypass: true)
+        try mpu.start(config)
+        try mag.start(Self.magConfig)
+        clock.sleep(untilNanoseconds: Self.t0 + 500_000_000)
+        let before = try #require(try mag.read().sample)
+        #expect(abs(before.magneticField.z + 41.7) < 0.05)
+
+        clock.sleep(untilNanoseconds: Self.t0 + nsPerSecond)
+        Self.expectBusError(.noDevice, errno: ENXIO, address: 0x0D, register: 0x06, "QMC read after the MPU reset") { _ = try mag.read() }
+        #expect(try board.bus.probe(address: 0x0D) == false)
+        let e = #expect(throws: DriverError.self) { try mpu.verifyConfiguration() }
+        guard case .configurationMismatch(.mpu6050, 0x68, 0x6B, _, _, _)? = e else {
+            Issue.record("expected configurationMismatch, got \(String(describing: e))"); return
+        }
+        try mpu.reset()
+        try mpu.configure(config)
+        try mag.verifyConfiguration()          // the magnetometer itself was never reset
+        clock.sleep(untilNanoseconds: Self.t0 + 1_200_000_000)
+        let after = try #require(try mag.read().sample)
+        #expect(abs(after.magneticField.x - 23.4) < 0.05 && abs(after.magneticField.y + 11.2) < 0.05)
+    }
+
+    // MARK: wrong or missing identity
+
+    /// Something else answering at the address is wrongChip (never a
+    /// reading): an MPU-6050 slot whose WHO_AM_I reads 0x00, a magnetometer
+    /// slot holding an HMC5883L-style register file (0x0D reads 0x00).
+    @Test func wrongIdentityIsWrongChip() throws {
+        let clock = VirtualClock(startNanoseconds: Self.t0)
+        let board = try SimulatedBoard(chips: [SimulatedChipSpec(kind: "mpu6050", address: 0x68, identity: 0x00),
+                                               SimulatedChipSpec(kind: "hmc5883l", address: 0x0D)],
+                                       truth: ConstantTruth(), clock: clock)
+        var mpu = MPU6050(bus: board.bus, address: 0x68, clock: clock)
+        let e1 = #expect(throws: DriverError.self) { try mpu.start() }
+        #expect(e1 == .wrongChip(expected: .mpu6050, address: 0x68, register: 0x75, found: 0x00, identifiedAs: nil))
+        var mag = QMC5883L(bus: board.bus, address: 0x0D, clock: clock)
+        let e2 = #expect(throws: DriverError.self) { try mag.start() }
+        #expect(e2 == .wrongChip(expected: .qmc5883l, address: 0x0D, register: 0x0D, found: 0x00, identifiedAs: nil))
+        // Nothing at all at an address: a bus error, not wrongChip.
+        var bmp = BMP280(bus: board.bus, address: 0x76, clock: clock)
+        Self.expectBusError(.noDevice, errno: ENXIO, address: 0x76, register: 0xD0, "absent BMP280") { try bmp.start() }
+    }
 }
