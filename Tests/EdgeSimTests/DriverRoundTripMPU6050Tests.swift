@@ -282,6 +282,60 @@ import EdgeSim
         #expect((next - wake) % period == 0 && next > before + 5 * period && next <= before + 6 * period)
     }
 
+    /// CLKSEL round trip: the model stretches the sample clock by the
+    /// internal-oscillator error with CLKSEL 0 and by the PLL error with
+    /// CLKSEL 1..3, so the INT edge spacing shows which source the driver's
+    /// `clock_source` really selected.
+    @Test(arguments: MPU6050ClockSource.allCases)
+    func clockSourceSetsWhichClockErrorApplies(_ source: MPU6050ClockSource) throws {
+        var imp = Self.noisy()
+        imp.internalClockError = 0.02
+        imp.pllClockError = 0.002
+        let config = MPU6050Configuration(dlpf: .hz44, sampleRateHz: 100, clockSource: source, dataReadyInterrupt: true)
+        let rig = try Self.start(config, truth: Self.truth(gyro: .dps500, accel: .g4), imperfections: imp, seed: 43)
+        let line = try #require(rig.board.dataReadyLine(forAddress: 0x68))
+        _ = try rig.mpu.readInterruptStatus()
+        var edges: [UInt64] = []
+        for _ in 0..<11 {
+            edges.append(try #require(try line.waitForEdge(timeoutNanoseconds: nsPerSecond)))
+            _ = try rig.mpu.readInterruptStatus()
+        }
+        let rate = 1e9 * Double(edges.count - 1) / Double(edges.last! - edges.first!)
+        let error = source == .internal ? 0.02 : 0.002
+        #expect(abs(rate / (config.achievedSampleRateHz * (1 + error)) - 1) < 1e-6,
+                "\(source.key): \(rate) Hz, want \(config.achievedSampleRateHz) × (1 + \(error))")
+        try rig.mpu.verifyConfiguration()
+    }
+
+    // MARK: self-test
+
+    /// The driver's factory self-test against the model's self-test
+    /// response (factory trim × (1 + selfTestResponseError)): a response 3 %
+    /// off passes on every axis with that deviation, 30 % off fails; the
+    /// configured ranges are restored; a clone refuses to run it.
+    @Test(arguments: [0.03, -0.05, 0.3])
+    func selfTestAgainstTheModelsResponse(_ responseError: Double) throws {
+        var imp = MPU6050Imperfections.realistic
+        imp.selfTestResponseError = responseError
+        let config = MPU6050Configuration(gyroRange: .dps1000, accelRange: .g16, dlpf: .hz44, sampleRateHz: 200)
+        var rig = try Self.start(config, truth: Self.truth(gyro: .dps250, accel: .g2), imperfections: imp, seed: 44)
+        let report = try rig.mpu.runSelfTest()
+        #expect(report.axes.count == 6)
+        for a in report.axes {
+            // Noise and rounding on the averaged difference: well under 1 %.
+            #expect(abs(a.deviation - responseError) < 0.01, "\(a.name): deviation \(a.deviation), want \(responseError)")
+        }
+        #expect(report.passed == (abs(responseError) <= 0.14))
+        try rig.mpu.verifyConfiguration()
+        #expect(rig.mpu.scales.accel == MPU6050AccelRange.g16.metersPerSecondSquaredPerLSB)
+
+        var clone = try Self.start(config, truth: Self.truth(gyro: .dps250, accel: .g2), imperfections: imp, identity: 0x70, seed: 45)
+        let e = #expect(throws: DriverError.self) { _ = try clone.mpu.runSelfTest() }
+        guard case .unsupportedConfiguration(.mpu6050, _)? = e else {
+            Issue.record("expected unsupportedConfiguration, got \(String(describing: e))"); return
+        }
+    }
+
     // MARK: FIFO
 
     static func fifoConfig(_ dlpf: MPU6050DLPF, _ hz: Double, gyro: MPU6050GyroRange = .dps1000,
