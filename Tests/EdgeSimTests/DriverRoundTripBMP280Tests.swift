@@ -219,6 +219,8 @@ final class PressureRampTruth: TruthSource, @unchecked Sendable {
             #expect(s.captureNanoseconds == rig.clock.nowNanoseconds)
             // The model's conversion (t_typ) ended before the driver looked.
             #expect(Double(rig.model.measurementNanoseconds) <= Double(took))
+            // The mode bits fell back to sleep; the oversampling still verifies.
+            try rig.bmp.verifyConfiguration()
         }
     }
 
@@ -337,6 +339,42 @@ final class PressureRampTruth: TruthSource, @unchecked Sendable {
                         tolerance: tol.temperature + Self.intTemperatureExtra)
             tally.check("#\(i) P double", got: try #require(d.pascals), want: point.pressure, tolerance: tol.pressure)
             tally.check("#\(i) T double", got: d.celsius, want: point.temperature, tolerance: tol.temperature)
+        }
+        tally.verify()
+    }
+
+    /// The corners of the DS operating range (300..1100 hPa, −40..85 °C),
+    /// where the integer formulas' intermediates are largest, with the data
+    /// sheet calibration and a second one, every pressure oversampling.
+    @Test(arguments: [Point(pressure: 30_000, temperature: -40), Point(pressure: 30_000, temperature: 85),
+                      Point(pressure: 110_000, temperature: -40), Point(pressure: 110_000, temperature: 85)],
+          [false, true])
+    func operatingRangeCorners(_ point: Point, _ secondCalibration: Bool) throws {
+        let clock = VirtualClock(startNanoseconds: nsPerSecond)
+        let cal: EdgeSim.BMP280Calibration? = secondCalibration
+            ? EdgeSim.BMP280Calibration(T1: 28009, T2: 25654, T3: 50, P1: 39145, P2: -10750, P3: 3024,
+                                        P4: 5667, P5: -120, P6: -7, P7: 15500, P8: -14600, P9: 6000)
+            : nil
+        let board = try SimulatedBoard(chips: [SimulatedChipSpec(kind: "bmp280", address: 0x76, calibration: cal,
+                                                                 imperfections: .bmp280(Self.noisy))],
+                                       truth: ConstantTruth(point.truth), clock: clock, seed: 19)
+        var bmp = BMP280(bus: board.bus, address: 0x76, clock: clock)
+        let model = try #require(board.device(at: 0x76) as? BMP280Model)
+        var tally = ToleranceTally("corner \(point.testDescription), calibration \(secondCalibration ? 2 : 1)")
+        for p in BMP280Oversampling.allCases where p != .skipped {
+            try bmp.start(BMP280Configuration(mode: .forced, pressureOversampling: p, temperatureOversampling: .x2, filter: .off))
+            let rig = Rig(clock: clock, board: board, bmp: bmp, model: model)
+            for i in 0..<3 {
+                let (s, d) = try Self.next(rig)
+                let tol = model.roundTripTolerance
+                tally.check("×\(p.factor) #\(i) P int", got: try #require(s.pressurePascals), want: point.pressure,
+                            tolerance: tol.pressure + Self.intPressureExtra)
+                tally.check("×\(p.factor) #\(i) T int", got: s.temperatureCelsius, want: point.temperature,
+                            tolerance: tol.temperature + Self.intTemperatureExtra)
+                tally.check("×\(p.factor) #\(i) P double", got: try #require(d.pascals), want: point.pressure,
+                            tolerance: tol.pressure)
+                tally.check("×\(p.factor) #\(i) T double", got: d.celsius, want: point.temperature, tolerance: tol.temperature)
+            }
         }
         tally.verify()
     }

@@ -209,6 +209,28 @@ import EdgeSim
         }
     }
 
+    /// setSleep(true): no samples and zero data registers (what a sleeping
+    /// part reads); setSleep(false): samples resume on the configured rate,
+    /// configuration kept.
+    @Test func sleepAndWake() throws {
+        let truth = Self.truth(gyro: .dps500, accel: .g4)
+        let rig = try Self.start(MPU6050Configuration(dlpf: .hz44, sampleRateHz: 200), truth: truth, seed: 46)
+        #expect(try Self.freshSamples(rig, count: 2, step: 500_000).count == 2)
+        try rig.mpu.setSleep(true)
+        rig.clock.sleep(nanoseconds: 50_000_000)
+        #expect(try rig.mpu.readRawIfReady() == nil)
+        let z = try rig.mpu.readRaw()
+        #expect(z.accel == .zero && z.gyro == .zero && z.temperature == 0)
+        try rig.mpu.setSleep(false)
+        try rig.mpu.verifyConfiguration()
+        let raw = try Self.freshSamples(rig, count: 4, step: 500_000)
+        try #require(raw.count == 4)
+        for (a, b) in zip(raw.dropFirst(), raw) { #expect(a.captureNanoseconds - b.captureNanoseconds == 5_000_000) }
+        Self.checkSamples(raw.map { MPU6050Decoder.decode($0, scales: rig.mpu.scales) }, truth: truth,
+                          mounting: TestMounting.identity, tolerance: rig.model.roundTripTolerance,
+                          temperature: truth.temperature, label: "after wake")
+    }
+
     // MARK: saturation
 
     /// Twice the full scale reads +32767 / −32768 and the driver gives the
