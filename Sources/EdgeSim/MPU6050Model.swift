@@ -32,13 +32,26 @@ public struct MPU6050Variant: Codable, Sendable, Equatable {
     /// MPU-6500 core (0x70): 512-byte FIFO, T = TEMP_OUT/333.87 + 21 (kernel offset 7011, 2.995178 m°C/LSB).
     public static let mpu6500 = MPU6050Variant(whoAmI: 0x70, fifoSize: 512, temperatureSensitivity: 333.87, temperatureAtZero: 21)
 
-    /// The row for a WHO_AM_I value: 0x70/0x71/0x73 get the 6500 core, anything
-    /// else (0x68, clones 0x72, 0x98, ...) the 6050 behaviour with that identity.
+    /// ICM-20xxx core (ICM-20602/20608/20689 data sheets; kernel offset 8170,
+    /// 3.059976 m°C/LSB): T = TEMP_OUT/326.8 + 25.
+    public static let icm = MPU6050Variant(whoAmI: 0x98, fifoSize: 1024, temperatureSensitivity: 326.8, temperatureAtZero: 25)
+
+    /// The row for a WHO_AM_I value (sensors.md §1.1 and the kernel's table):
+    /// 0x70/0x71/0x73/0x74/0x78 the 6500 core; 0x98 and the ICM-20xxx IDs the
+    /// ICM core (FIFO 1008 bytes on ICM-20600/20602, 512 on ICM-20608/20609
+    /// and IAM-20680); anything else (0x68, the unidentified clone 0x72) the
+    /// 6050 behaviour with that identity.
     public static func forWhoAmI(_ id: UInt8) -> MPU6050Variant {
+        var v: MPU6050Variant
         switch id {
-        case 0x70, 0x71, 0x73: var v = mpu6500; v.whoAmI = id; return v
-        default: var v = mpu6050; v.whoAmI = id; return v
+        case 0x70, 0x71, 0x73, 0x74, 0x78: v = mpu6500
+        case 0x98, 0x20: v = icm
+        case 0x11, 0x12: v = icm; v.fifoSize = 1008
+        case 0xAF, 0xA6, 0xA9: v = icm; v.fifoSize = 512
+        default: v = mpu6050
         }
+        v.whoAmI = id
+        return v
     }
 }
 

@@ -188,25 +188,18 @@ import EdgeSim
                           temperature: ambient + 2.5, label: "WHO_AM_I \(hex(whoAmI))")
     }
 
-    /// KNOWN DISAGREEMENT between the simulator and the driver (not fixed
-    /// here): for WHO_AM_I 0x74 (MPU-6515), 0x78 (MPU-6880), 0x98
-    /// (ICM-20689 / clone) and the ICM-206xx IDs the driver decodes the
-    /// temperature with the 6500-core (/333.87 + 21) or ICM (/326.8 + 25)
-    /// formula, while `EdgeSim.MPU6050Variant.forWhoAmI` gives those IDs the
-    /// MPU-6050 behaviour (/340 + 36.53, 1024-byte FIFO): only 0x70/0x71/0x73
-    /// get the 6500 row. The round trip is then several °C off (e.g. 0x98 at
-    /// 25 °C reads ≈ 13.0 °C). Which side is right for clones is unverified
-    /// (docs/drivers.md says so); the two tables should at least agree.
+    /// The other cores' temperature formulas: MPU-6515 (0x74) and MPU-6880
+    /// (0x78) have the 6500 core (/333.87 + 21), 0x98 and the ICM-206xx IDs
+    /// the ICM core (/326.8 + 25). (The simulator once gave them the
+    /// MPU-6050 formula; this round trip found it.)
     @Test(arguments: [UInt8(0x74), 0x78, 0x98, 0x12])
-    func temperatureFormulaDisagreesForSomeIdentities(_ whoAmI: UInt8) throws {
+    func temperatureFormulaOfTheOtherCores(_ whoAmI: UInt8) throws {
         let truth = Self.truth(gyro: .dps250, accel: .g2, temperature: 25)
         let rig = try Self.start(.default, truth: truth, identity: whoAmI, seed: 3)
         let raw = try Self.freshSamples(rig, count: 1, step: 1_000_000)
         let s = MPU6050Decoder.decode(try #require(raw.first), scales: rig.mpu.scales)
-        withKnownIssue("EdgeSim's variant table gives \(hex(whoAmI)) the MPU-6050 temperature formula; the driver's does not") {
-            #expect(abs(s.temperatureCelsius - 25) <= rig.model.roundTripTolerance.temperature,
-                    "WHO_AM_I \(hex(whoAmI)): driver reads \(s.temperatureCelsius) °C for a 25 °C die")
-        }
+        #expect(abs(s.temperatureCelsius - 25) <= rig.model.roundTripTolerance.temperature,
+                "WHO_AM_I \(hex(whoAmI)): driver reads \(s.temperatureCelsius) °C for a 25 °C die")
     }
 
     /// setSleep(true): no samples and zero data registers (what a sleeping

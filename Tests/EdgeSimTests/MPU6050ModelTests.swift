@@ -104,17 +104,17 @@ import Glibc
         #expect(s[5] == Int((-0.5 * 180 / Double.pi * 131).rounded()))
     }
 
-    @Test func clonesAnswerTheirWhoAmIAnd6500TemperatureFormula() throws {
+    @Test func clonesAnswerTheirWhoAmIAndTheirCoresTemperatureFormula() throws {
         for id: UInt8 in [0x70, 0x72, 0x98] {
             let r = Self.rig(variant: .forWhoAmI(id))
             #expect(try r.bus.read(Self.addr, Self.WHO_AM_I, 1) == [id])
             try r.bus.write(Self.addr, [Self.PWR_MGMT_1, 0x01])
             r.clock.advance(nanoseconds: 2 * ms)
             let temp = try sample(r)[3]
-            if id == 0x70 {
-                #expect(temp == Int(((20 - 21) * 333.87).rounded()))   // -334
-            } else {
-                #expect(temp == -5620)
+            switch id {
+            case 0x70: #expect(temp == Int(((20 - 21) * 333.87).rounded()))   // -334: the 6500 core
+            case 0x98: #expect(temp == Int(((20 - 25) * 326.8).rounded()))    // -1634: the ICM core
+            default: #expect(temp == -5620)                                    // 0x72: MPU-6050 formula
             }
         }
     }
