@@ -199,4 +199,35 @@ final class SilentClient {
         }
     }
     deinit { close(fd) }
+
+    /// Asks for this connection's `stats`, then reads (at most `seconds`)
+    /// until the reply arrives: how many sample lines came before it and the
+    /// agent's `dropped` count for this connection.
+    func drainForStats(seconds: Double) -> (samples: Int, dropped: Int?) {
+        try? UnixSocket.send(fd, "{\"class\":\"stats\",\"id\":\"silent\"}")
+        let end = monotonicNanoseconds() + UInt64(seconds * 1e9)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var line: [UInt8] = []
+        var samples = 0
+        let key = Array("\"dropped\":".utf8)
+        while monotonicNanoseconds() < end {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = Glibc.poll(&p, 1, 100)
+            if r <= 0 { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+            if n <= 0 { break }
+            var start = 0
+            for i in 0..<n where buffer[i] == 0x0A {
+                line.append(contentsOf: buffer[start..<i])
+                if line.starts(with: Array("{\"class\":\"sample\"".utf8)) { samples += 1 }
+                else if line.starts(with: Array("{\"class\":\"stats\"".utf8)) {
+                    return (samples, ReadingClient.integer(after: key, in: line, from: 0))
+                }
+                line.removeAll(keepingCapacity: true)
+                start = i + 1
+            }
+            if start < n { line.append(contentsOf: buffer[start..<n]) }
+        }
+        return (samples, nil)
+    }
 }
