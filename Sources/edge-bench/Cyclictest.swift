@@ -15,6 +15,8 @@ struct LatenessFigures {
     /// Wake-ups later than one full period.
     var overruns: Int
     var wakeUps: Int
+    /// Timer slack of the measured thread, ns (nil: not read).
+    var slackNs: Int? = nil
 }
 
 enum Cyclictest {
@@ -34,6 +36,11 @@ enum Cyclictest {
         argv += realtime ? ["--policy=fifo", "-p", "\(priority)", "-m"] : ["--policy=other", "-p", "0"]
         let command = argv.map { $0 == path ? "cyclictest" : $0 }.joined(separator: " ")
         let p = try ChildProcess(argv, stdout: dir.file("cyclictest.out"), stderr: dir.file("cyclictest.err"))
+        // Its measurement thread's timer slack, once it runs.
+        var slack: Int?
+        if !p.wait(seconds: min(1, Double(seconds) / 2)), let tid = ProcFS.busiestThread(p.pid) {
+            slack = ProcFS.timerSlack(tid)
+        }
         if !p.wait(seconds: Double(seconds) + 20) {
             p.stop(grace: 2)
             throw BenchError("cyclictest did not finish within \(seconds + 20) s")
@@ -41,9 +48,10 @@ enum Cyclictest {
         guard p.exitStatus == 0, let text = readTextFile(hist) else {
             throw BenchError("cyclictest failed (exit status \(p.exitStatus ?? -1)): \(p.stderrText)\(p.stdoutText)")
         }
-        guard let f = parseHistogram(text, periodMicroseconds: intervalMicroseconds) else {
+        guard var f = parseHistogram(text, periodMicroseconds: intervalMicroseconds) else {
             throw BenchError("cannot read cyclictest's histogram \(hist)")
         }
+        f.slackNs = slack
         return (f, command)
     }
 

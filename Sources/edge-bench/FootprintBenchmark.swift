@@ -25,7 +25,9 @@ enum FootprintBenchmark {
                over the window / wall time, in % of one core; utime+stime from
                /proc/PID/stat as a cross-check
       memory = VmRSS (sampled every second; the largest) and VmHWM (peak) from
-               /proc/PID/status
+               /proc/PID/status, split into RssAnon (the agent's own) and RssFile
+               (mapped libraries: Swift runtime, FoundationEssentials), and Pss
+               from /proc/PID/smaps_rollup
     and `ldd` of the agent: it must not link full Foundation (libFoundation.so)
     or ICU; FoundationEssentials is fine.
     The simulated chips (noise, trajectory) run inside the agent, so on real
@@ -50,6 +52,8 @@ enum FootprintBenchmark {
         var hwmKB: Int
         var anonKB: Int
         var fileKB: Int
+        /// Proportional set size (shared library pages split among their users), kB.
+        var pssKB: Int
         var threads: Int
         var summary: AgentSummary
         var samplesPerClient: Double
@@ -78,11 +82,11 @@ enum FootprintBenchmark {
         let links = try foundationLinks(paths.agent)
 
         say()
-        var t = Table(["clients", "CPU (schedstat)", "CPU (utime+stime)", "VmRSS max", "VmHWM", "RssAnon", "RssFile",
+        var t = Table(["clients", "CPU (schedstat)", "CPU (utime+stime)", "VmRSS max", "VmHWM", "RssAnon", "RssFile", "Pss",
                        "threads", "samples/client", "overruns", "ring overruns", "dropped"])
         for f in runs {
             t.add(["\(f.clients)", fixed(f.cpuPercent, 2) + " %", fixed(f.statCPUPercent, 2) + " %",
-                   mb(f.rssKB), mb(f.hwmKB), mb(f.anonKB), mb(f.fileKB), "\(f.threads)",
+                   mb(f.rssKB), mb(f.hwmKB), mb(f.anonKB), mb(f.fileKB), mb(f.pssKB), "\(f.threads)",
                    fixed(f.samplesPerClient, 0), "\(f.summary.overruns)", "\(f.summary.ringOverruns)",
                    "\(f.summary.droppedInQueues)"])
         }
@@ -133,6 +137,7 @@ enum FootprintBenchmark {
         }
         let t1 = monotonicNanoseconds()
         let status = ProcFS.status(pid)
+        let pss = ProcFS.parseStatus(readTextFile("/proc/\(pid)/smaps_rollup"))["Pss"] ?? 0
         guard let hwm = status["VmHWM"], hwm > 0 else { throw BenchError("cannot read VmHWM from /proc/\(pid)/status") }
         let wall = Double(t1 - t0)
         let summary = try agent.stop()
@@ -142,7 +147,7 @@ enum FootprintBenchmark {
         return Figures(clients: n, cpuPercent: Double(cpu1 - cpu0) / wall * 100,
                        statCPUPercent: (st1 - st0) / (wall / 1e9) * 100,
                        rssKB: max(rssMax, status["VmRSS"] ?? 0), hwmKB: hwm,
-                       anonKB: status["RssAnon"] ?? 0, fileKB: status["RssFile"] ?? 0,
+                       anonKB: status["RssAnon"] ?? 0, fileKB: status["RssFile"] ?? 0, pssKB: pss,
                        threads: status["Threads"] ?? 0, summary: summary, samplesPerClient: perClient)
     }
 

@@ -33,8 +33,10 @@ enum ProcFS {
     }
 
     /// A key of /proc/PID/status in kB (VmRSS, VmHWM, RssAnon, RssFile, Threads...).
-    static func status(_ pid: pid_t) -> [String: Int] {
-        guard let text = readTextFile("/proc/\(pid)/status") else { return [:] }
+    static func status(_ pid: pid_t) -> [String: Int] { parseStatus(readTextFile("/proc/\(pid)/status")) }
+
+    static func parseStatus(_ text: String?) -> [String: Int] {
+        guard let text else { return [:] }
         var out: [String: Int] = [:]
         for line in text.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -57,5 +59,34 @@ enum ProcFS {
                let first = text.split(separator: " ").first, let ns = UInt64(first) { out[tid] = ns }
         }
         return out
+    }
+
+    /// The thread of `pid` with the most voluntary context switches: the
+    /// one that sleeps and wakes the most (a fixed-rate loop's thread).
+    static func busiestThread(_ pid: pid_t) -> Int? {
+        guard let d = opendir("/proc/\(pid)/task") else { return nil }
+        defer { closedir(d) }
+        var best: (tid: Int, switches: Int)?
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            guard let tid = Int(name) else { continue }
+            let n = status(pid, task: tid)["voluntary_ctxt_switches"] ?? 0
+            if best == nil || n > best!.switches { best = (tid, n) }
+        }
+        return best?.tid
+    }
+
+    static func status(_ pid: pid_t, task: Int) -> [String: Int] {
+        parseStatus(readTextFile("/proc/\(pid)/task/\(task)/status"))
+    }
+
+    /// A thread's timer slack, ns (/proc/TID/timerslack_ns).
+    static func timerSlack(_ tid: Int) -> Int? {
+        readTextFile("/proc/\(tid)/timerslack_ns").flatMap { Int($0.split(separator: "\n").first ?? "") }
+    }
+
+    /// Sets a thread's timer slack (needs CAP_SYS_NICE for another process).
+    static func setTimerSlack(_ tid: Int, nanoseconds: Int) -> Bool {
+        (try? writeTextFile("/proc/\(tid)/timerslack_ns", "\(nanoseconds)\n")) != nil
     }
 }

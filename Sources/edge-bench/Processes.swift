@@ -5,6 +5,8 @@
 import Glibc
 #endif
 import EdgeBus
+import EdgeEngine   // LoopThread
+import Synchronization
 
 struct BenchError: Error, CustomStringConvertible {
     var description: String
@@ -32,18 +34,32 @@ enum Children {
         for i in 0..<capacity where slots[i] > 0 { kill(slots[i], SIGKILL) }
     }
 
-    /// On SIGINT/SIGTERM/SIGHUP: kill the children, exit 130.
-    static func installSignalHandlers() {
-        for s in [SIGINT, SIGTERM, SIGHUP] { signal(s, onFatalSignal) }
-        signal(SIGPIPE, SIG_IGN)   // a client writing to a closed agent gets EPIPE instead
-    }
-}
+    /// Temporary directories to remove if edge-bench is interrupted.
+    static let temporaryDirectories = Mutex<[String]>([])
 
-private func onFatalSignal(_ signal: Int32) {
-    Children.killAll()
-    let msg = "\nedge-bench: interrupted; killed the processes it started\n"
-    _ = msg.withCString { write(2, $0, strlen($0)) }
-    _exit(130)
+    /// SIGINT/SIGTERM/SIGHUP are blocked in every thread and taken by one
+    /// thread with sigwait: it kills the children, removes the temporary
+    /// directories and exits 130 (ordinary code, no async-signal-safety games).
+    /// Call before any other thread starts.
+    static func installSignalHandlers() {
+        signal(SIGPIPE, SIG_IGN)   // a client writing to a closed agent gets EPIPE instead
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, s) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        _ = try? LoopThread(name: "signals") {
+            var set = sigset_t()
+            sigemptyset(&set)
+            for s in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, s) }
+            var sig: Int32 = 0
+            while sigwait(&set, &sig) != 0 {}
+            Children.killAll()
+            for d in temporaryDirectories.withLock({ $0 }) { removeTree(d) }
+            let msg = "\nedge-bench: interrupted; killed the processes it started and removed its temporary files\n"
+            _ = msg.withCString { write(2, $0, strlen($0)) }
+            _exit(130)
+        }
+    }
 }
 
 /// A spawned process whose stdout/stderr go to files.
@@ -148,12 +164,18 @@ final class TempDirectory {
             throw BenchError("cannot create a temporary directory in /tmp: \(String(cString: strerror(errno)))")
         }
         path = String(cString: p)
+        let registered = path
+        Children.temporaryDirectories.withLock { $0.append(registered) }
     }
     func file(_ name: String) -> String { path + "/" + name }
-    deinit { removeTree(path) }
+    deinit {
+        let registered = path
+        Children.temporaryDirectories.withLock { $0.removeAll { $0 == registered } }
+        removeTree(path)
+    }
 }
 
-private func removeTree(_ path: String) {
+func removeTree(_ path: String) {
     guard let d = opendir(path) else { unlink(path); return }
     while let e = readdir(d) {
         let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
