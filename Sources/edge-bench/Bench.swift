@@ -20,6 +20,7 @@ enum BenchCommand {
       footprint   agent CPU and resident memory at 100 Hz with 8 clients (30 s)
       fanout      64 clients on deviceMotion at 100 Hz, one never reading (20 s)
       altitude    fused altitude vs barometer alone on the simulator (virtual clock)
+      step        CPU time of one loop step in process: engine tick vs simulated chips alone
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -40,6 +41,7 @@ enum BenchCommand {
             case "footprint": ok = try FootprintBenchmark.run(rest)
             case "fanout": ok = try FanoutBenchmark.run(rest)
             case "altitude": ok = try AltitudeEngineBenchmark.run(rest)
+            case "step": ok = try StepBenchmark.run(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)
@@ -59,7 +61,7 @@ enum BenchCommand {
 
     Runs every benchmark with short durations, one after the other:
       loop --seconds 10 (200 Hz, 1 kHz), footprint --seconds 10, fanout --seconds 10,
-      altitude --seeds 3.
+      altitude --seeds 3, step --seconds 20.
     About 1.5 minutes. For the figures the targets are judged on, run each
     command with its defaults (loop 60 s, footprint 30 s, fanout 20 s).
     \(CommonOptions.help)
@@ -83,6 +85,8 @@ enum BenchCommand {
         pass.append(("fanout", try FanoutBenchmark.run(["--seconds", "10"] + agentArgs)))
         say()
         pass.append(("altitude", try AltitudeEngineBenchmark.run(["--seeds", "3"] + (common.root.map { ["--root", $0] } ?? []))))
+        say()
+        _ = try StepBenchmark.run(["--seconds", "20"])
         say()
         say("== all: " + pass.map { "\($0.0) \(verdict($0.1))" }.joined(separator: ", "))
         return pass.allSatisfy(\.1)

@@ -57,6 +57,11 @@ enum FootprintBenchmark {
         var threads: Int
         var summary: AgentSummary
         var samplesPerClient: Double
+        /// CPU % of one core: the loop thread (engine + simulated chips), the
+        /// service thread (encoding, socket writes), the main thread.
+        var loopPercent: Double
+        var servicePercent: Double
+        var mainPercent: Double
     }
 
     static func run(_ args: [String]) throws -> Bool {
@@ -91,6 +96,9 @@ enum FootprintBenchmark {
                    "\(f.summary.droppedInQueues)"])
         }
         say(t.text)
+        for f in runs {
+            say("   \(f.clients) client(s): loop thread (engine + simulated chips) \(fixed(f.loopPercent, 2)) %, service thread \(fixed(f.servicePercent, 2)) %, main thread \(fixed(f.mainPercent, 2)) %")
+        }
         if runs.count == 2 {
             let a = runs[0], b = runs[1]
             say("   \(b.clients) clients vs 1: CPU \(fixed(b.cpuPercent / max(a.cpuPercent, 1e-9), 2))x, VmHWM \(fixed(Double(b.hwmKB) / Double(max(a.hwmKB, 1)), 2))x")
@@ -125,6 +133,7 @@ enum FootprintBenchmark {
         guard let cpu0 = ProcFS.schedCPUNanoseconds(pid), let st0 = ProcFS.statCPUSeconds(pid) else {
             throw BenchError("cannot read /proc/\(pid) (the agent exited?): \(agent.process.stderrText)")
         }
+        let threads0 = ProcFS.threadCPUNanoseconds(pid)
         let t0 = monotonicNanoseconds()
         var rssMax = 0
         let end = t0 + UInt64(seconds * 1e9)
@@ -136,6 +145,17 @@ enum FootprintBenchmark {
             throw BenchError("the agent exited during the measurement: \(agent.process.stderrText)")
         }
         let t1 = monotonicNanoseconds()
+        let threads1 = ProcFS.threadCPUNanoseconds(pid)
+        // The agent's threads: main (TID = PID), the service thread, then the
+        // loop thread (started last, so the highest TID).
+        let tids = threads1.keys.sorted()
+        func share(_ tid: Int?) -> Double {
+            guard let tid, let a = threads0[tid], let b = threads1[tid] else { return .nan }
+            return Double(b &- a) / Double(t1 - t0) * 100
+        }
+        let loopTid = tids.last, mainTid = Int(pid)
+        let serviceTids = tids.filter { $0 != loopTid && $0 != mainTid }
+        let servicePercent = serviceTids.map { share($0) }.reduce(0, +)
         let status = ProcFS.status(pid)
         let pss = ProcFS.parseStatus(readTextFile("/proc/\(pid)/smaps_rollup"))["Pss"] ?? 0
         guard let hwm = status["VmHWM"], hwm > 0 else { throw BenchError("cannot read VmHWM from /proc/\(pid)/status") }
@@ -148,7 +168,8 @@ enum FootprintBenchmark {
                        statCPUPercent: (st1 - st0) / (wall / 1e9) * 100,
                        rssKB: max(rssMax, status["VmRSS"] ?? 0), hwmKB: hwm,
                        anonKB: status["RssAnon"] ?? 0, fileKB: status["RssFile"] ?? 0, pssKB: pss,
-                       threads: status["Threads"] ?? 0, summary: summary, samplesPerClient: perClient)
+                       threads: status["Threads"] ?? 0, summary: summary, samplesPerClient: perClient,
+                       loopPercent: share(loopTid), servicePercent: servicePercent, mainPercent: share(mainTid))
     }
 
     /// The Foundation / ICU libraries `ldd` lists for the agent; `full` when
