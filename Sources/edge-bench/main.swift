@@ -1,2 +1,6 @@
-// Placeholder: the benchmark driver replaces this file.
-print("edge-bench: not yet built")
+// edge-bench: see Bench.swift and bench/README.md.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(BenchCommand.main(Array(CommandLine.arguments.dropFirst())))

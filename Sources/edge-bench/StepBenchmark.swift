@@ -1,0 +1,140 @@
+// `edge-bench step`: the CPU cost of one loop step, in process on a virtual
+// clock: the whole engine tick next to the simulated chips read through
+// their drivers alone, so the footprint figure can be split into what the
+// simulator costs (replaced by I2C transfers on a real board) and what the
+// engine costs.
+#if canImport(Glibc)
+import Glibc
+#endif
+import EdgeBus
+import EdgeChips
+import EdgeEngine
+import EdgeProtocol
+import EdgeSim
+
+/// Takes every sample and throws it away (no ring, no encoding).
+final class DiscardingSink: SampleSink, @unchecked Sendable {
+    let wanted: [StreamName: Double]
+    init(_ wanted: [StreamName: Double]) { self.wanted = wanted }
+    func publish(_ sample: Sample, wake: Bool) -> Bool { true }
+    func wakeService() {}
+    func publishConnection(_ event: ConnectionEvent) {}
+    func setDevices(_ devices: [DeviceInfo]) {}
+    var demandGeneration: Int { 0 }
+    func demand() -> [StreamName: Double] { wanted }
+}
+
+enum StepBenchmark {
+    static let help = """
+    Usage: edge-bench step [--rate HZ] [--seconds S] [--repeat N]
+
+    CPU time of one loop step, in process on a virtual clock (nothing
+    sleeps), on the simulated reference board (MPU-6050, BMP280 at
+    ultra-high resolution, QMC5883L at 100 Hz), side by side:
+      engine        SensorHub.tick() with deviceMotion, accelerometer, gyroscope,
+                    magnetometer and altitude demanded, into a sink that discards
+                    the samples (no ring, no JSON)
+      chips alone   the same chips read through their drivers at the same
+                    rates (MPU-6050 data-ready burst every tick, QMC5883L polled
+                    every tick, BMP280 every 45 ms): the simulator's share
+    Thread CPU time (CLOCK_THREAD_CPUTIME_ID) per tick, medians of --repeat
+    alternating runs; "% of a core at HZ" = µs per tick × HZ / 10⁴.
+
+    Options:
+      --rate HZ     MPU-6050 rate = loop rate (default 100)
+      --seconds S   simulated seconds per run (default 60)
+      --repeat N    alternating runs of each (default 3)
+    """
+
+    static func threadCPU() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    static func board(_ clock: VirtualClock, seed: UInt64) throws -> SimulatedBoard {
+        try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(.realistic), truth: ConstantTruth(),
+                           clock: clock, seed: seed)
+    }
+
+    /// ns of thread CPU per engine tick.
+    static func engine(rate: Int, ticks: Int) throws -> Double {
+        let clock = VirtualClock(startNanoseconds: 1_000_000_000)
+        let b = try board(clock, seed: 7)
+        var settings = AltitudeEngineBenchmark.engineSettings(rate: rate)
+        settings.imuBatch = 1
+        let sink = DiscardingSink([.deviceMotion: 0, .accelerometer: 0, .gyroscope: 0, .magnetometer: 0, .altitude: 0])
+        let hub = SensorHub(bus: b.bus, clock: clock, devices: [
+            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
+            EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
+            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
+        ], settings: settings, sink: sink)
+        hub.start()
+        let loop = EngineLoop(hub: hub, clock: clock)
+        loop.run(maxTicks: rate)   // settle: 1 s
+        let c0 = threadCPU()
+        loop.run(maxTicks: ticks)
+        return Double(threadCPU() - c0) / Double(ticks)
+    }
+
+    /// ns of thread CPU per tick for the chips read through their drivers alone.
+    static func chips(rate: Int, ticks: Int) throws -> Double {
+        let clock = VirtualClock(startNanoseconds: 1_000_000_000)
+        let b = try board(clock, seed: 7)
+        let settings = AltitudeEngineBenchmark.engineSettings(rate: rate)
+        var mpu = MPU6050(bus: b.bus, address: 0x68, clock: clock)
+        var bmp = BMP280(bus: b.bus, address: 0x76, clock: clock)
+        var qmc = QMC5883L(bus: b.bus, address: 0x0D, clock: clock)
+        _ = try mpu.start(settings.mpu6050)
+        _ = try bmp.start(settings.bmp280)
+        try qmc.start(settings.qmc5883l)
+        let period = UInt64(1e9 / settings.imuRateHz)
+        var next = clock.nowNanoseconds + period
+        var nextBaro = next
+        var sink = 0.0
+        func step() throws {
+            clock.sleep(untilNanoseconds: next)
+            next += period
+            if let r = try? mpu.readRawIfReady() { sink += Double(r.accel.x) }
+            if case .field(let f)? = try? qmc.read() { sink += f.magneticField.x }
+            if clock.nowNanoseconds >= nextBaro {
+                nextBaro = clock.nowNanoseconds + 45_000_000
+                sink += (try? bmp.read().temperatureCelsius) ?? 0
+            }
+        }
+        for _ in 0..<rate { try step() }
+        let c0 = threadCPU()
+        for _ in 0..<ticks { try step() }
+        let ns = Double(threadCPU() - c0) / Double(ticks)
+        if sink.isNaN { say("") }   // keep the reads observable
+        return ns
+    }
+
+    static func run(_ args: [String]) throws -> Bool {
+        var o = Options(args)
+        if o.wantsHelp { say(help); return true }
+        let rate = try o.int("--rate", default: 100, in: 10...1000)
+        let seconds = try o.double("--seconds", default: 60, in: 1...3600)
+        let repeats = try o.int("--repeat", default: 3, in: 1...50)
+        try o.finish("step")
+        let ticks = Int(seconds * Double(rate))
+        say("== step: CPU time of one loop step at \(rate) Hz, in process, virtual clock, \(ticks) ticks a run, \(repeats) runs each")
+        var e: [Double] = [], c: [Double] = []
+        for _ in 0..<repeats {
+            e.append(try engine(rate: rate, ticks: ticks))
+            c.append(try chips(rate: rate, ticks: ticks))
+        }
+        let em = median(e), cm = median(c)
+        var t = Table(["part", "µs per tick (median)", "min .. max", "% of a core at \(rate) Hz"])
+        func row(_ name: String, _ v: [Double], _ m: Double) {
+            t.add([name, fixed(m / 1000, 1), fixed((v.min() ?? 0) / 1000, 1) + " .. " + fixed((v.max() ?? 0) / 1000, 1),
+                   fixed(m / 1000 * Double(rate) / 1e4, 2)])
+        }
+        row("engine tick (chips + fusion + altitude + samples)", e, em)
+        row("chips alone (simulator + drivers)", c, cm)
+        t.add(["engine's own work (difference)", fixed((em - cm) / 1000, 1), "", fixed((em - cm) / 1000 * Double(rate) / 1e4, 2)])
+        say(t.text)
+        say("   the simulator's share: \(fixed(cm / max(em, 1) * 100, 0)) % of the engine tick")
+        return true
+    }
+}
