@@ -21,6 +21,8 @@ let package = Package(
         // Small C shims for what Swift cannot call directly (variadic ioctl,
         // struct ucred, clock_nanosleep with TIMER_ABSTIME).
         .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
+        // Heap-allocation counter (interposes malloc) for edge-bench only.
+        .target(name: "CAllocCount", path: "Sources/CAllocCount"),
 
         // --- pure layers ----------------------------------------------------
         // Vectors, quaternions, attitude filter, calibration, altitude: no I/O.
@@ -54,7 +56,7 @@ let package = Package(
         // Benchmarks that print figures (never run by the tests).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig"]),
+                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus"]),

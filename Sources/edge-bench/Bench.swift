@@ -21,6 +21,7 @@ enum BenchCommand {
       fanout      64 clients on deviceMotion at 100 Hz, one never reading (20 s)
       altitude    fused altitude vs barometer alone on the simulator (virtual clock)
       step        CPU time of one loop step in process: engine tick vs simulated chips alone
+      alloc       heap allocations on the loop thread in steady state (target: none)
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -42,6 +43,7 @@ enum BenchCommand {
             case "fanout": ok = try FanoutBenchmark.run(rest)
             case "altitude": ok = try AltitudeEngineBenchmark.run(rest)
             case "step": ok = try StepBenchmark.run(rest)
+            case "alloc": ok = try AllocBenchmark.run(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)
