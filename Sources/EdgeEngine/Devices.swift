@@ -278,6 +278,33 @@ public struct DeviceHealth: Sendable, Equatable {
 
     func period(_ c: QMC5883LConfiguration) -> UInt64 { UInt64(1e9 / Double(c.outputRate.hertz)) }
 
+    /// One due read (polled twice per output period): the calibrated field
+    /// in the board frame if a new sample was ready, and whether the read worked.
+    @inline(__always)
+    mutating func readField(now: UInt64, settings c: QMC5883LConfiguration, calibration: MagnetometerCalibration?,
+                            reprobe: UInt64, events: inout [ConnectionEvent]) -> (SIMD3<Double>?, Bool) {
+        nextRead = now + period(c) / 2
+        var field: SIMD3<Double>?
+        var overflow = false
+        var d = driver
+        let m = device.boardFromChip
+        let ok = health.attempt { () throws(DriverError) in
+            switch try d.read() {
+            case .field(let s):
+                let chip = calibration.map { $0.apply(s.magneticField) } ?? s.magneticField
+                field = m * chip
+            case .overflow:
+                overflow = true
+            case .notReady:
+                break
+            }
+        }
+        driver = d
+        if !ok { handleFailure(now: now, settings: c, reprobe: reprobe, events: &events) }
+        if overflow { overflows += 1 }
+        return (field, ok)
+    }
+
     mutating func start(_ c: QMC5883LConfiguration, now: UInt64, reprobe: UInt64) -> String {
         var events: [ConnectionEvent] = []
         fedSinceStart = false
@@ -337,6 +364,18 @@ public struct DeviceHealth: Sendable, Equatable {
     init(device: EngineDevice, driver: BMP280<Bus>, failuresBeforeReset: Int) {
         self.device = device; self.driver = driver
         health = DeviceHealth(failuresBeforeReset: failuresBeforeReset)
+    }
+
+    /// One due read: the compensated conversion, and whether the read worked.
+    @inline(__always)
+    mutating func readSample(now: UInt64, settings c: BMP280Configuration, reprobe: UInt64,
+                             events: inout [ConnectionEvent]) -> (BMP280Sample?, Bool) {
+        nextRead = now + period
+        var reading: BMP280Sample?
+        let d = driver
+        let ok = health.attempt { () throws(DriverError) in reading = try d.read() }
+        if !ok { handleFailure(now: now, settings: c, reprobe: reprobe, events: &events) }
+        return (reading, ok)
     }
 
     /// Reads are spaced by the worst-case normal-mode cycle (t_max + t_sb):

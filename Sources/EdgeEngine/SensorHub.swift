@@ -206,18 +206,15 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     func serviceDevices(now: UInt64) {
         let reprobe = UInt64(settings.reprobeInterval * 1e9)
-        if var u = imu { if u.service(now: now, reprobe: reprobe, events: &pendingEvents) { devicesChanged = true }; imu = u }
-        if var u = accessory { if u.service(now: now, reprobe: reprobe, events: &pendingEvents) { devicesChanged = true }; accessory = u }
-        if var u = magnetometer {
-            if u.service(now: now, reprobe: reprobe, settings: settings.qmc5883l, events: &pendingEvents) { devicesChanged = true }
-            magnetometer = u
+        // In place (optional chaining), never copying a unit: this runs every tick.
+        if imu?.service(now: now, reprobe: reprobe, events: &pendingEvents) == true { devicesChanged = true }
+        if accessory?.service(now: now, reprobe: reprobe, events: &pendingEvents) == true { devicesChanged = true }
+        if magnetometer?.service(now: now, reprobe: reprobe, settings: settings.qmc5883l, events: &pendingEvents) == true {
+            devicesChanged = true
         }
-        if var u = barometer {
-            if u.service(now: now, reprobe: reprobe, settings: settings.bmp280, events: &pendingEvents) {
-                devicesChanged = true
-                altitude = AltitudeFilter(settings: settings.altitude)   // new reference after a gap
-            }
-            barometer = u
+        if barometer?.service(now: now, reprobe: reprobe, settings: settings.bmp280, events: &pendingEvents) == true {
+            devicesChanged = true
+            altitude = AltitudeFilter(settings: settings.altitude)   // new reference after a gap
         }
     }
     var pendingEvents: [ConnectionEvent] = []
@@ -225,14 +222,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     // MARK: primary IMU
 
     func readPrimaryIMU() {
-        guard var u = imu, u.health.isReading else { return }
-        imu = nil   // hold the unit locally while processing (exclusive access)
-        if !u.readBatch(fifo: settings.imuBatch > 1) { devicesChanged = true }
-        let n = u.batch.count
+        guard imu?.health.isReading == true else { return }
+        if imu?.readBatch(fifo: settings.imuBatch > 1) == false { devicesChanged = true }
+        let n = imu!.batch.count
         for i in 0..<n {
-            processPrimary(u.batch[i], unit: &u, last: i == n - 1)
+            let raw = imu!.batch[i]
+            processPrimary(raw, unit: &imu!, last: i == n - 1)   // in place: no copy of the unit
         }
-        imu = u
     }
 
     /// Calibrates, mounts, fuses and publishes one primary-IMU sample.
@@ -279,41 +275,32 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     // MARK: accessory IMU
 
     func readAccessoryIMU() {
-        guard var u = accessory, u.health.isReading else { return }
-        accessory = nil
-        if !u.readBatch(fifo: false) { devicesChanged = true }
-        for raw in u.batch {
-            guard let (acc, gyr, dt) = u.prepare(raw) else { continue }
-            u.filter.update(gyro: gyr, accel: acc, mag: nil, dt: dt)
-            if wanted[StreamName.accessoryMotion.index] {
-                publish(.accessoryMotion(deviceMotionSample(u.filter, timestamp: raw.captureNanoseconds,
-                                                             frame: .xArbitraryZVertical)))
-            }
+        guard accessory?.health.isReading == true else { return }
+        if accessory?.readBatch(fifo: false) == false { devicesChanged = true }
+        let n = accessory!.batch.count
+        for i in 0..<n {
+            let raw = accessory!.batch[i]
+            processAccessory(raw, unit: &accessory!)
         }
-        accessory = u
+    }
+
+    @inline(__always)
+    func processAccessory(_ raw: MPU6050RawSample, unit u: inout IMUUnit<Bus>) {
+        guard let (acc, gyr, dt) = u.prepare(raw) else { return }
+        u.filter.update(gyro: gyr, accel: acc, mag: nil, dt: dt)
+        if wanted[StreamName.accessoryMotion.index] {
+            publish(.accessoryMotion(deviceMotionSample(u.filter, timestamp: raw.captureNanoseconds,
+                                                         frame: .xArbitraryZVertical)))
+        }
     }
 
     // MARK: magnetometer
 
     func readMagnetometer(now: UInt64) {
-        guard var u = magnetometer, u.health.isReading, now >= u.nextRead else { return }
-        u.nextRead = now + u.period(settings.qmc5883l) / 2   // poll twice per output period
-        var field: SIMD3<Double>?
-        var overflow = false
-        let ok = u.health.attempt { () throws(DriverError) in
-            switch try u.driver.read() {
-            case .field(let s):
-                let chip = calibration.magnetometer.map { $0.apply(s.magneticField) } ?? s.magneticField
-                field = u.device.boardFromChip * chip
-            case .overflow:
-                overflow = true
-            case .notReady:
-                break
-            }
-        }
-        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.qmc5883l, reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents) }
-        if overflow { u.overflows += 1 }
-        magnetometer = u
+        guard magnetometer?.health.isReading == true, now >= magnetometer!.nextRead else { return }
+        let (field, ok) = magnetometer!.readField(now: now, settings: settings.qmc5883l, calibration: calibration.magnetometer,
+                                                  reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents)
+        if !ok { devicesChanged = true }
         guard let f = field, f.x.isFinite, f.y.isFinite, f.z.isFinite else { return }
         magnetometer!.fedSinceStart = true
         pendingMag = f
@@ -325,12 +312,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     // MARK: barometer
 
     func readBarometer(now: UInt64) {
-        guard var u = barometer, u.health.isReading, now >= u.nextRead else { return }
-        u.nextRead = now + u.period
-        var reading: BMP280Sample?
-        let ok = u.health.attempt { () throws(DriverError) in reading = try u.driver.read() }
-        if !ok { devicesChanged = true; u.handleFailure(now: now, settings: settings.bmp280, reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents) }
-        barometer = u
+        guard barometer?.health.isReading == true, now >= barometer!.nextRead else { return }
+        let (reading, ok) = barometer!.readSample(now: now, settings: settings.bmp280,
+                                                  reprobe: UInt64(settings.reprobeInterval * 1e9), events: &pendingEvents)
+        if !ok { devicesChanged = true }
         guard let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite else { return }
         altitude.updateBarometer(pressure: p)
         let out = altitude.output
