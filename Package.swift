@@ -3,6 +3,12 @@
 // C libraries come from Debian -dev packages as system-library targets.
 import PackageDescription
 
+/// Release builds optimise across modules: the drivers and the engine are
+/// generic over the bus, and the loop's bus type is only known in the
+/// executable; without this the generic code runs unspecialised (runtime
+/// metadata look-ups on every tick).
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "EdgeMotion",
     platforms: [.macOS(.v15)],
@@ -26,32 +32,32 @@ let package = Package(
 
         // --- pure layers ----------------------------------------------------
         // Vectors, quaternions, attitude filter, calibration, altitude: no I/O.
-        .target(name: "EdgeFusion"),
+        .target(name: "EdgeFusion", swiftSettings: crossModule),
 
         // --- I/O layers -----------------------------------------------------
         // I2CBus protocol, Linux bus, GPIO data-ready seam, clocks, recording.
-        .target(name: "EdgeBus", dependencies: ["CI2C", "CGPIOD", "CEdgeShims"]),
+        .target(name: "EdgeBus", dependencies: ["CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
         // Chip drivers generic over I2CBus: register maps, configure, read, decode.
-        .target(name: "EdgeChips", dependencies: ["EdgeBus"]),
+        .target(name: "EdgeChips", dependencies: ["EdgeBus"], swiftSettings: crossModule),
         // Register-accurate chip simulators and scenarios. Must NOT import
         // EdgeChips: the simulators transcribe the datasheets independently.
-        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"]),
+        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"], swiftSettings: crossModule),
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
-        .target(name: "EdgeProtocol"),
+        .target(name: "EdgeProtocol", swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
-        .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"]),
+        .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
         .target(name: "EdgeEngine",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"]),
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
-        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"]),
+        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"], swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService", "EdgeEngine"]),
+                               "EdgeProtocol", "EdgeService", "EdgeEngine"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
         // Benchmarks that print figures (never run by the tests).
         .executableTarget(name: "edge-bench",
