@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <linux/i2c.h>
 #include <linux/i2c-dev.h>
 
@@ -78,4 +79,8 @@ uint64_t edge_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int edge_set_timer_slack_ns(unsigned long ns) {
+    return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno;
 }

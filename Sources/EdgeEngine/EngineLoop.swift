@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import CEdgeShims
 import EdgeBus
 
 /// The fixed-rate loop around a ``SensorHub``: absolute deadlines on the
@@ -42,7 +43,12 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
 
     /// Runs until ``stop()``, `maxTicks`, or `until` returns true (checked
     /// before each tick; a replay stops when its recording is used up).
+    /// On the real clock the calling thread's timer slack is cut to 1 ns:
+    /// Linux lets a SCHED_OTHER thread's `clock_nanosleep` wake up to 50 µs
+    /// late by default (edge-bench loop measured it as the whole gap to
+    /// cyclictest, which runs with 0); SCHED_FIFO threads have none anyway.
     public func run(maxTicks: Int = .max, until: (() -> Bool)? = nil) {
+        if clock is MonotonicClock { _ = edge_set_timer_slack_ns(1) }
         var deadline = clock.nowNanoseconds &+ periodNanoseconds
         var ticks = 0
         while ticks < maxTicks && !isStopping && !(until?() ?? false) {

@@ -20,6 +20,9 @@ int edge_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to an absolute deadline in
 /// nanoseconds; retries EINTR.
 int edge_sleep_until_monotonic_ns(uint64_t deadline_ns);
+/// prctl(PR_SET_TIMERSLACK, ns) for the calling thread: how late the kernel
+/// may defer its timer wake-ups (default 50 µs for SCHED_OTHER threads).
+int edge_set_timer_slack_ns(unsigned long ns);
 /// clock_gettime(CLOCK_MONOTONIC) in nanoseconds.
 uint64_t edge_monotonic_ns(void);
 
