@@ -180,7 +180,7 @@ enum LoopBenchmark {
                 warn("cannot set the agent loop thread's timer slack (needs CAP_SYS_NICE)")
             }
             slack = ProcFS.timerSlack(tid)
-            sleepSeconds(min(0.5, Double(seconds) / 4))
+            sleepSeconds(min(5, Double(seconds) / 2))   // then the loop thread has the most CPU
             if let busiest = ProcFS.busiestThread(agent.pid), busiest != tid {
                 warn("the agent's newest thread \(tid) is not its busiest (\(busiest)); slack figures may be off")
             }
