@@ -30,7 +30,7 @@ struct Paths {
         }
         let a = agent ?? exeDir.map { $0 + "/edge-agent" } ?? rootPath + "/.build/release/edge-agent"
         guard isExecutable(a) else {
-            throw BenchError("no edge-agent executable at \(a); build it first: swift build -c release --product edge-bench --product edge-agent (or pass --agent PATH)")
+            throw BenchError("no edge-agent executable at \(a); build it first: swift build -c release --product edge-agent (or pass --agent PATH)")
         }
         return Paths(root: rootPath, agent: a)
     }
