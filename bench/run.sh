@@ -3,7 +3,7 @@
 # targets are judged on, printing the machine, the commit and each command
 # before its figures. Usage: bench/run.sh [--realtime-too] [LOGFILE]
 # (from anywhere; LOGFILE also gets a copy of everything printed).
-# About 15 minutes. Needs cyclictest (sudo apt-get install rt-tests).
+# About 10 minutes (14 with --realtime-too). Needs cyclictest (sudo apt-get install rt-tests).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
