@@ -3,7 +3,7 @@
 # targets are judged on, printing the machine, the commit and each command
 # before its figures. Usage: bench/run.sh [--realtime-too] [LOGFILE]
 # (from anywhere; LOGFILE also gets a copy of everything printed).
-# About 10 minutes (14 with --realtime-too). Needs cyclictest (sudo apt-get install rt-tests).
+# About 12 minutes (16 with --realtime-too). Needs cyclictest (sudo apt-get install rt-tests).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -37,7 +37,7 @@ run() {
     echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     run loop --repeat 2
     if [ "$realtime_too" = yes ]; then run loop --realtime; fi
-    run footprint
+    run footprint --repeat 3
     run fanout
     run altitude
     run step
