@@ -16,23 +16,31 @@ struct Paths {
     /// executable (same build directory), the root three levels up from it
     /// (.build/<config>/edge-bench) or the working directory.
     static func resolve(root: String?, agent: String?) throws -> Paths {
-        let exe = selfExecutable()
-        let exeDir = exe.map { dirname($0) }
-        var r = root
-        if r == nil {
-            var candidates: [String] = []
-            if let d = exeDir { candidates.append(dirname(dirname(dirname(d)))) ; candidates.append(dirname(dirname(d))) }
-            candidates.append(currentDirectory())
-            r = candidates.first { fileExists($0 + "/boards/simulated.json5") && fileExists($0 + "/Package.swift") }
-        }
-        guard let rootPath = r, fileExists(rootPath + "/boards/simulated.json5") else {
-            throw BenchError("cannot find the repository (boards/simulated.json5); run from the repository root or pass --root DIR")
-        }
+        let rootPath = try findRoot(root)
+        let exeDir = selfExecutable().map { dirname($0) }
         let a = agent ?? exeDir.map { $0 + "/edge-agent" } ?? rootPath + "/.build/release/edge-agent"
         guard isExecutable(a) else {
-            throw BenchError("no edge-agent executable at \(a); build it first: swift build -c release --product edge-bench --product edge-agent (or pass --agent PATH)")
+            throw BenchError("no edge-agent executable at \(a); build it first: swift build -c release --product edge-agent (or pass --agent PATH)")
         }
         return Paths(root: rootPath, agent: a)
+    }
+
+    /// The repository root: `root`, else three or two levels above this
+    /// executable (.build/<triple>/release/edge-bench), else the working directory.
+    static func findRoot(_ root: String?) throws -> String {
+        var candidates: [String] = []
+        if let r = root { candidates.append(r) } else {
+            if let d = selfExecutable().map({ dirname($0) }) {
+                candidates.append(dirname(dirname(dirname(d))))
+                candidates.append(dirname(dirname(d)))
+            }
+            candidates.append(currentDirectory())
+        }
+        guard let found = candidates.first(where: { fileExists($0 + "/boards/simulated.json5") && fileExists($0 + "/scenarios") }) else {
+            throw BenchError("cannot find the repository (boards/simulated.json5, scenarios/)" +
+                             (root.map { " in \($0)" } ?? "; run from the repository root or pass --root DIR"))
+        }
+        return found
     }
 
     var simulatedBoard: String { root + "/boards/simulated.json5" }

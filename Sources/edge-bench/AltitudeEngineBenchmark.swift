@@ -162,8 +162,7 @@ enum AltitudeEngineBenchmark {
         let settle = try o.double("--settle", default: 10, in: 0...50)
         let root = try o.string("--root")
         try o.finish("altitude")
-        let paths = try? Paths.resolve(root: root, agent: "/bin/sh")
-        guard let rootPath = paths?.root ?? root else { throw BenchError("altitude: cannot find the repository (scenarios/); pass --root DIR") }
+        let rootPath = try Paths.findRoot(root)
         let restScenario = try ConfigLoader.load(Scenario.self, from: rootPath + "/scenarios/rest-flat.json5")
         let liftScenario = try ConfigLoader.load(Scenario.self, from: rootPath + "/scenarios/lift-3m.json5")
         let settings = engineSettings(rate: rate)
@@ -222,7 +221,7 @@ enum AltitudeEngineBenchmark {
             return fixed(median(finite), d) + " (" + fixed(worst, d) + ")" + (finite.count < v.count ? " [\(v.count - finite.count) never]" : "")
         }
         say()
-        var t = Table(["filter", "rest noise RMS cm", "rest mean cm", "t90 first s", "t90 stays s", "final m"])
+        var t = Table(["filter", "rest noise RMS cm", "|rest mean| cm", "t90 first s", "t90 stays s", "final m"])
         for r in [fused, raw, matched, fixedTau] {
             t.add([r.name, mw(r.noise, 2), mw(r.offset.map(abs), 2), mw(r.first, 3), mw(r.stays, 3), mw(r.final, 3, worstIsMax: false)])
         }

@@ -11,8 +11,9 @@ enum BenchCommand {
     Usage: edge-bench <command> [options]      (edge-bench <command> --help for each)
 
     Benchmarks of the edge agent; they print figures and verdicts against the
-    targets. Build in release first:
-        swift build -c release --product edge-bench --product edge-agent
+    targets. Build both in release first (one --product per build: given two,
+    SwiftPM builds only the last):
+        swift build -c release --product edge-agent && swift build -c release --product edge-bench
     and run from the repository root: .build/release/edge-bench <command>
 
     Commands:

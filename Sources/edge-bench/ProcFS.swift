@@ -61,19 +61,11 @@ enum ProcFS {
         return out
     }
 
-    /// The thread of `pid` with the most voluntary context switches: the
-    /// one that sleeps and wakes the most (a fixed-rate loop's thread).
+    /// The thread of `pid` that has used the most CPU (a fixed-rate loop's
+    /// thread; in the agent the service thread wakes as often, so counting
+    /// wake-ups would not tell them apart).
     static func busiestThread(_ pid: pid_t) -> Int? {
-        guard let d = opendir("/proc/\(pid)/task") else { return nil }
-        defer { closedir(d) }
-        var best: (tid: Int, switches: Int)?
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
-            guard let tid = Int(name) else { continue }
-            let n = status(pid, task: tid)["voluntary_ctxt_switches"] ?? 0
-            if best == nil || n > best!.switches { best = (tid, n) }
-        }
-        return best?.tid
+        threadCPUNanoseconds(pid).max { $0.value < $1.value }?.key
     }
 
     static func status(_ pid: pid_t, task: Int) -> [String: Int] {
