@@ -109,6 +109,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let now = clock.nowNanoseconds
         refreshDemand()
         serviceDevices(now: now)
+        let publishedBefore = publishedTotal
 
         // Slow sensors first, so a fresh magnetometer sample joins this
         // tick's last IMU sample.
@@ -116,7 +117,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if barometer != nil { readBarometer(now: now) }
         if imu != nil { readPrimaryIMU() }
         if accessory != nil { readAccessoryIMU() }
-        sink?.wakeService()
+        // Wake the service only when this tick published something.
+        if publishedTotal != publishedBefore { sink?.wakeService() }
         publishDevicesIfChanged()
     }
 
@@ -335,9 +337,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     // MARK: publishing
 
+    /// Samples published since start (all streams).
+    var publishedTotal = 0
+
     @inline(__always)
     func publish(_ s: Sample) {
         guard let sink else { return }
+        publishedTotal &+= 1
         publishedCounts[s.stream.index] &+= 1
         if !sink.publish(s, wake: false) { sinkDrops &+= 1 }
     }

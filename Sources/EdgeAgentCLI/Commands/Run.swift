@@ -242,8 +242,8 @@ public enum RunCommand: Subcommand {
         try? notify.stopping()
         loop.stop()
         thread.join()
+        let stats = c.server.statistics()   // before stop(): it forgets its clients
         c.server.stop(reason: stopReason)
-        let stats = c.server.statistics()
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
         console.print("edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns")
         return exitStatus
