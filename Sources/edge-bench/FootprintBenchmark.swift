@@ -4,6 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeBus
 
 enum FootprintBenchmark {
     static let defaultStreams = ["deviceMotion", "accelerometer", "gyroscope", "magnetometer", "altitude"]
@@ -92,6 +93,10 @@ enum FootprintBenchmark {
             }
         }
         let links = try foundationLinks(paths.agent)
+        // Reference: what one thread that only wakes at the same rate costs on
+        // this machine (cyclictest, SCHED_OTHER): the agent wakes two threads a
+        // tick (loop and service), so twice this is its floor here.
+        let floor = try wakeUpFloor(rate: rate, seconds: min(seconds, 15))
 
         say()
         var t = Table(["clients", "CPU (schedstat)", "CPU (utime+stime)", "VmRSS max", "VmHWM", "RssAnon", "RssFile", "Pss",
@@ -114,6 +119,9 @@ enum FootprintBenchmark {
             let base = median(baselines.map(\.cpuPercent))
             say("   \(clients) clients vs 1 (medians): CPU \(fixed(cpu, 2)) % vs \(fixed(base, 2)) %, \(fixed(cpu / max(base, 1e-9), 2))x")
         }
+        if let f = floor {
+            say("   reference: cyclictest waking one thread at \(rate) Hz (nothing else) uses \(fixed(f, 2)) % of a core here; the agent wakes its loop and its service thread every tick")
+        }
         say("   ldd \(paths.agent): " + (links.lines.isEmpty ? "no Foundation libraries" : links.lines.joined(separator: "; ")))
         var v = Table(["target", "measured", "verdict"])
         let cpuOK = cpu <= 2
@@ -126,6 +134,25 @@ enum FootprintBenchmark {
     }
 
     static func mb(_ kb: Int) -> String { fixed(Double(kb) / 1024, 1) + " MB" }
+
+    /// CPU % of cyclictest alone at `rate` (nil when cyclictest is missing).
+    static func wakeUpFloor(rate: Int, seconds: Double) throws -> Double? {
+        guard let path = findOnPath("cyclictest") else { return nil }
+        let dir = try TempDirectory(prefix: "edge-bench-floor")
+        let interval = 1_000_000 / rate
+        let p = try ChildProcess([path, "-t1", "-i", "\(interval)", "-D", "\(Int(seconds.rounded(.up)) + 2)", "-q",
+                                  "--default-system", "--policy=other", "-p", "0"],
+                                 stdout: dir.file("floor.out"), stderr: dir.file("floor.err"))
+        defer { p.stop() }
+        _ = p.wait(seconds: 1)
+        let clock = MonotonicClock()
+        guard let a = ProcFS.schedCPUNanoseconds(p.pid) else { return nil }
+        let t0 = clock.nowNanoseconds
+        _ = p.wait(seconds: seconds)
+        guard let b = ProcFS.schedCPUNanoseconds(p.pid) else { return nil }
+        let wall = Double(clock.nowNanoseconds - t0)
+        return wall > 0 ? Double(b - a) / wall * 100 : nil
+    }
 
     static func measure(paths: Paths, rate: Int, clients n: Int, streams: [String], seconds: Double) throws -> Figures {
         var setup = AgentSetup()
