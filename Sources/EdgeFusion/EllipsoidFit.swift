@@ -86,37 +86,8 @@ extension MagnetometerCalibration {
         return cal
     }
 
-    /// Gaussian elimination with partial pivoting on a 9×9 system.
-    static func solve9(_ a0: [Double], _ b0: [Double]) -> [Double]? {
-        var a = a0, b = b0
-        let n = 9
-        var maxAbs = 0.0
-        for v in a { maxAbs = max(maxAbs, abs(v)) }
-        guard maxAbs > 0 else { return nil }
-        for col in 0..<n {
-            var piv = col
-            for row in (col + 1)..<n where abs(a[row * n + col]) > abs(a[piv * n + col]) { piv = row }
-            guard abs(a[piv * n + col]) > 1e-12 * maxAbs else { return nil }
-            if piv != col {
-                for j in 0..<n { a.swapAt(col * n + j, piv * n + j) }
-                b.swapAt(col, piv)
-            }
-            let d = a[col * n + col]
-            for row in (col + 1)..<n {
-                let f = a[row * n + col] / d
-                if f == 0 { continue }
-                for j in col..<n { a[row * n + j] -= f * a[col * n + j] }
-                b[row] -= f * b[col]
-            }
-        }
-        var x = [Double](repeating: 0, count: n)
-        for row in stride(from: n - 1, through: 0, by: -1) {
-            var s = b[row]
-            for j in (row + 1)..<n { s -= a[row * n + j] * x[j] }
-            x[row] = s / a[row * n + row]
-        }
-        return x
-    }
+    /// The 9×9 normal equations, by the module's Gaussian elimination.
+    static func solve9(_ a0: [Double], _ b0: [Double]) -> [Double]? { solveLinear(a0, b0, n: 9) }
 }
 
 /// Eigenvalues and eigenvectors (columns) of a symmetric 3×3 matrix, by
