@@ -31,6 +31,7 @@ enum EngineSetup {
             imuBatch: c.loop.imuBatch, referenceFrame: frame, fusion: fusion, altitude: altitude,
             failuresBeforeReset: c.faults.failuresBeforeReset, reprobeInterval: c.faults.reprobeIntervalS,
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
+            .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
     }
 
     static func devices(_ p: BoardProfile) -> [EngineDevice] {

@@ -158,8 +158,15 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     public var socketGroup: String?
     /// Samples queued per client before the oldest are dropped. Default 256.
     public var queueCapacity: Int = 256
+    /// The service thread is woken to deliver at most this often, ms
+    /// (0: every tick). Default 20: at 100 Hz every other tick, which halves
+    /// its wake-ups for at most one tick of extra latency.
+    public var deliveryIntervalMs: Double = 20
     public init() {}
-    enum CodingKeys: String, CodingKey, CaseIterable { case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity" }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity"
+        case deliveryIntervalMs = "delivery_interval_ms"
+    }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -168,6 +175,10 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         queueCapacity = try c.decodeIfPresent(Int.self, forKey: .queueCapacity) ?? 256
         guard (1...65_536).contains(queueCapacity) else {
             throw DecodingError.dataCorruptedError(forKey: .queueCapacity, in: c, debugDescription: "expected 1-65536 samples, got \(queueCapacity)")
+        }
+        deliveryIntervalMs = try c.decodeIfPresent(Double.self, forKey: .deliveryIntervalMs) ?? 20
+        guard (0...1000).contains(deliveryIntervalMs) else {
+            throw DecodingError.dataCorruptedError(forKey: .deliveryIntervalMs, in: c, debugDescription: "expected 0-1000 ms, got \(deliveryIntervalMs)")
         }
     }
 }

@@ -68,6 +68,11 @@ public struct EngineSettings: Sendable, Equatable {
     public var reprobeInterval: Double
     /// Streams kept running even with no subscriber.
     public var alwaysOn: Set<StreamName>
+    /// How often, at most, the service thread is woken to deliver, seconds
+    /// (0: every tick that published). Waking it every other tick at 100 Hz
+    /// halves its wake-ups - the larger part of the agent's CPU - for at most
+    /// this much extra latency; capture timestamps are unaffected.
+    public var deliveryInterval: Double = 0.02
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
                 qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,
@@ -81,6 +86,13 @@ public struct EngineSettings: Sendable, Equatable {
         self.fusion = fusion; self.altitude = altitude
         self.failuresBeforeReset = max(1, failuresBeforeReset); self.reprobeInterval = reprobeInterval
         self.alwaysOn = alwaysOn
+    }
+
+    /// The same settings with another ``deliveryInterval`` (seconds).
+    public func withDeliveryInterval(_ seconds: Double) -> EngineSettings {
+        var s = self
+        s.deliveryInterval = max(0, seconds)
+        return s
     }
 
     /// IMU sample rate the divider achieves, Hz.

@@ -25,12 +25,14 @@ public final class CollectingSink: SampleSink, @unchecked Sendable {
     public private(set) var devices: [DeviceInfo] = []
     public var demanded: [StreamName: Double]
     public var demandGeneration: Int = 0
+    /// How many times the engine woke the "service".
+    public private(set) var wakes = 0
 
     public init(demand: [StreamName: Double] = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0) })) {
         demanded = demand
     }
     public func publish(_ sample: Sample, wake: Bool) -> Bool { samples.append(sample); return true }
-    public func wakeService() {}
+    public func wakeService() { wakes += 1 }
     public func publishConnection(_ event: ConnectionEvent) { events.append(event) }
     public func setDevices(_ devices: [DeviceInfo]) { self.devices = devices }
     public func demand() -> [StreamName: Double] { demanded }

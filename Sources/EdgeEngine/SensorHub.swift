@@ -117,8 +117,15 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if barometer != nil { readBarometer(now: now) }
         if imu != nil { readPrimaryIMU() }
         if accessory != nil { readAccessoryIMU() }
-        // Wake the service only when this tick published something.
-        if publishedTotal != publishedBefore { sink?.wakeService() }
+        // Wake the service when this tick published something - at most once
+        // per delivery interval (``EngineSettings/deliveryInterval``).
+        if publishedTotal != publishedBefore { pendingWake = true }
+        ticksSinceWake &+= 1
+        if pendingWake && ticksSinceWake >= wakeEveryTicks {
+            sink?.wakeService()
+            pendingWake = false
+            ticksSinceWake = 0
+        }
         publishDevicesIfChanged()
     }
 
@@ -339,6 +346,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     /// Samples published since start (all streams).
     var publishedTotal = 0
+    var pendingWake = false
+    var ticksSinceWake = 0
+    /// Ticks per service wake-up: the delivery interval in loop periods.
+    var wakeEveryTicks: Int {
+        guard settings.deliveryInterval > 0, loopPeriodNanoseconds > 0 else { return 1 }
+        return max(1, Int(settings.deliveryInterval * 1e9 / Double(loopPeriodNanoseconds) + 1e-9))
+    }
 
     @inline(__always)
     func publish(_ s: Sample) {

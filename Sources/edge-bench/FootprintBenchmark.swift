@@ -120,7 +120,7 @@ enum FootprintBenchmark {
             say("   \(clients) clients vs 1 (medians): CPU \(fixed(cpu, 2)) % vs \(fixed(base, 2)) %, \(fixed(cpu / max(base, 1e-9), 2))x")
         }
         if let f = floor {
-            say("   reference: cyclictest waking one thread at \(rate) Hz (nothing else) uses \(fixed(f, 2)) % of a core here; the agent wakes its loop and its service thread every tick")
+            say("   reference: cyclictest waking one thread at \(rate) Hz (nothing else) uses \(fixed(f, 2)) % of a core here; the agent wakes its loop every tick and its service thread at most every service.delivery_interval_ms")
         }
         say("   ldd \(paths.agent): " + (links.lines.isEmpty ? "no Foundation libraries" : links.lines.joined(separator: "; ")))
         var v = Table(["target", "measured", "verdict"])
