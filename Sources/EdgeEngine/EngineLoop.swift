@@ -85,6 +85,7 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
                 deadline &+= behind &* periodNanoseconds
             }
         }
+        hub.flush()
     }
 
     private func drainMailbox() {

@@ -344,6 +344,12 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     // MARK: publishing
 
+    /// Wakes the service for samples still waiting on the delivery interval
+    /// (the loop calls this when it stops, so the last tick is delivered too).
+    public func flush() {
+        if pendingWake { sink?.wakeService(); pendingWake = false; ticksSinceWake = 0 }
+    }
+
     /// Samples published since start (all streams).
     var publishedTotal = 0
     var pendingWake = false

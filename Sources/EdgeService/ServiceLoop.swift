@@ -487,12 +487,15 @@ final class ServiceLoop: @unchecked Sendable {
 
     func shutdown() {
         let reason = core.shared.withLock { $0.stopReason }
+        // What the loop published before it stopped still goes out (within
+        // the grace period), then the shutdown line, last.
+        drainWakePipe()
+        deliverEvents()
+        drainSamples()
         writer.reset()
         MessageEncoder.shutdown(reason: reason, into: &writer)
         let line = currentLine()
         for c in clients where !c.dead {
-            let discarded = c.queue.removeAll()
-            if discarded > 0 { c.counters.dropped.wrappingAdd(discarded, ordering: .relaxed) }
             c.enqueue(line)
             flush(c)
         }
