@@ -572,9 +572,11 @@ struct JSON5Scanner {
                 let escapeStart = position
                 let escaped = try scanIdentifierEscape()
                 // Foundation accepts any name character after a backslash, even
-                // in first position; the spec wants an IdentifierStart there.
-                let allowed = first && dialect == .specification
-                    ? isIdentifierStart(escaped) : isIdentifierPart(escaped)
+                // in first position, and counts '\' itself as one; the spec
+                // wants an IdentifierStart first and IdentifierParts after.
+                let allowed = dialect == .foundation
+                    ? isIdentifierPart(escaped) || escaped == "\\"
+                    : first ? isIdentifierStart(escaped) : isIdentifierPart(escaped)
                 guard allowed else {
                     throw failure(at: escapeStart, "the escape '\(text(escapeStart..<position))' stands for a "
                                   + "character that is not allowed \(first ? "to start" : "in") an unquoted member name")
@@ -875,41 +877,32 @@ struct JSON5Scanner {
         return scalar == "\\" || isIdentifierStart(scalar)
     }
 
-    /// ECMAScript IdentifierStart without escapes. Foundation uses the general
-    /// categories L* and Nl; the spec uses the ID_Start property.
+    /// ECMAScript 5.1 IdentifierStart without escapes (§7.6, which JSON5
+    /// refers to): ASCII letters, '$', '_', and the general categories Lu, Ll,
+    /// Lt, Lm, Lo, Nl. Foundation uses the same categories.
     private func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             return UInt8(scalar.value).isASCIILetter || scalar == "_" || scalar == "$"
         }
-        switch dialect {
-        case .specification:
-            return scalar.properties.isIDStart
-        case .foundation:
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .letterNumber:
-                return true
-            default:
-                return false
-            }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .letterNumber:
+            return true
+        default:
+            return false
         }
     }
 
-    /// ECMAScript IdentifierPart without escapes (adds digits, combining marks,
-    /// connector punctuation, ZWNJ and ZWJ).
+    /// ECMAScript 5.1 IdentifierPart without escapes: adds digits, the
+    /// categories Mn, Mc, Nd, Pc, and ZWNJ / ZWJ.
     private func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
         if isIdentifierStart(scalar) { return true }
         if scalar.isASCII { return UInt8(scalar.value).isDigit }
         if scalar == "\u{200C}" || scalar == "\u{200D}" { return true }
-        switch dialect {
-        case .specification:
-            return scalar.properties.isIDContinue
-        case .foundation:
-            switch scalar.properties.generalCategory {
-            case .nonspacingMark, .spacingMark, .decimalNumber, .connectorPunctuation:
-                return true
-            default:
-                return false
-            }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .decimalNumber, .connectorPunctuation:
+            return true
+        default:
+            return false
         }
     }
 
