@@ -34,14 +34,20 @@
 //   | `\` + U+2028/U+2029 line continuation       | yes  | no         |
 //   | raw control characters (tab...) in strings  | yes  | no         |
 //   | `\xHH` escapes in unquoted member names     | no   | yes        |
+//   | a name starting with an escaped digit or `\` | no   | yes        |
 //   | more than 512 nested arrays/objects         | yes  | no         |
 //   | `0e1` ... `0e9` (unsigned, one digit)       | yes  | no (bug)   |
 //
 //   (*) Foundation keeps skipping the comment until LF or CR.
 //
+// Member names follow ECMAScript 5.1 (which JSON5 cites): letters by general
+// category (Lu Ll Lt Lm Lo Nl), then also Mn Mc Nd Pc, ZWNJ, ZWJ, '$', '_'.
+//
 // Not checked, because they are not syntax: number range (`1e400` overflows a
 // `Double`, and Foundation then reports a coding-path error) and duplicate
-// member names (allowed; Foundation keeps the first).
+// member names (allowed; Foundation keeps the first). Foundation validates
+// numbers and escapes lazily, so it never notices a bad value under a
+// duplicate name it ignores (`{a: 1, a: 1x}`); we report it anyway.
 
 // MARK: - Public API
 
@@ -628,13 +634,13 @@ struct JSON5Scanner {
     private mutating func scanString(collecting: Bool) throws(JSON5ScanFailure) -> String {
         let start = position
         let quote = bytes[position]
-        let quoteCharacter = quote == .doubleQuote ? "\"" : "'"
+        let quoteName = quote == .doubleQuote ? "a double quote" : "a single quote"
         position += 1
         var value: [UInt8] = []
         var chunkStart = position
         func endOfInput(_ scanner: JSON5Scanner) -> JSON5ScanFailure {
             scanner.failure(at: scanner.bytes.count, "unexpected end of input inside the string that starts at "
-                            + "\(scanner.place(start)); close it with \(quoteCharacter)")
+                            + "\(scanner.place(start)); close it with \(quoteName)")
         }
 
         while true {
@@ -654,7 +660,7 @@ struct JSON5Scanner {
                 chunkStart = position
             case .lf, .cr:
                 throw failure("unterminated string: line break inside the string that starts at \(place(start)) "
-                              + "(close it with \(quoteCharacter), or put '\\' before the line break to continue it)")
+                              + "(close it with \(quoteName), or put '\\' before the line break to continue it)")
             case ..<UInt8.space where dialect == .foundation:
                 throw failure("\(found()) must be escaped inside a string (Foundation's JSONDecoder rejects "
                               + "raw control characters although JSON5 allows them)")

@@ -137,7 +137,7 @@ private let invalidCases: [InvalidCase] = [
     // Strings.
     invalid("{a: \"abc", 1, 9, "unexpected end of input inside the string that starts at line 1 column 5"),
     invalid("{a: 'abc\n}", 1, 9, "unterminated string: line break inside the string that starts at line 1 column 5"),
-    invalid("\"abc", 1, 5, "inside the string that starts at line 1 column 1; close it with \""),
+    invalid("\"abc", 1, 5, "inside the string that starts at line 1 column 1; close it with a double quote"),
     invalid("['abc\\", 1, 7, "unexpected end of input inside the string"),
     invalid("{a: \"x\\qy\"}", 1, 7, "the escape '\\q' is valid JSON5 but Foundation's JSONDecoder rejects it"),
     invalid("['\\1']", 1, 3, "invalid escape '\\1'"),
