@@ -253,6 +253,7 @@ private let validDocuments: [String] = [
     "[1] // a comment with a line separator\u{2028}that Foundation does not end",
     "{\\x41: 1}",
     "{\\u0031: 1}",
+    "{a\\u005c: 1, \\u005cb: 2}",
 ]
 
 @Test("valid documents: no error, and JSONDecoder agrees", arguments: validDocuments)
