@@ -34,14 +34,20 @@
 //   | `\` + U+2028/U+2029 line continuation       | yes  | no         |
 //   | raw control characters (tab...) in strings  | yes  | no         |
 //   | `\xHH` escapes in unquoted member names     | no   | yes        |
+//   | a name starting with an escaped digit or `\` | no   | yes        |
 //   | more than 512 nested arrays/objects         | yes  | no         |
 //   | `0e1` ... `0e9` (unsigned, one digit)       | yes  | no (bug)   |
 //
 //   (*) Foundation keeps skipping the comment until LF or CR.
 //
+// Member names follow ECMAScript 5.1 (which JSON5 cites): letters by general
+// category (Lu Ll Lt Lm Lo Nl), then also Mn Mc Nd Pc, ZWNJ, ZWJ, '$', '_'.
+//
 // Not checked, because they are not syntax: number range (`1e400` overflows a
 // `Double`, and Foundation then reports a coding-path error) and duplicate
-// member names (allowed; Foundation keeps the first).
+// member names (allowed; Foundation keeps the first). Foundation validates
+// numbers and escapes lazily, so it never notices a bad value under a
+// duplicate name it ignores (`{a: 1, a: 1x}`); we report it anyway.
 
 // MARK: - Public API
 
@@ -572,9 +578,11 @@ struct JSON5Scanner {
                 let escapeStart = position
                 let escaped = try scanIdentifierEscape()
                 // Foundation accepts any name character after a backslash, even
-                // in first position; the spec wants an IdentifierStart there.
-                let allowed = first && dialect == .specification
-                    ? isIdentifierStart(escaped) : isIdentifierPart(escaped)
+                // in first position, and counts '\' itself as one; the spec
+                // wants an IdentifierStart first and IdentifierParts after.
+                let allowed = dialect == .foundation
+                    ? isIdentifierPart(escaped) || escaped == "\\"
+                    : first ? isIdentifierStart(escaped) : isIdentifierPart(escaped)
                 guard allowed else {
                     throw failure(at: escapeStart, "the escape '\(text(escapeStart..<position))' stands for a "
                                   + "character that is not allowed \(first ? "to start" : "in") an unquoted member name")
@@ -626,13 +634,13 @@ struct JSON5Scanner {
     private mutating func scanString(collecting: Bool) throws(JSON5ScanFailure) -> String {
         let start = position
         let quote = bytes[position]
-        let quoteCharacter = quote == .doubleQuote ? "\"" : "'"
+        let quoteName = quote == .doubleQuote ? "a double quote" : "a single quote"
         position += 1
         var value: [UInt8] = []
         var chunkStart = position
         func endOfInput(_ scanner: JSON5Scanner) -> JSON5ScanFailure {
             scanner.failure(at: scanner.bytes.count, "unexpected end of input inside the string that starts at "
-                            + "\(scanner.place(start)); close it with \(quoteCharacter)")
+                            + "\(scanner.place(start)); close it with \(quoteName)")
         }
 
         while true {
@@ -652,7 +660,7 @@ struct JSON5Scanner {
                 chunkStart = position
             case .lf, .cr:
                 throw failure("unterminated string: line break inside the string that starts at \(place(start)) "
-                              + "(close it with \(quoteCharacter), or put '\\' before the line break to continue it)")
+                              + "(close it with \(quoteName), or put '\\' before the line break to continue it)")
             case ..<UInt8.space where dialect == .foundation:
                 throw failure("\(found()) must be escaped inside a string (Foundation's JSONDecoder rejects "
                               + "raw control characters although JSON5 allows them)")
@@ -875,41 +883,32 @@ struct JSON5Scanner {
         return scalar == "\\" || isIdentifierStart(scalar)
     }
 
-    /// ECMAScript IdentifierStart without escapes. Foundation uses the general
-    /// categories L* and Nl; the spec uses the ID_Start property.
+    /// ECMAScript 5.1 IdentifierStart without escapes (§7.6, which JSON5
+    /// refers to): ASCII letters, '$', '_', and the general categories Lu, Ll,
+    /// Lt, Lm, Lo, Nl. Foundation uses the same categories.
     private func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             return UInt8(scalar.value).isASCIILetter || scalar == "_" || scalar == "$"
         }
-        switch dialect {
-        case .specification:
-            return scalar.properties.isIDStart
-        case .foundation:
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .letterNumber:
-                return true
-            default:
-                return false
-            }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .letterNumber:
+            return true
+        default:
+            return false
         }
     }
 
-    /// ECMAScript IdentifierPart without escapes (adds digits, combining marks,
-    /// connector punctuation, ZWNJ and ZWJ).
+    /// ECMAScript 5.1 IdentifierPart without escapes: adds digits, the
+    /// categories Mn, Mc, Nd, Pc, and ZWNJ / ZWJ.
     private func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
         if isIdentifierStart(scalar) { return true }
         if scalar.isASCII { return UInt8(scalar.value).isDigit }
         if scalar == "\u{200C}" || scalar == "\u{200D}" { return true }
-        switch dialect {
-        case .specification:
-            return scalar.properties.isIDContinue
-        case .foundation:
-            switch scalar.properties.generalCategory {
-            case .nonspacingMark, .spacingMark, .decimalNumber, .connectorPunctuation:
-                return true
-            default:
-                return false
-            }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .decimalNumber, .connectorPunctuation:
+            return true
+        default:
+            return false
         }
     }
 
