@@ -113,8 +113,13 @@ public struct TransactionLogHeader: Equatable, Sendable {
         metadata.filter { $0.key == key }.map(\.value)
     }
 
-    /// Adds a metadata entry.
+    /// Adds a metadata entry. `key`: `[A-Za-z0-9._-]+`, not `bus`,
+    /// `start-ns` or `start-utc` (those are the fields above); a bad key is
+    /// a programmer error.
     public mutating func append(_ key: String, _ value: String) {
+        precondition(Self.isValidKey(key), "invalid transaction log metadata key '\(key)'")
+        precondition(key != Key.bus && key != Key.startNanoseconds && key != Key.startUTC,
+                     "'\(key)' is a field of the header, not metadata")
         metadata.append(Entry(key: key, value: value))
     }
 
