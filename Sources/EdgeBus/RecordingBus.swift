@@ -51,3 +51,33 @@ public final class RecordingBus<Base: I2CBus>: I2CBus, @unchecked Sendable {
         return present
     }
 }
+
+/// A data-ready line that forwards every wait to `base` and writes it to the
+/// same ``TransactionLogWriter`` as the bus, in order with the transfers:
+/// `T gpio NAME edge EDGE_NS`, `T gpio NAME timeout` or `T gpio NAME ! kind
+/// errno operation`, T being `clock`'s time when the wait returned. Replay
+/// it with ``ReplayBus/dataReadyLine(named:)``.
+public final class RecordingDataReadyLine<Base: DataReadyLine>: DataReadyLine, @unchecked Sendable {
+    public let base: Base
+    /// The line's name in the log (`[A-Za-z0-9._-]+`, e.g. `mpu-int`).
+    public let name: String
+    public let log: TransactionLogWriter
+    public let clock: any TimeSource
+
+    public init(_ base: Base, name: String, log: TransactionLogWriter, clock: any TimeSource) {
+        precondition(TransactionLogHeader.isValidKey(name), "invalid data-ready line name '\(name)'")
+        self.base = base; self.name = name; self.log = log; self.clock = clock
+    }
+
+    public func waitForEdge(timeoutNanoseconds: UInt64) throws(GPIOError) -> UInt64? {
+        let edge: UInt64?
+        do {
+            edge = try base.waitForEdge(timeoutNanoseconds: timeoutNanoseconds)
+        } catch {
+            log.recordFailedEdgeWait(at: clock.nowNanoseconds, line: name, error: error)
+            throw error
+        }
+        log.recordEdge(at: clock.nowNanoseconds, line: name, edge: edge)
+        return edge
+    }
+}

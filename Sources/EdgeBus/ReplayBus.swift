@@ -93,6 +93,14 @@ public struct ReplayDivergence: Error, Equatable, Sendable, CustomStringConverti
     /// Which part differs: address, operation, written bytes or read length.
     public var difference: String {
         guard let e = expected else { return "the recording has no more transactions" }
+        switch (e.request, actualRequest) {
+        case (.waitForEdge(let a), .waitForEdge(let b)):
+            return a == b ? "nothing" : "another data-ready line (\(b) instead of \(a))"
+        case (.waitForEdge, .probe): return "a probe instead of a data-ready wait"
+        case (.waitForEdge, .transfer): return "a transfer instead of a data-ready wait"
+        case (_, .waitForEdge): return "a data-ready wait instead of a bus \(e.request == .probe ? "probe" : "transfer")"
+        default: break
+        }
         if e.address != actualAddress { return "another address" }
         switch (e.request, actualRequest) {
         case (.probe, .probe): return "nothing"
@@ -105,6 +113,8 @@ public struct ReplayDivergence: Error, Equatable, Sendable, CustomStringConverti
             }
             if en != an { return "a read of \(an) bytes instead of \(en)" }
             return "nothing"
+        default:
+            return "another request"
         }
     }
 
@@ -182,8 +192,8 @@ public final class ReplayBus: I2CBus, @unchecked Sendable {
             }
         case .failed(let e):
             throw replayed(e, address: address)
-        case .present:
-            preconditionFailure("transfer record with a probe outcome at \(log.file):\(r.line)")
+        case .present, .edge, .gpioFailed:
+            preconditionFailure("transfer record with another outcome at \(log.file):\(r.line)")
         }
     }
 
@@ -197,9 +207,42 @@ public final class ReplayBus: I2CBus, @unchecked Sendable {
         switch r.outcome {
         case .present(let p): return p
         case .failed(let e): throw replayed(e, address: address)
-        case .read:
-            preconditionFailure("probe record with a transfer outcome at \(log.file):\(r.line)")
+        case .read, .edge, .gpioFailed:
+            preconditionFailure("probe record with another outcome at \(log.file):\(r.line)")
         }
+    }
+
+    /// Serves a data-ready wait on `line` (see ``dataReadyLine(named:)``).
+    func waitForEdge(line: String) throws(GPIOError) -> UInt64? {
+        if divergenceError != nil { throw gpioDivergence() }
+        guard position < log.records.count else {
+            _ = diverge(0, .waitForEdge(line: line))
+            throw gpioDivergence()
+        }
+        let r = log.records[position]
+        guard case .waitForEdge(let name) = r.request, name == line else {
+            _ = diverge(0, .waitForEdge(line: line))
+            throw gpioDivergence()
+        }
+        position += 1
+        clock.advance(toNanoseconds: r.timeNanoseconds)
+        switch r.outcome {
+        case .edge(let t): return t
+        case .gpioFailed(let e): throw e
+        case .read, .present, .failed:
+            preconditionFailure("data-ready record with a bus outcome at \(log.file):\(r.line)")
+        }
+    }
+
+    private func gpioDivergence() -> GPIOError {
+        GPIOError(kind: .io, errno: 0, chip: "replay of \(log.file)", operation: divergenceError?.operation ?? "replay")
+    }
+
+    /// The data-ready line `name` as recorded (``RecordingDataReadyLine``):
+    /// its waits are served from the same ordered log as the transfers, so
+    /// an engine waiting on INT replays exactly as it ran.
+    public func dataReadyLine(named name: String) -> ReplayDataReadyLine {
+        ReplayDataReadyLine(bus: self, name: name)
     }
 
     private func replayed(_ e: I2CError, address: UInt8) -> I2CError {
@@ -217,6 +260,7 @@ public final class ReplayBus: I2CBus, @unchecked Sendable {
                                  actualAddress: address, actualRequest: request,
                                  timeNanoseconds: clock.nowNanoseconds)
         let register: UInt8? = if case .transfer(let w, _) = request { w.first } else { nil }
+        let address: UInt8? = if case .waitForEdge = request { nil } else { address }
         let where_ = d.line > 0 ? "\(log.file):\(d.line)" : log.file
         let op: String
         if let e = d.expected {
@@ -229,5 +273,21 @@ public final class ReplayBus: I2CBus, @unchecked Sendable {
         divergence = d
         divergenceError = error
         return error
+    }
+}
+
+/// A data-ready line replayed from a ``ReplayBus``'s log: each wait must be
+/// the next record (a `gpio NAME` line of the same name) and returns the
+/// recorded edge time (nil for a recorded timeout) or throws the recorded
+/// error, moving the ``ReplayClock`` to when the wait returned. The timeout
+/// asked for is not compared (the recording says what happened). A wait the
+/// recording does not have is a divergence of the bus (``ReplayBus/divergence``)
+/// and throws a `GPIOError` of kind `io` whose operation says where.
+public final class ReplayDataReadyLine: DataReadyLine, @unchecked Sendable {
+    public let bus: ReplayBus
+    public let name: String
+    init(bus: ReplayBus, name: String) { self.bus = bus; self.name = name }
+    public func waitForEdge(timeoutNanoseconds: UInt64) throws(GPIOError) -> UInt64? {
+        try bus.waitForEdge(line: name)
     }
 }

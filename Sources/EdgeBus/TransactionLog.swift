@@ -19,6 +19,7 @@
 /// 5100400000 0x68 w 3b r 14 0044ff9c40280b600000000000000000
 /// 5100900000 0x76 w d0 r 1 ! noDevice 121 0xd0 read 1 byte after writing 1
 /// 5101000000 0x0d probe yes
+/// 5110000000 gpio mpu-int edge 5109990000
 /// ```
 ///
 /// See ``TransactionLogWriter`` for writing and ``TransactionLog/parse(_:file:)``
@@ -112,8 +113,13 @@ public struct TransactionLogHeader: Equatable, Sendable {
         metadata.filter { $0.key == key }.map(\.value)
     }
 
-    /// Adds a metadata entry.
+    /// Adds a metadata entry. `key`: `[A-Za-z0-9._-]+`, not `bus`,
+    /// `start-ns` or `start-utc` (those are the fields above); a bad key is
+    /// a programmer error.
     public mutating func append(_ key: String, _ value: String) {
+        precondition(Self.isValidKey(key), "invalid transaction log metadata key '\(key)'")
+        precondition(key != Key.bus && key != Key.startNanoseconds && key != Key.startUTC,
+                     "'\(key)' is a field of the header, not metadata")
         metadata.append(Entry(key: key, value: value))
     }
 
@@ -136,6 +142,9 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
         case transfer(write: [UInt8], readCount: Int)
         /// ``I2CBus/probe(address:)``.
         case probe
+        /// ``DataReadyLine/waitForEdge(timeoutNanoseconds:)`` on the line
+        /// named `line` (the record's address is 0).
+        case waitForEdge(line: String)
     }
 
     /// What the bus answered.
@@ -146,7 +155,12 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
         case present(Bool)
         /// The operation threw this error (kind, errno, register, operation
         /// as recorded; bus and address are filled in from the log).
-        case failed(I2CError)
+        indirect case failed(I2CError)
+        /// A data-ready wait returned: the edge's timestamp, or nil on timeout.
+        case edge(UInt64?)
+        /// A data-ready wait threw this error (kind, errno, operation as
+        /// recorded; the chip is the line's name).
+        indirect case gpioFailed(GPIOError)
     }
 
     /// Monotonic ns when the operation completed (or failed).
@@ -176,6 +190,11 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
                           outcome: .failed(error))
     }
 
+    /// A data-ready wait on `line` that returned `edge` (nil: timed out).
+    public static func edge(at t: UInt64, line: String, edge: UInt64?) -> TransactionRecord {
+        TransactionRecord(timeNanoseconds: t, address: 0, request: .waitForEdge(line: line), outcome: .edge(edge))
+    }
+
     /// A probe that answered `present`.
     public static func probe(at t: UInt64, _ address: UInt8, present: Bool) -> TransactionRecord {
         TransactionRecord(timeNanoseconds: t, address: address, request: .probe, outcome: .present(present))
@@ -192,6 +211,8 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
             return "\(hex(address)) write [\(w.map { hexByte($0) }.joined(separator: " "))] read \(n)"
         case .probe:
             return "\(hex(address)) probe"
+        case .waitForEdge(let line):
+            return "gpio \(line) wait for edge"
         }
     }
 
@@ -201,6 +222,8 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
         case .read(let r): if !r.isEmpty { s += " -> [" + r.map { hexByte($0) }.joined(separator: " ") + "]" }
         case .present(let p): s += p ? " -> yes" : " -> no"
         case .failed(let e): s += " -> \(e.kind.rawValue) (errno \(e.errno))"
+        case .edge(let t): s += t.map { " -> edge at \($0)" } ?? " -> timeout"
+        case .gpioFailed(let e): s += " -> \(e.kind.rawValue) (errno \(e.errno))"
         }
         return s
     }
@@ -211,6 +234,11 @@ public struct TransactionRecord: Equatable, Sendable, CustomStringConvertible {
 func hexByte(_ v: UInt8) -> String {
     let d: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"]
     return String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
+}
+
+extension GPIOError.Kind {
+    /// Every kind, for parsing the log's error field.
+    static let all: [GPIOError.Kind] = [.chipNotFound, .lineNotFound, .lineBusy, .permissionDenied, .io]
 }
 
 extension I2CError.Kind {

@@ -226,6 +226,12 @@ struct TransactionLogParser {
                        "time \(time) is before the previous record's (or @start-ns) \(lastTime): monotonic time never goes back")
         }
         guard let aField = fields.next() else { throw shape("no address") }
+        if Self.equals(aField, "gpio") {
+            let r = try gpioRecord(&fields, time: time, number: n, whole: whole)
+            lastTime = time
+            records.append(r)
+            return
+        }
         guard let address = Self.address(aField) else {
             throw fail(n, .badAddress, "the address '\(Self.text(aField))' is not a 7-bit address written 0xNN")
         }
@@ -291,6 +297,47 @@ struct TransactionLogParser {
         }
         lastTime = time
         records.append(record)
+    }
+
+    /// `NAME edge EDGE_NS`, `NAME timeout` or `NAME ! KIND ERRNO [operation]` after `TIME gpio`.
+    func gpioRecord(_ fields: inout Fields, time: UInt64, number n: Int,
+                    whole: String) throws(TransactionLogError) -> TransactionRecord {
+        func shape(_ why: String) -> TransactionLogError {
+            fail(n, .badRecord, "\(why) in '\(whole)'; expected 'TIME gpio NAME edge EDGE_NS', 'TIME gpio NAME timeout' or 'TIME gpio NAME ! KIND ERRNO OP'")
+        }
+        guard let nameField = fields.next() else { throw shape("no line name after 'gpio'") }
+        let name = Self.text(nameField)
+        guard TransactionLogHeader.isValidKey(name) else {
+            throw fail(n, .badRecord, "bad data-ready line name '\(name)' (expected letters, digits, '.', '_' or '-')")
+        }
+        guard let what = fields.next() else { throw shape("no 'edge', 'timeout' or '!' after the line name") }
+        let outcome: TransactionRecord.Outcome
+        if Self.equals(what, "edge") {
+            guard let tField = fields.next(), let edge = Self.decimal(tField) else {
+                throw fail(n, .badTime, "the edge time after 'edge' is missing or not whole nanoseconds")
+            }
+            outcome = .edge(edge)
+        } else if Self.equals(what, "timeout") {
+            outcome = .edge(nil)
+        } else if Self.equals(what, "!") {
+            guard let k = fields.next() else {
+                throw fail(n, .badError, "'!' must be followed by KIND ERRNO (e.g. '! io 5')")
+            }
+            let kindName = Self.text(k)
+            guard let kind = GPIOError.Kind(rawValue: kindName) else {
+                throw fail(n, .unknownErrorKind(kindName),
+                           "unknown GPIO error kind '\(kindName)' (one of \(GPIOError.Kind.all.map(\.rawValue).joined(separator: ", ")))")
+            }
+            guard let eField = fields.next(), let e = Int32(Self.text(eField)) else {
+                throw fail(n, .badError, "the errno after '\(kindName)' is missing or not a number")
+            }
+            outcome = .gpioFailed(GPIOError(kind: kind, errno: e, chip: name, operation: Self.text(fields.rest())))
+        } else {
+            throw shape("'\(Self.text(what))' after the line name is not edge, timeout or '!'")
+        }
+        guard fields.isAtEnd else { throw shape("extra fields after the data-ready record") }
+        return TransactionRecord(timeNanoseconds: time, address: 0, request: .waitForEdge(line: name),
+                                 outcome: outcome, line: n)
     }
 
     /// `KIND ERRNO REG [operation text...]` after a `!`.

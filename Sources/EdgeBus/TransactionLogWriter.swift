@@ -197,6 +197,38 @@ public final class TransactionLogWriter: @unchecked Sendable {
         flushIfNeeded()
     }
 
+    /// Records a data-ready wait that returned: `T gpio NAME edge EDGE_NS`,
+    /// or `T gpio NAME timeout` when `edge` is nil. `line` names the line
+    /// (`[A-Za-z0-9._-]+`, e.g. `mpu-int`).
+    public func recordEdge(at time: UInt64, line: String, edge: UInt64?) {
+        precondition(TransactionLogHeader.isValidKey(line), "invalid data-ready line name '\(line)'")
+        guard begin() else { return }
+        gpioPrefix(time, line)
+        if let edge { append("edge "); decimal(edge) } else { append("timeout") }
+        newline()
+        flushIfNeeded()
+    }
+
+    /// Records a data-ready wait that threw: `T gpio NAME ! kind errno operation`.
+    public func recordFailedEdgeWait(at time: UInt64, line: String, error: GPIOError) {
+        precondition(TransactionLogHeader.isValidKey(line), "invalid data-ready line name '\(line)'")
+        guard begin() else { return }
+        gpioPrefix(time, line)
+        append("! "); append(error.kind.rawValue); space()
+        if error.errno < 0 { buffer.append(0x2D) }
+        decimal(UInt64(error.errno.magnitude))
+        if !error.operation.isEmpty {
+            space()
+            for c in error.operation.utf8 { buffer.append(c == 0x0A || c == 0x0D ? 0x20 : c) }
+        }
+        newline()
+        flushIfNeeded()
+    }
+
+    private func gpioPrefix(_ time: UInt64, _ line: String) {
+        decimal(time); append(" gpio "); append(line); space()
+    }
+
     /// Records a record (re-writing a parsed log, building test logs).
     public func append(_ r: TransactionRecord) {
         switch (r.request, r.outcome) {
@@ -212,7 +244,11 @@ public final class TransactionLogWriter: @unchecked Sendable {
             recordProbe(at: r.timeNanoseconds, address: r.address, present: p)
         case (.probe, .failed(let e)):
             recordFailedProbe(at: r.timeNanoseconds, address: r.address, error: e)
-        case (.transfer, .present), (.probe, .read):
+        case (.waitForEdge(let line), .edge(let edge)):
+            recordEdge(at: r.timeNanoseconds, line: line, edge: edge)
+        case (.waitForEdge(let line), .gpioFailed(let e)):
+            recordFailedEdgeWait(at: r.timeNanoseconds, line: line, error: e)
+        default:
             preconditionFailure("inconsistent transaction record: \(r)")
         }
     }

@@ -26,6 +26,10 @@ import Glibc
         w.append(.probe(at: 5_101_000_000, 0x50, present: false))
         w.recordFailedProbe(at: 5_101_000_001, address: 0x51,
                             error: I2CError(errno: EBUSY, bus: "/dev/i2c-1", operation: "ioctl(I2C_SLAVE)"))
+        w.append(.edge(at: 5_102_000_000, line: "mpu-int", edge: 5_101_999_000))
+        w.append(.edge(at: 5_103_000_000, line: "mpu-int", edge: nil))
+        w.recordFailedEdgeWait(at: 5_103_000_001, line: "mpu-int",
+                               error: GPIOError(kind: .lineBusy, errno: EBUSY, chip: "pinctrl-bcm2711", operation: "request"))
         #expect(w.text == """
         # edge-agent transaction log v1
         @bus /dev/i2c-1
@@ -42,9 +46,12 @@ import Glibc
         5101000000 0x0d probe yes
         5101000000 0x50 probe no
         5101000001 0x51 probe ! addressInUse 16 - ioctl(I2C_SLAVE)
+        5102000000 gpio mpu-int edge 5101999000
+        5103000000 gpio mpu-int timeout
+        5103000001 gpio mpu-int ! lineBusy 16 request
 
         """)
-        #expect(w.recordCount == 8)
+        #expect(w.recordCount == 11)
     }
 
     @Test func whatIsWrittenParsesBackToTheSameRecords() throws {
@@ -61,6 +68,10 @@ import Glibc
                                             operation: "read 6 bytes after writing 1 (SMBus)")),
             .probe(at: 5_000_000_003, 0x0D, present: true),
             .probe(at: 5_000_000_004, 0x00, present: false),
+            .edge(at: 5_000_000_005, line: "mpu-int", edge: 5_000_000_001),
+            .edge(at: 5_000_000_006, line: "mag.drdy_1", edge: nil),
+            TransactionRecord(timeNanoseconds: 5_000_000_007, address: 0, request: .waitForEdge(line: "mpu-int"),
+                              outcome: .gpioFailed(GPIOError(kind: .io, errno: EIO, chip: "mpu-int", operation: "read event"))),
         ]
         for r in records { w.append(r) }
         let log = try TransactionLog.parse(w.text, file: "t.log")
@@ -131,6 +142,14 @@ import Glibc
         (good + "200 0x68 w 75 r 1 ! io 5 75\n", 4, "register '75'"),
         (good + "200 0x68 probe maybe\n", 4, "is not yes, no or '!'"),
         (good + "200 0x68 probe yes no\n", 4, "extra fields"),
+        (good + "200 gpio\n", 4, "no line name after 'gpio'"),
+        (good + "200 gpio a/b edge 1\n", 4, "bad data-ready line name 'a/b'"),
+        (good + "200 gpio int\n", 4, "no 'edge', 'timeout' or '!'"),
+        (good + "200 gpio int edge\n", 4, "edge time after 'edge'"),
+        (good + "200 gpio int edge 1 2\n", 4, "extra fields after the data-ready record"),
+        (good + "200 gpio int rising\n", 4, "'rising' after the line name"),
+        (good + "200 gpio int ! stuck 5\n", 4, "unknown GPIO error kind 'stuck'"),
+        (good + "200 gpio int ! io\n", 4, "errno after 'io'"),
     ])
     func badLogsNameTheLine(_ text: String, _ line: Int, _ says: String) {
         let e = #expect(throws: TransactionLogError.self) { try TransactionLog.parse(text, file: "bad.log") }

@@ -171,6 +171,85 @@ import Glibc
         #expect(try run() == first)
     }
 
+    // MARK: data-ready lines
+
+    /// A data-ready line that returns scripted edges and moves a virtual clock.
+    final class ScriptedLine: DataReadyLine, @unchecked Sendable {
+        var edges: [UInt64?]
+        let clock: VirtualClock
+        init(_ edges: [UInt64?], clock: VirtualClock) { self.edges = edges; self.clock = clock }
+        func waitForEdge(timeoutNanoseconds: UInt64) throws(GPIOError) -> UInt64? {
+            guard !edges.isEmpty else { throw GPIOError(kind: .io, errno: EIO, chip: "gpiochip0", line: 17, operation: "read event") }
+            let e = edges.removeFirst()
+            clock.sleep(untilNanoseconds: e ?? clock.nowNanoseconds + timeoutNanoseconds)
+            return e
+        }
+    }
+
+    @Test func dataReadyWaitsAreRecordedAndReplayedInOrderWithTheTransfers() throws {
+        let clock = VirtualClock(startNanoseconds: 1_000)
+        let writer = TransactionLogWriter(header: TransactionLogHeader(bus: "/dev/i2c-1", startNanoseconds: 1_000))
+        let bus = RecordingBus(ScriptedI2CBus(name: "/dev/i2c-1", [
+            .read(0x68, register: 0x3A, reply: [0x01]), .read(0x68, register: 0x3A, reply: [0x01]),
+        ]), log: writer, clock: clock)
+        let line = RecordingDataReadyLine(ScriptedLine([5_000, nil], clock: clock), name: "mpu-int", log: writer, clock: clock)
+
+        func run(_ bus: some I2CBus, _ line: some DataReadyLine, _ clock: any TimeSource) -> [String] {
+            var out: [String] = []
+            do { out.append("edge \(String(describing: try line.waitForEdge(timeoutNanoseconds: 10_000))) @\(clock.nowNanoseconds)") } catch { out.append("\(error)") }
+            do { out.append("status \(try bus.readRegister(0x68, 0x3A)) @\(clock.nowNanoseconds)") } catch { out.append("\(error)") }
+            do { out.append("edge \(String(describing: try line.waitForEdge(timeoutNanoseconds: 10_000))) @\(clock.nowNanoseconds)") } catch { out.append("\(error)") }
+            do { out.append("status \(try bus.readRegister(0x68, 0x3A)) @\(clock.nowNanoseconds)") } catch { out.append("\(error)") }
+            do { out.append("edge \(String(describing: try line.waitForEdge(timeoutNanoseconds: 10_000))) @\(clock.nowNanoseconds)") } catch { out.append("\(error)") }
+            return out
+        }
+        let live = run(bus, line, clock)
+        #expect(live.first == "edge Optional(5000) @5000")
+        #expect(live[2] == "edge nil @15000")
+        #expect(writer.text.contains("\n5000 gpio mpu-int edge 5000\n"))
+        #expect(writer.text.contains("\n15000 gpio mpu-int timeout\n"))
+        #expect(writer.text.hasSuffix("\n15000 gpio mpu-int ! io 5 read event\n"))
+
+        let log = try TransactionLog.parse(writer.text, file: "int.log")
+        #expect(log.records.map(\.request) == [.waitForEdge(line: "mpu-int"), .transfer(write: [0x3A], readCount: 1),
+                                               .waitForEdge(line: "mpu-int"), .transfer(write: [0x3A], readCount: 1),
+                                               .waitForEdge(line: "mpu-int")])
+        let replayClock = ReplayClock(log: log)
+        let replay = ReplayBus(log: log, clock: replayClock)
+        let replayed = run(replay, replay.dataReadyLine(named: "mpu-int"), replayClock)
+        // The GPIO error's chip is the line's name in the log, so compare kinds.
+        #expect(Array(replayed.prefix(4)) == Array(live.prefix(4)))
+        #expect(replayed[4].contains("GPIO read event failed on chip \"mpu-int\" (errno 5)"))
+        #expect(replay.isAtEnd && replay.divergence == nil)
+    }
+
+    @Test func aDataReadyWaitWhereATransferWasRecordedIsADivergence() throws {
+        let (bus, _) = try make()
+        let line = bus.dataReadyLine(named: "mpu-int")
+        let e = #expect(throws: GPIOError.self) { _ = try line.waitForEdge(timeoutNanoseconds: 1) }
+        #expect(e?.chip == "replay of bench.log")
+        #expect(e?.operation.contains("gpio mpu-int wait for edge (replay: not in the recording; bench.log:5 has 0x68 write [75] read 1") == true)
+        #expect(bus.divergence?.difference == "a data-ready wait instead of a bus transfer")
+        #expect(bus.divergence?.line == 5)
+        // Final for the bus too.
+        #expect(throws: I2CError.self) { _ = try bus.readRegister(0x68, 0x75) }
+    }
+
+    @Test func anotherLineNameIsADivergence() throws {
+        let log = try TransactionLog.parse("""
+            # edge-agent transaction log v1
+            @bus b
+            @start-ns 0
+            10 gpio mpu-int edge 9
+            """, file: "g.log")
+        let bus = ReplayBus(log: log, clock: ReplayClock(log: log))
+        #expect(throws: GPIOError.self) { _ = try bus.dataReadyLine(named: "mag-drdy").waitForEdge(timeoutNanoseconds: 1) }
+        #expect(bus.divergence?.difference == "another data-ready line (mag-drdy instead of mpu-int)")
+        let other = ReplayBus(log: log, clock: ReplayClock(log: log))
+        #expect(throws: I2CError.self) { _ = try other.readRegister(0x68, 0x75) }
+        #expect(other.divergence?.difference == "a transfer instead of a data-ready wait")
+    }
+
     @Test func anyI2CBusAndGenericCodeSeeTheSameReplay() throws {
         let (bus, _) = try make()
         let boxed = AnyI2CBus(bus)

@@ -136,6 +136,49 @@ import Glibc
         #expect(failure?.description.contains("config.log:\(d.line)") == true, "\(failure?.description ?? "none")")
     }
 
+    /// An engine paced by the MPU-6050's INT pin: the waits are recorded in
+    /// order with the transfers and replayed from the same log.
+    @Test func aDataReadyPacedLoopReplaysWithItsEdges() throws {
+        func drive<B: I2CBus>(_ bus: B, _ line: some DataReadyLine, _ clock: any TimeSource) -> [Event] {
+            var events: [Event] = []
+            var mpu = MPU6050(bus: bus, address: 0x68, clock: clock)
+            var c = MPU6050Configuration.default
+            c.dataReadyInterrupt = true
+            do { events.append(.started("\(try mpu.start(c))")) } catch { events.append(.failure("\(error)")) }
+            for _ in 0..<25 {
+                do {
+                    guard let edge = try line.waitForEdge(timeoutNanoseconds: 50_000_000) else {
+                        events.append(.failure("timeout")); continue
+                    }
+                    events.append(.time(edge))
+                    _ = try mpu.readInterruptStatus()
+                    events.append(.mpu(try mpu.read()))
+                } catch {
+                    events.append(.failure("\(error)"))
+                }
+            }
+            events.append(.time(clock.nowNanoseconds))
+            return events
+        }
+        let clock = VirtualClock(startNanoseconds: 3_000_000_000)
+        let board = try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(.realistic), truth: ConstantTruth(),
+                                       clock: clock, seed: 3)
+        let writer = TransactionLogWriter(header: TransactionLogHeader(bus: board.bus.name, startNanoseconds: clock.nowNanoseconds))
+        let int = try #require(board.dataReadyLine(forAddress: 0x68))
+        let live = drive(RecordingBus(board.bus, log: writer, clock: clock),
+                         RecordingDataReadyLine(int, name: "mpu-int", log: writer, clock: clock), clock)
+        #expect(live.filter { if case .mpu = $0 { true } else { false } }.count == 25)
+        #expect(writer.text.contains(" gpio mpu-int edge "))
+
+        let log = try TransactionLog.parse(writer.text, file: "int.log")
+        let replayClock = ReplayClock(log: log)
+        let bus = ReplayBus(log: log, clock: replayClock)
+        let replayed = drive(bus, bus.dataReadyLine(named: "mpu-int"), replayClock)
+        #expect(bus.divergence == nil, "\(bus.divergence?.description ?? "")")
+        #expect(bus.isAtEnd)
+        #expect(replayed == live)
+    }
+
     /// A recording cut short (the record command stopped mid-way) ends with
     /// ``ReplayDivergence/Kind/endOfRecording`` naming the last line.
     @Test func aShortRecordingEndsWithEndOfRecording() throws {
