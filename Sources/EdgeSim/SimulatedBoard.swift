@@ -200,4 +200,10 @@ public final class SimulatedBoard: @unchecked Sendable {
 
     /// The model at `address`, for tests and tolerances (`as? MPU6050Model` ...).
     public func device(at address: UInt8) -> (any SimulatedDevice)? { bus.device(at: address) }
+    /// The MPU-6050 model at `address`, if that is what sits there.
+    public func mpu6050(at address: UInt8) -> MPU6050Model? { bus.device(at: address) as? MPU6050Model }
+    /// The BMP280 model at `address`, if that is what sits there.
+    public func bmp280(at address: UInt8) -> BMP280Model? { bus.device(at: address) as? BMP280Model }
+    /// The QMC5883L model at `address`, if that is what sits there.
+    public func qmc5883l(at address: UInt8) -> QMC5883LModel? { bus.device(at: address) as? QMC5883LModel }
 }

@@ -121,7 +121,7 @@ public final class SimulatedBus: I2CBus, @unchecked Sendable {
     func applyEvents(upTo t: UInt64) {
         while let e = events.first, e.time <= t {
             events.removeFirst()
-            if e.kind == .powerOnReset, let d = slots[Int(e.address)]?.device {
+            if e.kind == .powerOnReset, e.address < 0x80, let d = slots[Int(e.address)]?.device {
                 d.powerOnReset(atNanoseconds: e.time)
             }
         }

@@ -68,6 +68,12 @@ import Glibc
         #expect(try board.bus.read(0x68, 0x19, 1) == [0x00])
     }
 
+    @Test func faultsForImpossibleAddressesAreHarmless() throws {
+        let (board, clock) = try Self.board([.reset(address: 0x90, at: 0.1), .disappear(address: 0xFF, from: 0, to: 0.2)])
+        clock.sleep(untilNanoseconds: 11 * s)
+        #expect(try board.bus.read(0x68, 0x75, 1) == [0x68])
+    }
+
     @Test func disappearAndComeBackReset() throws {
         let (board, clock) = try Self.board([.disappear(address: 0x0D, from: 1, to: 2)])
         try board.bus.write(0x0D, [0x0B, 0x01])

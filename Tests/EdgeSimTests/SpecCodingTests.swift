@@ -111,7 +111,8 @@ import EdgeFusion
         #expect(abs(az - 9.80665) < 0.6)                         // bias + scale + noise, < 60 mg
         let m = try bus.read(0x0D, 0x00, 6)
         #expect(abs(Double(le16(m, 0)) / 30 - truth.magneticField.x) < 8)   // hard iron a few µT
-        let mpu = try #require(board.device(at: 0x68) as? MPU6050Model)
+        let mpu = try #require(board.mpu6050(at: 0x68))
         #expect(mpu.roundTripTolerance.accel.x > 0)
+        #expect(board.bmp280(at: 0x76) != nil && board.qmc5883l(at: 0x0D) != nil && board.bmp280(at: 0x68) == nil)
     }
 }
