@@ -1,3 +1,5 @@
+import EdgeBus
+
 /// A board profile (`boards/*.json5`): which bus, which chips at which
 /// addresses, how each chip is mounted, and the data-ready GPIO line.
 /// The schema is documented in `boards/README.md`.
@@ -196,10 +198,4 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
 
     /// e.g. `mpu6050@0x68`.
     public var id: String { "\(kind.rawValue)@\(hex(address))" }
-}
-
-@inlinable
-func hex(_ v: UInt8) -> String {
-    let d = Array("0123456789abcdef")
-    return "0x" + String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeBus
 import EdgeChips
 
 /// `edge-agent decode CHIP FILE [--json]`: decodes an `i2cdump -y BUS ADDR`
@@ -112,7 +113,7 @@ public enum DecodeCommand: Subcommand {
             return [o.rendered]
         }
         var out: [String] = []
-        var head = variant ?? "MPU-6050 (WHO_AM_I " + (r.whoAmI.map { hexByte($0) + ", unknown" } ?? "unreadable") + "; genuine temperature formula assumed)"
+        var head = variant ?? "MPU-6050 (WHO_AM_I " + (r.whoAmI.map { hex($0) + ", unknown" } ?? "unreadable") + "; genuine temperature formula assumed)"
         head += ": accel ±\(r.accelRange.g) g, gyro ±\(r.gyroRange.degreesPerSecond) °/s"
         if let hz = r.sampleRateHz { head += ", \(fixed(hz, 2)) Hz" }
         out.append(head)
@@ -142,7 +143,7 @@ public enum DecodeCommand: Subcommand {
             return [o.rendered]
         }
         var out: [String] = []
-        let name = r.variant?.part ?? ("BMP280 (id " + (r.chipID.map { hexByte($0) + ", unknown" } ?? "unreadable") + ")")
+        let name = r.variant?.part ?? ("BMP280 (id " + (r.chipID.map { hex($0) + ", unknown" } ?? "unreadable") + ")")
         out.append(name)
         if let note = r.variant?.note { out.append((r.variant!.isSupported ? "warning: " : "error: ") + note) }
         out.append("temperature  \(fixed(r.temperatureCelsius, 2)) °C (t_fine \(r.tFine))")
@@ -171,7 +172,7 @@ public enum DecodeCommand: Subcommand {
             return [o.rendered]
         }
         var out = ["QMC5883L: range ±\(r.range.gauss) G"]
-        if let id = r.chipID, id != 0xFF { out.append("warning: CHIP_ID (0x0d) reads \(hexByte(id)), not 0xff: is this a QMC5883L?") }
+        if let id = r.chipID, id != 0xFF { out.append("warning: CHIP_ID (0x0d) reads \(hex(id)), not 0xff: is this a QMC5883L?") }
         if let s = sample {
             out.append("magnetic field  x \(fixed(s.magneticField.x, 3))  y \(fixed(s.magneticField.y, 3))  z \(fixed(s.magneticField.z, 3)) µT")
         } else {
@@ -212,10 +213,6 @@ public enum DecodeCommand: Subcommand {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func hexByte(_ v: UInt8) -> String {
-        let d = Array("0123456789abcdef")
-        return "0x" + String(d[Int(v >> 4)]) + String(d[Int(v & 0xF)])
-    }
 
 }
 

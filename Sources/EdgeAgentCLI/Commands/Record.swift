@@ -6,6 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 import EdgeBus
 import EdgeConfig
 import EdgeEngine
@@ -110,8 +111,8 @@ public enum RecordCommand: Subcommand {
         AgentSignals.block()
         let thread = try LoopThread(name: "edge-record") { loop.run(maxTicks: ticks) }
         let done = DoneFlag()
-        let waiter = try LoopThread(name: "edge-record-join") { thread.join(); done.set() }
-        while !done.isSet {
+        let waiter = try LoopThread(name: "edge-record-join") { thread.join(); done.value.store(true, ordering: .releasing) }
+        while !done.value.load(ordering: .acquiring) {
             if let sig = AgentSignals.wait(timeout: 0.1), sig == SIGINT || sig == SIGTERM { loop.stop() }
         }
         waiter.join()
@@ -119,19 +120,9 @@ public enum RecordCommand: Subcommand {
     }
 }
 
-final class DoneFlag: @unchecked Sendable {
-    private var flag = false
-    private let lock = NSLockLite()
-    func set() { lock.withLock { flag = true } }
-    var isSet: Bool { lock.withLock { flag } }
-}
-
-/// A tiny mutex without Foundation's NSLock.
-final class NSLockLite: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    func withLock<T>(_ body: () -> T) -> T { pthread_mutex_lock(&m); defer { pthread_mutex_unlock(&m) }; return body() }
+/// Set by the joining thread when the recording loop has ended.
+final class DoneFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// A sink that asks for every stream and throws the samples away (the
