@@ -68,13 +68,13 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
             statistics.record(latenessNanoseconds: woke > reference ? woke - reference : 0,
                               periodNanoseconds: periodNanoseconds)
             drainMailbox()
-            hub.tick()
+            hub.tick(at: reference)
             afterTick?(woke)
             ticks += 1
             if hub.loopPeriodNanoseconds != periodNanoseconds {
-                // The IMU rate changed: restart the deadline grid from now.
+                // The IMU rate changed: restart the deadline grid from this tick.
                 periodNanoseconds = hub.loopPeriodNanoseconds
-                deadline = clock.nowNanoseconds
+                deadline = reference
             }
             deadline &+= periodNanoseconds
             let now = clock.nowNanoseconds

@@ -103,11 +103,14 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     // MARK: the loop body
 
-    /// One loop iteration at the current clock time.
-    public func tick() {
+    /// One loop iteration. `scheduled` is the tick's place on the loop's
+    /// schedule (its deadline; the clock's time when nil): what is due is
+    /// decided on it, not on the wake-up time, so a recording replays with
+    /// the same decisions however late the live wake-ups were.
+    public func tick(at scheduled: UInt64? = nil) {
         ticks &+= 1
-        let now = clock.nowNanoseconds
-        refreshDemand()
+        let now = scheduled ?? clock.nowNanoseconds
+        refreshDemand(now: now)
         serviceDevices(now: now)
         let publishedBefore = publishedTotal
 
@@ -131,7 +134,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     // MARK: demand
 
-    func refreshDemand() {
+    func refreshDemand(now: UInt64) {
         guard let sink else { return }
         let g = sink.demandGeneration
         guard g != seenDemandGeneration else { return }
@@ -146,7 +149,6 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let baroWanted = wanted[StreamName.altitude.index] || wanted[StreamName.absoluteAltitude.index]
             || wanted[StreamName.submersion.index]
         let magWanted = [StreamName.magnetometer, .deviceMotion, .deviceMotionBatch].contains { wanted[$0.index] }
-        let now = clock.nowNanoseconds
         // Run the IMU at the fastest rate anyone asked for (within the
         // configured maximum; never below the fusion's floor while needed).
         if var u = imu {
