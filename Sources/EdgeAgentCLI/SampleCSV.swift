@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeBus
 import EdgeFusion
 
 /// One row of a sample CSV (``SampleCSV``): one instant of the sensor
@@ -149,28 +150,11 @@ public enum SampleCSV {
     }
 
     static func readFile(_ path: String) throws(SampleCSVError) -> String {
-        var f: Int32
-        repeat { f = open(path, O_RDONLY | O_CLOEXEC) } while f < 0 && errno == EINTR
-        if f < 0 {
-            let e = errno
-            throw SampleCSVError(file: path, line: 0, kind: .cannotRead(errno: e),
-                                 message: "cannot open: \(String(cString: strerror(e))) (errno \(e))")
+        do {
+            return String(decoding: try readWholeFile(path), as: UTF8.self)
+        } catch {
+            throw SampleCSVError(file: path, line: 0, kind: .cannotRead(errno: error.errno), message: error.message)
         }
-        defer { close(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(f, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
-                throw SampleCSVError(file: path, line: 0, kind: .cannotRead(errno: e),
-                                     message: "cannot read: \(String(cString: strerror(e))) (errno \(e))")
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

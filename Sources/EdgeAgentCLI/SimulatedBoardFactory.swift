@@ -39,9 +39,10 @@ enum SimulatedBoardFactory {
         var specs: [SimulatedChipSpec] = []
         for chip in profile.chips {
             var imperfections = ChipImperfections.realistic
+            // In the chip models' own format: "realistic", "ideal" or {mpu6050: {...}}.
             if let value = world.scenario.imperfections(forAddress: chip.address) {
                 do {
-                    imperfections = try decodeImperfections(value, kind: chip.kind)
+                    imperfections = try value.decode(ChipImperfections.self)
                 } catch {
                     throw Failure(description: "\(scenarioPath): imperfections[\"\(hex(chip.address))\"]: \(error)")
                 }
@@ -58,9 +59,4 @@ enum SimulatedBoardFactory {
         }
     }
 
-    /// A scenario's imperfections entry is in the chip models' own format:
-    /// "realistic", "ideal" or {mpu6050: {...}} / {bmp280: ...} / {qmc5883l: ...}.
-    static func decodeImperfections(_ v: ScenarioJSONValue, kind: ChipSpec.Kind) throws -> ChipImperfections {
-        try v.decode(ChipImperfections.self)
-    }
 }

@@ -61,26 +61,11 @@ public struct TransactionLogError: Error, Equatable, Sendable, CustomStringConve
 extension TransactionLog {
     /// Reads and parses the log at `path`.
     public static func load(path: String) throws(TransactionLogError) -> TransactionLog {
-        var f: Int32
-        repeat { f = open(path, O_RDONLY | O_CLOEXEC) } while f < 0 && errno == EINTR
-        if f < 0 {
-            let e = errno
-            throw TransactionLogError(file: path, line: 0, kind: .cannotRead(errno: e),
-                                      message: "cannot open: \(String(cString: strerror(e))) (errno \(e))")
-        }
-        defer { close(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(f, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
-                throw TransactionLogError(file: path, line: 0, kind: .cannotRead(errno: e),
-                                          message: "cannot read: \(String(cString: strerror(e))) (errno \(e))")
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
+        let bytes: [UInt8]
+        do {
+            bytes = try readWholeFile(path)
+        } catch {
+            throw TransactionLogError(file: path, line: 0, kind: .cannotRead(errno: error.errno), message: error.message)
         }
         return try parse(bytes, file: path)
     }

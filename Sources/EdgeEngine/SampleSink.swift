@@ -18,6 +18,26 @@ public protocol SampleSink: AnyObject {
     func demand() -> [StreamName: Double]
 }
 
+extension StreamName {
+    /// Every stream at every sample (interval 0): what a recorder or a
+    /// benchmark sink asks for.
+    public static let demandEverything: [StreamName: Double] =
+        Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0) })
+}
+
+/// Takes every sample and throws it away: drives an engine whose bus
+/// traffic, not its samples, is wanted (recording, benchmarks).
+public final class DiscardingSink: SampleSink, @unchecked Sendable {
+    public let wanted: [StreamName: Double]
+    public init(_ wanted: [StreamName: Double] = StreamName.demandEverything) { self.wanted = wanted }
+    public func publish(_ sample: Sample, wake: Bool) -> Bool { true }
+    public func wakeService() {}
+    public func publishConnection(_ event: ConnectionEvent) {}
+    public func setDevices(_ devices: [DeviceInfo]) {}
+    public var demandGeneration: Int { 0 }
+    public func demand() -> [StreamName: Double] { wanted }
+}
+
 /// Collects everything, for tests and the replay tool. Wants every stream.
 public final class CollectingSink: SampleSink, @unchecked Sendable {
     public private(set) var samples: [Sample] = []
@@ -28,7 +48,7 @@ public final class CollectingSink: SampleSink, @unchecked Sendable {
     /// How many times the engine woke the "service".
     public private(set) var wakes = 0
 
-    public init(demand: [StreamName: Double] = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0) })) {
+    public init(demand: [StreamName: Double] = StreamName.demandEverything) {
         demanded = demand
     }
     public func publish(_ sample: Sample, wake: Bool) -> Bool { samples.append(sample); return true }

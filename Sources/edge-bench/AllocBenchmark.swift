@@ -107,7 +107,7 @@ enum AllocBenchmark {
         let board = try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(.realistic), truth: ConstantTruth(),
                                        clock: clock2, seed: 1)
         let hub2 = SensorHub(bus: board.bus, clock: clock2, devices: devices, settings: settings,
-                             sink: DiscardingSink(Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0.0) })))
+                             sink: DiscardingSink())
         hub2.start()
         let loop2 = EngineLoop(hub: hub2, clock: clock2)
         loop2.run(maxTicks: 2000)

@@ -12,18 +12,6 @@ import EdgeEngine
 import EdgeProtocol
 import EdgeSim
 
-/// Takes every sample and throws it away (no ring, no encoding).
-final class DiscardingSink: SampleSink, @unchecked Sendable {
-    let wanted: [StreamName: Double]
-    init(_ wanted: [StreamName: Double]) { self.wanted = wanted }
-    func publish(_ sample: Sample, wake: Bool) -> Bool { true }
-    func wakeService() {}
-    func publishConnection(_ event: ConnectionEvent) {}
-    func setDevices(_ devices: [DeviceInfo]) {}
-    var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { wanted }
-}
-
 enum StepBenchmark {
     static let help = """
     Usage: edge-bench step [--rate HZ] [--seconds S] [--repeat N]

@@ -89,7 +89,7 @@ public enum RecordCommand: Subcommand {
         let writer = try TransactionLogWriter(header: header, path: output)
         let recording = RecordingBus(session.bus, log: writer, clock: clock)
         let n = try record(bus: recording, clock: clock, devices: devices, settings: settings,
-                           sink: DemandAllSink(), duration: duration, virtual: virtual)
+                           sink: DiscardingSink(), duration: duration, virtual: virtual)
         try writer.close()
         if let failure = writer.failure { throw RunError("\(output): \(failure)") }
         console.error("recorded \(n) ticks to \(output)")
@@ -125,18 +125,6 @@ final class DoneFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
 
-/// A sink that asks for every stream and throws the samples away (the
-/// transaction log is what is kept).
-final class DemandAllSink: SampleSink, @unchecked Sendable {
-    let all = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0.0) })
-    func publish(_ sample: Sample, wake: Bool) -> Bool { true }
-    func wakeService() {}
-    func publishConnection(_ event: ConnectionEvent) {}
-    func setDevices(_ devices: [DeviceInfo]) {}
-    var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { all }
-}
-
 /// Collects samples into Meta Wearables mock-motion CSV rows: one row per
 /// device-motion sample (one per IMU sample), with the accelerometer and
 /// gyroscope of the same instant and the newest magnetometer sample since
@@ -147,8 +135,6 @@ final class CSVSink: SampleSink, @unchecked Sendable {
     private var accel: SIMD3<Double>?
     private var gyro: SIMD3<Double>?
     private var mag: SIMD3<Double>?
-    let all = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0.0) })
-
     func publish(_ sample: Sample, wake: Bool) -> Bool {
         switch sample {
         case .accelerometer(let s): accel = SIMD3(s.acceleration.x, s.acceleration.y, s.acceleration.z)
@@ -167,7 +153,7 @@ final class CSVSink: SampleSink, @unchecked Sendable {
     func publishConnection(_ event: ConnectionEvent) {}
     func setDevices(_ devices: [DeviceInfo]) {}
     var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { all }
+    func demand() -> [StreamName: Double] { StreamName.demandEverything }
 }
 
 /// The board profile and configuration travel inside a transaction log's

@@ -138,7 +138,6 @@ public enum ReplayCommand: Subcommand {
 /// Encodes every sample and event as the protocol's JSON lines, in order.
 final class JSONLinesSink: SampleSink, @unchecked Sendable {
     var writer = JSONWriter(capacity: 1 << 20)
-    let all = Dictionary(uniqueKeysWithValues: StreamName.allCases.map { ($0, 0.0) })
     func publish(_ sample: Sample, wake: Bool) -> Bool {
         MessageEncoder.sample(sample, into: &writer)
         return true
@@ -147,5 +146,5 @@ final class JSONLinesSink: SampleSink, @unchecked Sendable {
     func publishConnection(_ event: ConnectionEvent) { MessageEncoder.connection(event, into: &writer) }
     func setDevices(_ devices: [DeviceInfo]) {}
     var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { all }
+    func demand() -> [StreamName: Double] { StreamName.demandEverything }
 }
