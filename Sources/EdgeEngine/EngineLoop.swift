@@ -43,13 +43,13 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
 
     /// Runs until ``stop()``, `maxTicks`, or `until` returns true (checked
     /// before each tick; a replay stops when its recording is used up).
-    /// On the real clock the calling thread's timer slack is set to 1 % of
-    /// the period, at most Linux's default 50 µs: a SCHED_OTHER thread's
-    /// `clock_nanosleep` may wake up that much late (edge-bench loop measured
-    /// the default as the whole gap to cyclictest at 1 kHz), while a slack
-    /// lets the kernel merge wake-ups at slow rates (SCHED_FIFO threads get none).
+    /// On the real clock the calling thread's timer slack is cut to 1 ns:
+    /// Linux lets a SCHED_OTHER thread's `clock_nanosleep` wake up to 50 µs
+    /// late by default, which edge-bench loop measured as the gap to
+    /// cyclictest (it runs with 0); SCHED_FIFO threads have none anyway. It
+    /// made no measurable difference to the agent's CPU (edge-bench footprint).
     public func run(maxTicks: Int = .max, until: (() -> Bool)? = nil) {
-        if clock is MonotonicClock { _ = edge_set_timer_slack_ns(UInt(min(50_000, max(1, periodNanoseconds / 100)))) }
+        if clock is MonotonicClock { _ = edge_set_timer_slack_ns(1) }
         var deadline = clock.nowNanoseconds &+ periodNanoseconds
         var ticks = 0
         while ticks < maxTicks && !isStopping && !(until?() ?? false) {
