@@ -31,20 +31,23 @@ let package = Package(
         .target(name: "CAllocCount", path: "Sources/CAllocCount"),
 
         // --- pure layers ----------------------------------------------------
-        // Vectors, quaternions, attitude filter, calibration, altitude: no I/O.
-        .target(name: "EdgeFusion", swiftSettings: crossModule),
+        // The value types every layer shares, defined once: Vector3,
+        // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
+        .target(name: "EdgeValues", swiftSettings: crossModule),
+        // Attitude filter, calibration, altitude: no I/O.
+        .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
         // --- I/O layers -----------------------------------------------------
         // I2CBus protocol, Linux bus, GPIO data-ready seam, clocks, recording.
         .target(name: "EdgeBus", dependencies: ["CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
         // Chip drivers generic over I2CBus: register maps, configure, read, decode.
-        .target(name: "EdgeChips", dependencies: ["EdgeBus"], swiftSettings: crossModule),
+        .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: crossModule),
         // Register-accurate chip simulators and scenarios. Must NOT import
         // EdgeChips: the simulators transcribe the datasheets independently.
         .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"], swiftSettings: crossModule),
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
-        .target(name: "EdgeProtocol", swiftSettings: crossModule),
+        .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),

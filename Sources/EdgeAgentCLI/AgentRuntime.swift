@@ -25,7 +25,7 @@ enum EngineSetup {
         var altitude = AltitudeFilter.Settings()
         altitude.seaLevelPressure = c.altimeter.seaLevelPa
         altitude.seaLevelPressureUncertainty = c.altimeter.seaLevelUncertaintyPa
-        let frame = EdgeFusion.ReferenceFrame(rawValue: c.fusion.frame) ?? .xMagneticNorthZVertical
+        let frame = ReferenceFrame(rawValue: c.fusion.frame) ?? .xMagneticNorthZVertical
         return EngineSettings(
             mpu6050: c.sensors.mpu6050, bmp280: c.sensors.bmp280, qmc5883l: c.sensors.qmc5883l,
             imuBatch: c.loop.imuBatch, referenceFrame: frame, fusion: fusion, altitude: altitude,

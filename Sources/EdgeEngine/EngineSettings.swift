@@ -59,7 +59,7 @@ public struct EngineSettings: Sendable, Equatable {
     public var imuBatch: Int
     /// Frame of published device motion (falls back to a 6D frame and says
     /// so in the samples' frame when the magnetometer is missing).
-    public var referenceFrame: EdgeFusion.ReferenceFrame
+    public var referenceFrame: ReferenceFrame
     public var fusion: AttitudeFilter.Settings
     public var altitude: AltitudeFilter.Settings
     /// Consecutive failed reads before a device is reset.
@@ -76,7 +76,7 @@ public struct EngineSettings: Sendable, Equatable {
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
                 qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,
-                referenceFrame: EdgeFusion.ReferenceFrame = .xMagneticNorthZVertical,
+                referenceFrame: ReferenceFrame = .xMagneticNorthZVertical,
                 fusion: AttitudeFilter.Settings = AttitudeFilter.Settings(),
                 altitude: AltitudeFilter.Settings = AltitudeFilter.Settings(),
                 failuresBeforeReset: Int = 3, reprobeInterval: Double = 1.0,

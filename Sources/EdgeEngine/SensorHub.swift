@@ -254,10 +254,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                 attitude: u.filter.quaternion6D, specificForce: acc), dt: dt)
         }
         let t = raw.captureNanoseconds
-        if wanted[StreamName.accelerometer.index] { publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: wire(acc)))) }
-        if wanted[StreamName.accelerometerBatch.index] { publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: wire(acc)))) }
+        if wanted[StreamName.accelerometer.index] { publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
+        if wanted[StreamName.accelerometerBatch.index] { publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if wanted[StreamName.gyroscope.index] {
-            publish(.gyroscope(GyroscopeSample(timestampNs: t, rotationRate: wire(gyr - u.filter.gyroBias))))
+            publish(.gyroscope(GyroscopeSample(timestampNs: t, rotationRate: gyr - u.filter.gyroBias)))
         }
         let dm = wanted[StreamName.deviceMotion.index], dmb = wanted[StreamName.deviceMotionBatch.index]
         if dm || dmb {
@@ -270,7 +270,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// The configured frame, or a 6D one while the magnetometer is absent,
     /// idle, or has not yet delivered a sample since it (re)started - the
     /// heading is only claimed once a field has actually been fused.
-    @usableFromInline var effectiveFrame: EdgeFusion.ReferenceFrame {
+    @usableFromInline var effectiveFrame: ReferenceFrame {
         let f = settings.referenceFrame
         guard f.needsMagnetometer else { return f }
         return magnetometerLive ? f : .xArbitraryZVertical
@@ -316,7 +316,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         magnetometer!.fedSinceStart = true
         pendingMag = f
         if wanted[StreamName.magnetometer.index] {
-            publish(.magnetometer(MagnetometerSample(timestampNs: now, magneticField: wire(f))))
+            publish(.magnetometer(MagnetometerSample(timestampNs: now, magneticField: f)))
         }
     }
 
@@ -424,36 +424,20 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
          barometer?.device.id == id ? barometer?.health : nil].compactMap { $0 }.first
     }
 
-    func deviceMotionSample(_ f: AttitudeFilter, timestamp: UInt64, frame: EdgeFusion.ReferenceFrame) -> DeviceMotionSample {
+    func deviceMotionSample(_ f: AttitudeFilter, timestamp: UInt64, frame: ReferenceFrame) -> DeviceMotionSample {
         let m = f.deviceMotion(in: frame)
         let q = m.attitude.quaternion
-        let g = EdgeFusion.standardGravity
-        let accuracy: MagneticFieldAccuracy
-        switch m.magneticField.accuracy {
-        case .uncalibrated: accuracy = .uncalibrated
-        case .low: accuracy = .low
-        case .medium: accuracy = .medium
-        case .high: accuracy = .high
-        }
+        let g = standardGravity
+        let accuracy = m.magneticField.accuracy
         let hasNorth = frame == .xMagneticNorthZVertical || frame == .xTrueNorthZVertical
         // No magnetometer now: no field (never the last one seen as if fresh).
         let liveField = frame != .xArbitraryZVertical && magnetometerLive
         return DeviceMotionSample(
-            timestampNs: timestamp, attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
-            gravity: wire(m.gravity * g), userAcceleration: wire(m.userAcceleration * g),
-            rotationRate: wire(m.rotationRate), magneticField: liveField ? wire(m.magneticField.field) : EdgeProtocol.Vector3.zero,
+            timestampNs: timestamp, attitude: q,
+            gravity: m.gravity * g, userAcceleration: m.userAcceleration * g,
+            rotationRate: m.rotationRate, magneticField: liveField ? m.magneticField.field : Vector3.zero,
             magneticFieldAccuracy: liveField ? accuracy : .uncalibrated, headingDeg: hasNorth ? m.heading : nil,
-            referenceFrame: wireFrame(frame))
+            referenceFrame: frame)
     }
 }
 
-@inline(__always) func wire(_ v: SIMD3<Double>) -> EdgeProtocol.Vector3 { EdgeProtocol.Vector3(x: v.x, y: v.y, z: v.z) }
-
-func wireFrame(_ f: EdgeFusion.ReferenceFrame) -> EdgeProtocol.ReferenceFrame {
-    switch f {
-    case .xArbitraryZVertical: return .xArbitraryZVertical
-    case .xArbitraryCorrectedZVertical: return .xArbitraryCorrectedZVertical
-    case .xMagneticNorthZVertical: return .xMagneticNorthZVertical
-    case .xTrueNorthZVertical: return .xTrueNorthZVertical
-    }
-}

@@ -33,7 +33,7 @@ public struct AccelerometerCalibration: Equatable, Sendable {
     /// ±3 % sensitivity), with margin.
     public var verdict: CalibrationVerdict {
         var v = CalibrationVerdict()
-        let g = AccelerometerCalibrator.Settings.standardGravity
+        let g = standardGravity
         if residual > 0.02 * g {
             v.note(.poor, "the poses disagree with 1 g by \(decimals(residual, 3)) m/s² RMS: were they still?")
         } else if residual > 0.005 * g {
@@ -108,8 +108,6 @@ public enum AccelerometerCalibrationError: Error, Equatable, Sendable, CustomStr
 /// Pure: no I/O, no clock; allocates only in `init` and `result()`.
 public struct AccelerometerCalibrator: Sendable {
     public struct Settings: Equatable, Sendable {
-        /// g, m/s² (the same value Core Motion uses).
-        public static let standardGravity = 9.80665
         /// Samples per stillness block (0.2 s at 200 Hz).
         public var blockSamples: Int
         /// Still samples each pose needs (2 s at 200 Hz).
@@ -223,7 +221,7 @@ public struct AccelerometerCalibrator: Sendable {
     /// The pose a still mean acceleration (m/s²) shows, or nil when no axis
     /// is near vertical or the norm is not near 1 g.
     public func classify(_ mean: Vector3) -> AccelerometerPose? {
-        let g = Settings.standardGravity
+        let g = standardGravity
         let norm = mean.norm
         guard abs(norm - g) <= settings.normTolerance * g else { return nil }
         let m = mean.magnitudes
@@ -246,7 +244,7 @@ public struct AccelerometerCalibrator: Sendable {
     public func result() throws(AccelerometerCalibrationError) -> AccelerometerCalibration {
         let missing = missingPoses
         guard missing.isEmpty else { throw .missingPoses(missing) }
-        let g = Settings.standardGravity
+        let g = standardGravity
         let means = AccelerometerPose.allCases.map { state.poses[$0.rawValue].mean }
         var bias = Vector3.zero, scale = Vector3(1, 1, 1)
         for axis in 0..<3 {

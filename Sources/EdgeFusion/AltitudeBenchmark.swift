@@ -140,7 +140,7 @@ public enum AltitudeBenchmark {
         var lowPass = BarometricAltimeter(settings: .init(seaLevelPressure: p0, timeConstant: tau, sampleRate: sc.baroRate))
         var fused = AltitudeFilter(settings: settings)
         let dt = 1 / sc.imuRate
-        let accelSigma = noise ? sc.accelerationNoiseDensity * 1e-6 * AltitudeFilter.standardGravity * (sc.imuRate / 2).squareRoot() : 0
+        let accelSigma = noise ? sc.accelerationNoiseDensity * 1e-6 * standardGravity * (sc.imuRate / 2).squareRoot() : 0
         let baroSigma = noise ? sc.pressureNoise : 0
         let total = sc.restDuration + sc.liftDuration + sc.holdDuration
         let steps = Int((total * sc.imuRate).rounded())

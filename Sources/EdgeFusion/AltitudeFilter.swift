@@ -20,9 +20,6 @@ import Darwin
 #endif
 
 public struct AltitudeFilter: Sendable {
-    /// Standard gravity, m/s² (CODATA / ISO 80000-3).
-    public static let standardGravity: Double = 9.80665
-
     /// User settings, in the units of the datasheets.
     public struct Settings: Sendable, Equatable {
         /// Reference pressure for absolute altitude (QNH), Pa. Default: ISA 101325 Pa.
@@ -88,7 +85,7 @@ public struct AltitudeFilter: Sendable {
 
         public init(_ s: Settings) {
             precondition(s.seaLevelPressure > 0 && s.pressureNoise > 0, "AltitudeFilter: bad settings")
-            let g = AltitudeFilter.standardGravity
+            let g = standardGravity
             seaLevelPressure = s.seaLevelPressure
             seaLevelPressureVariance = s.seaLevelPressureUncertainty * s.seaLevelPressureUncertainty
             pressureVariance = s.pressureNoise * s.pressureNoise

@@ -1,6 +1,3 @@
-/// Standard gravity, m/s² per g (Core Motion reports acceleration in g).
-public let standardGravity = 9.80665
-
 /// The device's attitude in a reference frame (Core Motion's `CMAttitude`).
 /// Only the quaternion is stored; the other forms are derived on demand.
 public struct Attitude: Equatable, Sendable {
@@ -39,18 +36,6 @@ public struct Attitude: Equatable, Sendable {
     @inlinable public func relative(to reference: Attitude) -> Quaternion {
         reference.quaternion.conjugate * quaternion
     }
-}
-
-/// `CMMagneticFieldCalibrationAccuracy`.
-public enum MagneticFieldCalibrationAccuracy: Int, Sendable, Codable, CaseIterable {
-    /// No magnetometer calibration, or no magnetometer sample yet.
-    case uncalibrated = -1
-    /// Calibrated, but the field is disturbed (heading correction paused).
-    case low = 0
-    /// Calibrated and undisturbed, fit quality not known to be good.
-    case medium = 1
-    /// Calibrated (fit residual under 3 %), undisturbed, reference field established.
-    case high = 2
 }
 
 /// A calibrated magnetic field sample (`CMCalibratedMagneticField`).

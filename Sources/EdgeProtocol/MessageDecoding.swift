@@ -180,10 +180,10 @@ public enum ServerMessage: Sendable, Hashable {
             if case .number(let h, _)? = value["heading_deg"] { heading = h }
             return DeviceMotionSample(
                 timestampNs: ts,
-                attitude: Attitude(w: try q.double("w"), x: try q.double("x"), y: try q.double("y"), z: try q.double("z")),
+                attitude: Quaternion(w: try q.double("w"), x: try q.double("x"), y: try q.double("y"), z: try q.double("z")),
                 gravity: try vector("gravity_mps2"), userAcceleration: try vector("userAcceleration_mps2"),
                 rotationRate: try vector("rotationRate_radps"), magneticField: try vector("magneticField_uT"),
-                magneticFieldAccuracy: try named("magneticFieldAccuracy", \MagneticFieldAccuracy.wireName),
+                magneticFieldAccuracy: try named("magneticFieldAccuracy", \MagneticFieldCalibrationAccuracy.wireName),
                 headingDeg: heading,
                 referenceFrame: try named("frame", \ReferenceFrame.wireName))
         }

@@ -1,46 +1,10 @@
-/// A 3-vector in the board frame (X right, Y forward, Z up out of the
-/// component side; right-handed). The unit is given by the field holding it.
-@frozen public struct Vector3: Sendable, Hashable, BitwiseCopyable {
-    public var x: Double, y: Double, z: Double
-    @inlinable public init(x: Double, y: Double, z: Double) { self.x = x; self.y = y; self.z = z }
-    public static let zero = Vector3(x: 0, y: 0, z: 0)
-}
+@_exported import EdgeValues
 
-/// A unit quaternion rotating the reference frame into the board frame
-/// (Core Motion's `CMAttitude.quaternion`), scalar first.
-@frozen public struct Attitude: Sendable, Hashable, BitwiseCopyable {
-    public var w: Double, x: Double, y: Double, z: Double
-    @inlinable public init(w: Double, x: Double, y: Double, z: Double) {
-        self.w = w; self.x = x; self.y = y; self.z = z
-    }
-    public static let identity = Attitude(w: 1, x: 0, y: 0, z: 0)
-}
-
-/// Core Motion's `CMAttitudeReferenceFrame`, named as on the wire.
-public enum ReferenceFrame: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIterable {
-    case xArbitraryZVertical, xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical
-    public var wireName: StaticString {
-        switch self {
-        case .xArbitraryZVertical: return "xArbitraryZVertical"
-        case .xArbitraryCorrectedZVertical: return "xArbitraryCorrectedZVertical"
-        case .xMagneticNorthZVertical: return "xMagneticNorthZVertical"
-        case .xTrueNorthZVertical: return "xTrueNorthZVertical"
-        }
-    }
-}
-
-/// Core Motion's `CMMagneticFieldCalibrationAccuracy`, named as on the wire.
-public enum MagneticFieldAccuracy: Int8, Sendable, Hashable, BitwiseCopyable, CaseIterable {
-    case uncalibrated = -1, low = 0, medium = 1, high = 2
-    public var wireName: StaticString {
-        switch self {
-        case .uncalibrated: return "uncalibrated"
-        case .low: return "low"
-        case .medium: return "medium"
-        case .high: return "high"
-        }
-    }
-}
+// Vector3 (SIMD3<Double>), Quaternion, ReferenceFrame and
+// MagneticFieldCalibrationAccuracy are EdgeValues' - one definition for the
+// wire and the maths. Vectors on the wire are in the board frame (X right,
+// Y forward, Z up out of the component side; right-handed); the unit is
+// given by the field holding them.
 
 /// Accelerometer stream sample (CMAccelerometerData, but in SI).
 @frozen public struct AccelerometerSample: Sendable, Hashable, BitwiseCopyable {
@@ -79,8 +43,9 @@ public enum MagneticFieldAccuracy: Int8, Sendable, Hashable, BitwiseCopyable, Ca
 @frozen public struct DeviceMotionSample: Sendable, Hashable, BitwiseCopyable {
     /// CLOCK_MONOTONIC capture time of the IMU sample, ns.
     public var timestampNs: UInt64
-    /// Attitude, unit quaternion. Wire key `attitude` {w,x,y,z}.
-    public var attitude: Attitude
+    /// Attitude, unit quaternion rotating the reference frame into the board
+    /// frame (Core Motion's `CMAttitude.quaternion`). Wire key `attitude` {w,x,y,z}.
+    public var attitude: Quaternion
     /// Gravity in the board frame, m/s² (|g| ≈ 9.80665). Wire key `gravity_mps2`.
     public var gravity: Vector3
     /// Acceleration the user imparts, gravity removed, m/s². Wire key `userAcceleration_mps2`.
@@ -91,16 +56,16 @@ public enum MagneticFieldAccuracy: Int8, Sendable, Hashable, BitwiseCopyable, Ca
     /// when there is no magnetometer). Wire key `magneticField_uT`.
     public var magneticField: Vector3
     /// Wire key `magneticFieldAccuracy`.
-    public var magneticFieldAccuracy: MagneticFieldAccuracy
+    public var magneticFieldAccuracy: MagneticFieldCalibrationAccuracy
     /// Heading relative to the reference frame's X axis, degrees in [0, 360);
     /// nil (wire `null`) when the frame has no north. Wire key `heading_deg`.
     public var headingDeg: Double?
     /// Wire key `frame`.
     public var referenceFrame: ReferenceFrame
-    @inlinable public init(timestampNs: UInt64, attitude: Attitude, gravity: Vector3,
+    @inlinable public init(timestampNs: UInt64, attitude: Quaternion, gravity: Vector3,
                            userAcceleration: Vector3, rotationRate: Vector3,
                            magneticField: Vector3 = .zero,
-                           magneticFieldAccuracy: MagneticFieldAccuracy = .uncalibrated,
+                           magneticFieldAccuracy: MagneticFieldCalibrationAccuracy = .uncalibrated,
                            headingDeg: Double? = nil,
                            referenceFrame: ReferenceFrame = .xArbitraryZVertical) {
         self.timestampNs = timestampNs; self.attitude = attitude; self.gravity = gravity

@@ -159,7 +159,6 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
     static let accelBandwidth: [Double] = [260, 184, 94, 44, 21, 10, 5, 260]
     static let gyroBandwidth: [Double] = [256, 188, 98, 42, 20, 10, 5, 256]
     static let gyroLSBPerDps: [Double] = [131, 65.5, 32.8, 16.4]
-    static let standardGravity = 9.80665
 
     var regs = [UInt8](repeating: 0, count: 128)
     var pointer: UInt8 = 0
@@ -255,13 +254,13 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
 
     func noiseSigmas() -> (accel: Double, gyro: Double) {
         let pi = Double.pi
-        let a = 400e-6 * Self.standardGravity * (pi / 2 * Self.accelBandwidth[dlpf]).squareRoot()
+        let a = 400e-6 * standardGravity * (pi / 2 * Self.accelBandwidth[dlpf]).squareRoot()
         let g = 0.005 * pi / 180 * (pi / 2 * Self.gyroBandwidth[dlpf]).squareRoot()
         return (a * imperfections.accel.noiseScale, g * imperfections.gyro.noiseScale)
     }
 
     /// m/s² per LSB at the current AFS_SEL (16384 / 8192 / 4096 / 2048 LSB/g).
-    var accelLSB: Double { Self.standardGravity / Double(16384 >> Int((regs[Int(Reg.accelConfig)] >> 3) & 3)) }
+    var accelLSB: Double { standardGravity / Double(16384 >> Int((regs[Int(Reg.accelConfig)] >> 3) & 3)) }
     /// rad/s per LSB at the current FS_SEL (131 / 65.5 / 32.8 / 16.4 LSB/(°/s)).
     var gyroLSB: Double { Double.pi / 180 / Self.gyroLSBPerDps[Int((regs[Int(Reg.gyroConfig)] >> 3) & 3)] }
 
@@ -283,7 +282,7 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
             if aBits & (0x4 >> UInt8(i)) != 0, aCode != 0 {
                 // FT in g: 0.34·(0.92/0.34)^((code-1)/30).
                 let ft = 0.34 * pow(0.92 / 0.34, Double(aCode - 1) / 30)
-                a[i] = ft * Self.standardGravity * k
+                a[i] = ft * standardGravity * k
             }
         }
         return (a, g)

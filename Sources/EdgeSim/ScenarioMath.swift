@@ -10,9 +10,6 @@ import Musl
 import Darwin
 #endif
 
-/// Standard gravity, m/s² (CGPM 1901; Core Motion's "g").
-public let scenarioStandardGravity = 9.80665
-
 /// Minimum-jerk smooth step on τ ∈ [0, 1]: h = 10τ³ − 15τ⁴ + 6τ⁵.
 /// h, h′ and h″ are 0 at τ = 0, and h = 1, h′ = h″ = 0 at τ = 1, so a
 /// position that follows it has continuous velocity and acceleration.
@@ -140,7 +137,7 @@ public func scenarioStandardAtmospherePressure(altitude: Double, seaLevel: Doubl
 /// Hydrostatic pressure `depth` metres below a surface at `surface` Pa in
 /// water of `density` kg/m³: p = surface + ρ · g · depth (depth ≤ 0: surface).
 public func scenarioWaterPressure(depth: Double, surface: Double = 101_325, density: Double = 1025) -> Double {
-    surface + density * scenarioStandardGravity * max(depth, 0)
+    surface + density * standardGravity * max(depth, 0)
 }
 
 /// Earth's magnetic field in the scenario earth frame (X north, Y west,

@@ -27,7 +27,7 @@ public struct WorldKinematics: Sendable, Equatable {
     /// What an accelerometer on the body measures, m/s², body frame:
     /// R_body←earth · (a − g) with g = (0, 0, −9.80665).
     public var specificForce: Vector3 {
-        attitude.conjugate.rotate(acceleration + Vector3(0, 0, scenarioStandardGravity))
+        attitude.conjugate.rotate(acceleration + Vector3(0, 0, standardGravity))
     }
 }
 

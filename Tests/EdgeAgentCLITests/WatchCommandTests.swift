@@ -99,7 +99,7 @@ enum WatchFixture {
     static func motion(_ i: Int, rollDeg: Double, pitchDeg: Double, yawDeg: Double) -> DeviceMotionSample {
         let q = quaternion(rollDeg: rollDeg, pitchDeg: pitchDeg, yawDeg: yawDeg)
         return DeviceMotionSample(timestampNs: base + UInt64(i) * halfSecond,
-                                  attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
+                                  attitude: Quaternion(w: q.w, x: q.x, y: q.y, z: q.z),
                                   gravity: Vector3(x: 0, y: 0, z: -9.80665),
                                   userAcceleration: Vector3(x: 0.01 * Double(i), y: 0, z: -0.02),
                                   rotationRate: Vector3(x: 0, y: 0.25, z: 0.5),

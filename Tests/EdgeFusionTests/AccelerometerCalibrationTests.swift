@@ -2,7 +2,7 @@ import Testing
 @testable import EdgeFusion
 
 @Suite struct AccelerometerCalibrationTests {
-    static let g = AccelerometerCalibrator.Settings.standardGravity
+    static let g = standardGravity
     static let bias = Vector3(0.25, -0.18, 0.4)         // m/s²
     static let gain = Vector3(1.02, 0.985, 1.01)         // raw = gain ⊙ truth + bias
 

@@ -105,7 +105,7 @@ struct Stats {
     }
 
     @Test func verticalAccelerationFromAttitude() {
-        let g = AltitudeFilter.standardGravity
+        let g = standardGravity
         #expect(AltitudeFilter.verticalAcceleration(attitude: .identity, specificForce: Vector3(0, 0, g)) == 0)
         // Board on its side (sensor Y up): rotate sensor→earth by −90° about X.
         let q = Quaternion(axis: Vector3(1, 0, 0), angle: .pi / 2)

@@ -198,7 +198,7 @@ let period100Hz: UInt64 = 10_000_000
 
 func motionSample(_ i: Int) -> DeviceMotionSample {
     DeviceMotionSample(timestampNs: baseTimestamp + UInt64(i) * period100Hz,
-                       attitude: Attitude(w: 1, x: 0, y: 0, z: 0),
+                       attitude: Quaternion(w: 1, x: 0, y: 0, z: 0),
                        gravity: Vector3(x: 0, y: 0, z: -9.80665),
                        userAcceleration: Vector3(x: 0.01 * Double(i), y: 0, z: 0),
                        rotationRate: Vector3(x: 0, y: 0, z: 0.5),

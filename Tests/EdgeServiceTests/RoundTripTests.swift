@@ -20,7 +20,7 @@ struct RoundTripTests {
             .magnetometer(MagnetometerSample(timestampNs: 3, magneticField: Vector3(x: 21.4, y: -3.1, z: -41.7))),
             .deviceMotion(motionSample(7)),
             .deviceMotionBatch(motionSample(8)),
-            .accessoryMotion(DeviceMotionSample(timestampNs: 4, attitude: Attitude(w: 0.5, x: 0.5, y: -0.5, z: 0.5),
+            .accessoryMotion(DeviceMotionSample(timestampNs: 4, attitude: Quaternion(w: 0.5, x: 0.5, y: -0.5, z: 0.5),
                                                 gravity: Vector3(x: 0, y: -9.80665, z: 0), userAcceleration: .zero,
                                                 rotationRate: .zero)),
             .altitude(AltitudeSample(timestampNs: 5, relativeAltitude: -0.123456789012345, pressure: 101325.5,

@@ -102,7 +102,7 @@ public enum ReplayCommand: Subcommand {
     static func replayCSV(_ file: String, realtime: Bool, sink: JSONLinesSink) throws {
         let rows = try SampleCSV.load(path: file)
         let hasMag = rows.contains { $0.mag != nil }
-        let frame: EdgeFusion.ReferenceFrame = hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
+        let frame: ReferenceFrame = hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
         let pacing = realtime ? MonotonicClock() : nil
         let origin = pacing?.nowNanoseconds ?? 0
         var filter: AttitudeFilter?
@@ -118,15 +118,15 @@ public enum ReplayCommand: Subcommand {
             filter!.update(gyro: gyr, accel: acc, mag: row.mag, dt: dt > 0 && dt < 0.25 ? dt : 0.01)
             let m = filter!.deviceMotion(in: frame)
             let q = m.attitude.quaternion
-            let g = EdgeFusion.standardGravity
-            func w(_ v: SIMD3<Double>) -> EdgeProtocol.Vector3 { EdgeProtocol.Vector3(x: v.x, y: v.y, z: v.z) }
+            let g = standardGravity
+            func w(_ v: SIMD3<Double>) -> Vector3 { Vector3(x: v.x, y: v.y, z: v.z) }
             _ = sink.publish(.accelerometer(AccelerometerSample(timestampNs: row.timestampNs, acceleration: w(acc))), wake: false)
             _ = sink.publish(.gyroscope(GyroscopeSample(timestampNs: row.timestampNs, rotationRate: w(m.rotationRate))), wake: false)
             if let mag = row.mag {
                 _ = sink.publish(.magnetometer(MagnetometerSample(timestampNs: row.timestampNs, magneticField: w(mag))), wake: false)
             }
             _ = sink.publish(.deviceMotion(DeviceMotionSample(
-                timestampNs: row.timestampNs, attitude: Attitude(w: q.w, x: q.x, y: q.y, z: q.z),
+                timestampNs: row.timestampNs, attitude: Quaternion(w: q.w, x: q.x, y: q.y, z: q.z),
                 gravity: w(m.gravity * g), userAcceleration: w(m.userAcceleration * g),
                 rotationRate: w(m.rotationRate), magneticField: w(m.magneticField.field),
                 magneticFieldAccuracy: .uncalibrated, headingDeg: hasMag ? m.heading : nil,

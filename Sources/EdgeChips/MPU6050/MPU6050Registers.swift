@@ -1,3 +1,5 @@
+import EdgeValues
+
 /// MPU-6050 register addresses. Source: InvenSense RM-MPU-6000A-00 rev 4.2
 /// (register map), section numbers in each comment; facts restated in
 /// docs/reference sensors.md §1.3.
@@ -140,9 +142,6 @@ public enum MPU6050AccelRange: UInt8, Sendable, CaseIterable, Equatable {
         self = r
     }
 }
-
-/// Standard gravity, m/s² per g.
-public let standardGravity = 9.80665
 
 /// Digital low-pass filter, CONFIG.DLPF_CFG (RM §4.3), named by accel bandwidth.
 public enum MPU6050DLPF: UInt8, Sendable, CaseIterable, Equatable {

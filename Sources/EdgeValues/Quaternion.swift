@@ -1,22 +1,8 @@
-/// 3-vectors are `SIMD3<Double>`; the unit is said where they are used.
-public typealias Vector3 = SIMD3<Double>
-
-extension SIMD3 where Scalar == Double {
-    @inlinable @inline(__always) public func dot(_ o: Self) -> Double { (self * o).sum() }
-    @inlinable @inline(__always) public func cross(_ o: Self) -> Self {
-        Self(y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x)
-    }
-    @inlinable @inline(__always) public var norm: Double { dot(self).squareRoot() }
-    @inlinable @inline(__always) public var normalized: Self { let n = norm; return n > 0 ? self * (1 / n) : self }
-    /// Element-wise absolute values.
-    @inlinable public var magnitudes: Self { Self(Swift.abs(x), Swift.abs(y), Swift.abs(z)) }
-}
-
 /// A rotation quaternion (w, x, y, z), Hamilton convention.
 ///
 /// A sensor-to-earth orientation `q` maps a vector in sensor (board)
 /// coordinates to earth coordinates: `v_earth = q.rotate(v_sensor)`.
-public struct Quaternion: Equatable, Sendable, Codable, CustomStringConvertible {
+@frozen public struct Quaternion: Hashable, Sendable, Codable, BitwiseCopyable, CustomStringConvertible {
     public var w: Double, x: Double, y: Double, z: Double
 
     @inlinable public init(w: Double, x: Double, y: Double, z: Double) {
@@ -146,19 +132,3 @@ public struct Quaternion: Equatable, Sendable, Codable, CustomStringConvertible 
     public var description: String { "(w: \(w), x: \(x), y: \(y), z: \(z))" }
 }
 
-// libm without Foundation: EdgeFusion imports nothing.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-@inlinable @inline(__always) public func mathSin(_ x: Double) -> Double { sin(x) }
-@inlinable @inline(__always) public func mathCos(_ x: Double) -> Double { cos(x) }
-@inlinable @inline(__always) public func mathAcos(_ x: Double) -> Double { acos(x) }
-@inlinable @inline(__always) public func mathAsin(_ x: Double) -> Double { asin(x) }
-@inlinable @inline(__always) public func mathAtan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
-@inlinable @inline(__always) public func mathTan(_ x: Double) -> Double { tan(x) }
-@inlinable @inline(__always) public func mathExp(_ x: Double) -> Double { exp(x) }
-@inlinable @inline(__always) public func mathCbrt(_ x: Double) -> Double { cbrt(x) }
