@@ -86,7 +86,11 @@ public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    public var description: String { summary + ". " + advice }
+
+    /// What failed, without the advice: "I2C read 6 bytes failed on
+    /// /dev/i2c-1 at 0x76 register 0xf7: Remote I/O error (errno 121)".
+    public var summary: String {
         var s = "I2C \(operation) failed on \(bus)"
         if let a = address { s += " at \(hex(a))" }
         if let r = register { s += " register \(hex(r))" }
@@ -96,7 +100,7 @@ public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {
         } else {
             s += ": \(kind.rawValue)"
         }
-        return s + ". " + advice
+        return s
     }
 }
 

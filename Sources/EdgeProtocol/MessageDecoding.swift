@@ -61,7 +61,9 @@ public enum ServerMessage: Sendable, Hashable {
                                        address: try e.string("address"), state: s,
                                        streams: try e.strings("streams").compactMap(StreamName.init(rawValue:)),
                                        rateHz: try e.double("rate_hz"), errorCount: try e.int("errorCount"),
-                                       resetCount: try e.int("resetCount"), lastError: e.optionalString("lastError")))
+                                       resetCount: try e.int("resetCount"), lastError: e.optionalString("lastError"),
+                                       reason: e.optionalString("reason"), retryCount: e.optionalInt("retryCount") ?? 0,
+                                       stallCount: e.optionalInt("stallCount") ?? 0))
             }
             return .devices(list, id: id)
         case "streams":
@@ -82,8 +84,11 @@ public enum ServerMessage: Sendable, Hashable {
             return .error(code: ErrorCode(rawValue: name), codeName: name, message: try r.string("message"),
                           stream: r.optionalString("stream").flatMap(StreamName.init(rawValue:)), id: id)
         case "connection":
+            let connected = try r.bool("connected")
+            // Agents before the `state` key sent only `connected`.
+            let state = r.optionalString("state").flatMap(DeviceState.init(rawValue:)) ?? (connected ? .present : .missing)
             return .connection(ConnectionEvent(timestampNs: try r.uint64("timestamp_ns"), deviceID: try r.string("device"),
-                                               kind: try r.string("kind"), connected: try r.bool("connected")))
+                                               kind: try r.string("kind"), state: state, reason: r.optionalString("reason")))
         case "stats":
             return .stats(queued: try r.int("queued"), delivered: try r.int("delivered"), dropped: try r.int("dropped"),
                           queueCapacity: try r.int("queueCapacity"), id: id)
@@ -121,6 +126,10 @@ public enum ServerMessage: Sendable, Hashable {
         }
         func optionalDouble(_ key: String) -> Double? {
             if case .number(let d, _)? = value[key] { return d }
+            return nil
+        }
+        func optionalInt(_ key: String) -> Int? {
+            if case .number(_, let literal)? = value[key] { return Int(literal) }
             return nil
         }
         /// Exact for integers beyond 2^53 (timestamps after ~104 days of uptime).

@@ -95,7 +95,7 @@ public enum MessageEncoder {
         }
     }
 
-    /// `{"class":"devices","devices":[{"id":…,"kind":…,"address":…,"state":…,"streams":[…],"rate_hz":…,"errorCount":…,"resetCount":…,"lastError":…}]}`
+    /// `{"class":"devices","devices":[{"id":…,"kind":…,"address":…,"state":…,"streams":[…],"rate_hz":…,"errorCount":…,"resetCount":…,"lastError":…,"reason":…,"retryCount":…,"stallCount":…}]}`
     public static func devices(_ devices: [DeviceInfo], id: RequestID? = nil, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("devices")
@@ -114,6 +114,9 @@ public enum MessageEncoder {
             w.key("errorCount"); w.int(d.errorCount)
             w.key("resetCount"); w.int(d.resetCount)
             w.key("lastError"); if let e = d.lastError { w.string(e) } else { w.null() }
+            w.key("reason"); if let r = d.reason { w.string(r) } else { w.null() }
+            w.key("retryCount"); w.int(d.retryCount)
+            w.key("stallCount"); w.int(d.stallCount)
             w.endObject()
         }
         w.endArray()
@@ -186,7 +189,7 @@ public enum MessageEncoder {
         w.endObject(); w.endLine()
     }
 
-    /// `{"class":"connection","timestamp_ns":…,"device":…,"kind":…,"connected":…}`
+    /// `{"class":"connection","timestamp_ns":…,"device":…,"kind":…,"connected":…,"state":…,"reason":…}`
     public static func connection(_ e: ConnectionEvent, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("connection")
@@ -194,6 +197,8 @@ public enum MessageEncoder {
         w.key("device"); w.string(e.deviceID)
         w.key("kind"); w.string(e.kind)
         w.key("connected"); w.bool(e.connected)
+        w.key("state"); w.string(e.state.rawValue)
+        w.key("reason"); if let r = e.reason { w.string(r) } else { w.null() }
         w.endObject(); w.endLine()
     }
 

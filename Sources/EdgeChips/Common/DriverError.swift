@@ -52,6 +52,13 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// The failure in one line without the advice (for a device's state
+    /// `reason`); ``description`` adds what to do.
+    public var summary: String {
+        if case .bus(let e) = self { return e.summary }
+        return description
+    }
+
     public var description: String {
         switch self {
         case .bus(let e):
