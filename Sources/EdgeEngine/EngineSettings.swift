@@ -62,10 +62,24 @@ public struct EngineSettings: Sendable, Equatable {
     public var referenceFrame: ReferenceFrame
     public var fusion: AttitudeFilter.Settings
     public var altitude: AltitudeFilter.Settings
-    /// Consecutive failed reads before a device is reset.
+    /// Consecutive failed operations (each after its transfers' retries)
+    /// before a device is re-initialised.
     public var failuresBeforeReset: Int
-    /// Seconds between re-probes of a missing device.
+    /// Seconds between probes of a device that does not answer (or answers
+    /// but cannot be brought up). Short by default (0.05 s), so data resume
+    /// within a few hundred milliseconds of the chip answering again: a
+    /// probe is one transfer.
     public var reprobeInterval: Double
+    /// A device whose new samples stop for this many expected sample periods
+    /// (or loop periods, if longer) is stalled: reported degraded and
+    /// re-initialised. Unitless, ≥ 2.
+    public var stallPeriods: Double = 4
+    /// Seconds between re-checks of a running device's configuration
+    /// registers (a brown-out resets a chip without a bus error).
+    public var verifyInterval: Double = 1
+    /// Extra attempts for a transfer that failed transiently (no
+    /// acknowledge, timeout, EIO), counted per device.
+    public var busRetries: Int = 2
     /// Streams kept running even with no subscriber.
     public var alwaysOn: Set<StreamName>
     /// How often, at most, the service thread is woken to deliver, seconds
@@ -79,7 +93,7 @@ public struct EngineSettings: Sendable, Equatable {
                 referenceFrame: ReferenceFrame = .xMagneticNorthZVertical,
                 fusion: AttitudeFilter.Settings = AttitudeFilter.Settings(),
                 altitude: AltitudeFilter.Settings = AltitudeFilter.Settings(),
-                failuresBeforeReset: Int = 3, reprobeInterval: Double = 1.0,
+                failuresBeforeReset: Int = 3, reprobeInterval: Double = 0.05,
                 alwaysOn: Set<StreamName> = []) {
         self.mpu6050 = mpu6050; self.bmp280 = bmp280; self.qmc5883l = qmc5883l
         self.imuBatch = max(1, imuBatch); self.referenceFrame = referenceFrame
@@ -95,8 +109,28 @@ public struct EngineSettings: Sendable, Equatable {
         return s
     }
 
+    /// ``reprobeInterval`` in ns (saturating; NaN and negative values give 0).
+    public var reprobeIntervalNanoseconds: UInt64 { nanoseconds(seconds: reprobeInterval) }
+    /// ``verifyInterval`` in ns (saturating).
+    public var verifyIntervalNanoseconds: UInt64 { nanoseconds(seconds: verifyInterval) }
+
     /// IMU sample rate the divider achieves, Hz.
     public var imuRateHz: Double { mpu6050.achievedSampleRateHz }
     /// Loop period, ns: one IMU sample, or one FIFO batch.
-    public var loopPeriodNanoseconds: UInt64 { UInt64((Double(imuBatch) / imuRateHz * 1e9).rounded()) }
+    /// Total: a rate that is not finite and positive (impossible from a
+    /// checked configuration) gives 10 ms; the period is at most 1 s.
+    public var loopPeriodNanoseconds: UInt64 {
+        let p = nanoseconds(seconds: Double(imuBatch) / imuRateHz)
+        return p == 0 || p > 1_000_000_000 ? (p == 0 ? 10_000_000 : 1_000_000_000) : p
+    }
+}
+
+/// Seconds to nanoseconds, saturating: NaN and values ≤ 0 give 0, values
+/// beyond ~584 years give `UInt64.max / 2` (so adding it to a monotonic
+/// time cannot overflow). Settings are range-checked where they are read;
+/// this keeps the engine total whatever it is handed.
+@inlinable public func nanoseconds(seconds: Double) -> UInt64 {
+    guard seconds > 0 else { return 0 }           // also NaN
+    let ns = seconds * 1e9
+    return ns >= 9.2e18 ? UInt64.max / 2 : UInt64(ns.rounded())
 }

@@ -1,0 +1,102 @@
+import EdgeFusion
+import EdgeProtocol
+
+/// Attitude fusion of the primary IMU with the magnetometer (VQF), and the
+/// motion streams it feeds: accelerometer, gyroscope, device motion.
+///
+/// A field joins the filter with the last IMU sample of the tick it
+/// arrived in, and only while it is fresh: device motion claims a north
+/// frame, a heading and a field only while the magnetometer delivers -
+/// a field older than ``fieldLifetimeNanoseconds`` is never presented as
+/// current; the sample falls back to `xArbitraryZVertical` and says so.
+struct FusionStage {
+    var filter: AttitudeFilter
+    /// The configured frame (served while the magnetometer is live).
+    let frame: ReferenceFrame
+    /// The newest field not yet fused, board frame, µT.
+    var pendingField: Vector3?
+    /// Capture time of the newest field fused, ns.
+    var lastFieldNanoseconds: UInt64?
+    /// How long a fused field stays current, ns (the magnetometer's stall limit).
+    var fieldLifetimeNanoseconds: UInt64
+
+    init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64) {
+        filter = AttitudeFilter(settings: settings, sampleInterval: sampleInterval)
+        self.frame = frame
+        fieldLifetimeNanoseconds = fieldLifetime
+    }
+
+    /// A new field (calibrated, board frame) captured at `t`.
+    mutating func field(_ f: Vector3, at t: UInt64) {
+        pendingField = f
+        lastFieldNanoseconds = t
+    }
+
+    /// The magnetometer stopped (missing, idle, restarted): forget its field.
+    mutating func fieldLost() {
+        pendingField = nil
+        lastFieldNanoseconds = nil
+    }
+
+    /// Whether a field fused within its lifetime backs a sample taken at `t`.
+    @inline(__always) func fieldIsCurrent(at t: UInt64) -> Bool {
+        guard let f = lastFieldNanoseconds else { return false }
+        return t <= f || t - f <= fieldLifetimeNanoseconds
+    }
+
+    /// One IMU sample: fuse, then publish what is wanted.
+    @inline(__always)
+    mutating func motion(accel acc: Vector3, gyro gyr: Vector3, dt: Double, at t: UInt64, last: Bool,
+                         publisher p: inout Publisher) {
+        var mag: Vector3? = nil
+        if last, let m = pendingField { mag = m; pendingField = nil }
+        filter.update(gyro: gyr, accel: acc, mag: mag, dt: dt)
+        if p.wants(.accelerometer) { p.publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
+        if p.wants(.accelerometerBatch) { p.publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
+        if p.wants(.gyroscope) {
+            p.publish(.gyroscope(GyroscopeSample(timestampNs: t, rotationRate: gyr - filter.gyroBias)))
+        }
+        let dm = p.wants(.deviceMotion), dmb = p.wants(.deviceMotionBatch)
+        if dm || dmb {
+            let live = fieldIsCurrent(at: t)
+            let sample = deviceMotionSample(filter, at: t, frame: frame.needsMagnetometer && !live ? .xArbitraryZVertical : frame,
+                                            liveField: live)
+            if dm { p.publish(.deviceMotion(sample)) }
+            if dmb { p.publish(.deviceMotionBatch(sample)) }
+        }
+    }
+
+    /// Degraded while a configured north frame cannot be served.
+    func status(at t: UInt64) -> StageStatus {
+        if frame.needsMagnetometer && !fieldIsCurrent(at: t) {
+            return StageStatus(name: "fusion", degraded: true,
+                               reason: "no current magnetometer field: device motion in xArbitraryZVertical, no heading")
+        }
+        return StageStatus(name: "fusion", degraded: false, reason: nil)
+    }
+}
+
+/// Device motion from a filter: Core Motion's samples in SI units (gravity
+/// and user acceleration in m/s²). `liveField`: a current field backs it;
+/// otherwise the field is zero and `uncalibrated` - never an old one.
+@inline(__always)
+func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool) -> DeviceMotionSample {
+    let m = f.deviceMotion(in: frame)
+    let live = liveField && frame != .xArbitraryZVertical
+    return DeviceMotionSample(
+        timestampNs: t, attitude: m.attitude.quaternion,
+        gravity: m.gravity * standardGravity, userAcceleration: m.userAcceleration * standardGravity,
+        rotationRate: m.rotationRate, magneticField: live ? m.magneticField.field : .zero,
+        magneticFieldAccuracy: live ? m.magneticField.accuracy : .uncalibrated,
+        headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame)
+}
+
+/// Whether a stage can do its whole job now, and if not, why.
+public struct StageStatus: Sendable, Equatable {
+    public var name: String
+    public var degraded: Bool
+    public var reason: String?
+    public init(name: String, degraded: Bool, reason: String?) {
+        self.name = name; self.degraded = degraded; self.reason = reason
+    }
+}
