@@ -84,6 +84,10 @@ public enum RunCommand: Subcommand {
             throw RunError("cannot serve clients on \(socketPath): \(error)")
         }
         console.print("edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)")
+        if let sim = session.simulated {
+            // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
+            console.print("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
+        }
 
         let dataReady: (any DataReadyLine)?
         if config.loop.dataReady, let spec = session.profile.chip(.mpu6050)?.dataReady {
