@@ -18,6 +18,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case flood
     /// The agent serves its maximum number of clients. The agent closes the connection.
     case tooManyClients
+    /// `id` is neither a string of at most ``Request/maxIDStringBytes`` bytes
+    /// nor an integer literal within ±``Request/maxIDMagnitude``. The reply
+    /// carries no `id` (there is none the client could match). Connection stays.
+    case badRequestID
 
     public var wireName: StaticString {
         switch self {
@@ -30,6 +34,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooLarge: return "tooLarge"
         case .flood: return "flood"
         case .tooManyClients: return "tooManyClients"
+        case .badRequestID: return "badRequestID"
         }
     }
 

@@ -195,6 +195,29 @@ struct ServerTests {
         #expect(subscribe(c, "magnetometer") != nil)
     }
 
+    /// `1e400` used to come back verbatim, so a reader of the reply parsed
+    /// infinity (and `12345678901234567890` lost its digits).
+    @Test func requestIDsNoReaderCanHoldAreRefusedAndTheConnectionStays() throws {
+        let server = try makeServer("rid")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        for bad in ["1e400", "-1e400", "12345678901234567890", "0.5", "1E2", "{\"a\":1}",
+                    "\"" + String(repeating: "x", count: 300) + "\""] {
+            c.request(#"{"class":"ping","id":\#(bad)}"#)
+            let line = try #require(c.readLine())
+            let e = try #require(try? JSONValue.parse(Array(line.utf8)))
+            #expect(e.string("class") == "error", "id \(bad): \(line)")
+            #expect(e.string("code") == "badRequestID", "id \(bad): \(line)")
+            #expect(e["id"] == nil, "no id is echoed: \(line)")
+            #expect(e.bool("closesConnection") == false)
+            #expect(!line.contains(bad), "the bad id is not echoed: \(line)")
+        }
+        c.request(#"{"class":"ping","id":9007199254740991}"#)
+        let line = try #require(c.readLine())
+        #expect(line.contains(#""id":9007199254740991"#), "\(line)")
+        #expect(c.barrier() != nil)
+    }
+
     @Test func oversizedLineIsCutOff() throws {
         let server = try makeServer("big")
         defer { server.stop() }
