@@ -60,7 +60,7 @@ final class Client {
     var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
 
     func enqueue(_ line: [UInt8]) {
-        if queue.push(line) { counters.dropped.wrappingAdd(1, ordering: .relaxed) }
+        if queue.push(line) { counters.addDropped(1) }
         counters.queued.store(queue.count, ordering: .relaxed)
     }
 
@@ -246,7 +246,7 @@ final class ServiceLoop: @unchecked Sendable {
             let groups = core.policy.hasGroupGrants ? SystemDatabase.groups(ofUID: uid) : []
             let identity = ClientIdentity(pid: pid, uid: uid, gid: gid, groups: groups)
             let entitlements = core.policy.entitlements(for: identity)
-            let counters = ClientCounters(id: nextClientID, identity: identity)
+            let counters = ClientCounters(id: nextClientID, identity: identity, totals: core.totals)
             nextClientID += 1
             core.acceptedCount.wrappingAdd(1, ordering: .relaxed)
             let client = Client(fd: fd, counters: counters, entitlements: entitlements,
@@ -397,7 +397,7 @@ final class ServiceLoop: @unchecked Sendable {
         while !c.dead {
             if c.stagingOffset == c.staging.count {
                 if c.stagedLines > 0 {
-                    c.counters.delivered.wrappingAdd(c.stagedLines, ordering: .relaxed)
+                    c.counters.addDelivered(c.stagedLines)
                     c.stagedLines = 0
                 }
                 c.staging.removeAll(keepingCapacity: true)
@@ -427,7 +427,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// written, or at a short deadline if the client does not read).
     func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64) {
         let discarded = c.queue.removeAll()
-        if discarded > 0 { c.counters.dropped.wrappingAdd(discarded, ordering: .relaxed) }
+        if discarded > 0 { c.counters.addDropped(discarded) }
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {

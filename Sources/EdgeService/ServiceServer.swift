@@ -33,21 +33,50 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var nonFiniteValues: Int
     /// Clients connected since start.
     public var acceptedClients: Int
+    /// The clients connected now.
     public var clients: [ClientStatistics]
-    /// Sum of ``ClientStatistics/dropped`` over the connected clients.
-    public var droppedTotal: Int { clients.reduce(0) { $0 + $1.dropped } }
+    /// Lines dropped from client queues since start, over every connection
+    /// — the connected ones (their ``ClientStatistics/dropped``) and all
+    /// that have disconnected since.
+    public var droppedTotal: Int
+    /// Lines written completely to client sockets since start, over every
+    /// connection, connected or not.
+    public var deliveredTotal: Int
+}
+
+/// Server-wide counters that outlive the connections that add to them.
+final class ServiceTotals: Sendable {
+    let dropped = Atomic<Int>(0)
+    let delivered = Atomic<Int>(0)
 }
 
 /// Counters of one client, written by the service thread, read by anyone.
+/// Every delivered or dropped line is also added to the server's totals, so
+/// they keep counting after the client disconnects.
 final class ClientCounters: Sendable {
     let id: Int
     let identity: ClientIdentity
+    let totals: ServiceTotals
     let queued = Atomic<Int>(0)
     let delivered = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
     /// Bit `StreamName.index` set while subscribed.
     let subscriptionMask = Atomic<Int>(0)
-    init(id: Int, identity: ClientIdentity) { self.id = id; self.identity = identity }
+    init(id: Int, identity: ClientIdentity, totals: ServiceTotals) {
+        self.id = id; self.identity = identity; self.totals = totals
+    }
+
+    @inline(__always)
+    func addDropped(_ n: Int) {
+        dropped.wrappingAdd(n, ordering: .relaxed)
+        totals.dropped.wrappingAdd(n, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    func addDelivered(_ n: Int) {
+        delivered.wrappingAdd(n, ordering: .relaxed)
+        totals.delivered.wrappingAdd(n, ordering: .relaxed)
+    }
 
     var snapshot: ClientStatistics {
         let mask = subscriptionMask.load(ordering: .relaxed)
@@ -72,6 +101,7 @@ final class ServiceCore: Sendable {
     let encodedCount = Atomic<Int>(0)
     let nonFiniteCount = Atomic<Int>(0)
     let acceptedCount = Atomic<Int>(0)
+    let totals = ServiceTotals()
 
     struct Shared {
         var devices: [DeviceInfo] = []
@@ -243,7 +273,8 @@ public final class ServiceServer: Sendable {
     /// (one atomic load) and call ``demand()`` only when it moved.
     public var demandGeneration: Int { core.demandGeneration.load(ordering: .acquiring) }
 
-    /// A snapshot of all counters.
+    /// A snapshot of all counters. The totals are kept after ``stop()``
+    /// (which disconnects every client).
     public func statistics() -> ServiceStatistics {
         let clients = core.shared.withLock { $0.clients }
         return ServiceStatistics(published: core.ring.published.load(ordering: .relaxed),
@@ -251,7 +282,9 @@ public final class ServiceServer: Sendable {
                                  encoded: core.encodedCount.load(ordering: .relaxed),
                                  nonFiniteValues: core.nonFiniteCount.load(ordering: .relaxed),
                                  acceptedClients: core.acceptedCount.load(ordering: .relaxed),
-                                 clients: clients.map(\.snapshot))
+                                 clients: clients.map(\.snapshot),
+                                 droppedTotal: core.totals.dropped.load(ordering: .relaxed),
+                                 deliveredTotal: core.totals.delivered.load(ordering: .relaxed))
     }
 
     /// Stops the server: every client gets `{"class":"shutdown","reason":…}`
