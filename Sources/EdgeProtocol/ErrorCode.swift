@@ -18,6 +18,12 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case flood
     /// The agent serves its maximum number of clients. The agent closes the connection.
     case tooManyClients
+    /// The client's uid already holds the most connections one uid may. The
+    /// agent closes the connection.
+    case tooManyClientsForUID
+    /// The client holds no entitlement, and the small separate budget of
+    /// connections without one is used up. The agent closes the connection.
+    case tooManyUnentitledClients
     /// `id` is neither a string of at most ``Request/maxIDStringBytes`` bytes
     /// nor an integer literal within ±``Request/maxIDMagnitude``. The reply
     /// carries no `id` (there is none the client could match). Connection stays.
@@ -34,6 +40,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooLarge: return "tooLarge"
         case .flood: return "flood"
         case .tooManyClients: return "tooManyClients"
+        case .tooManyClientsForUID: return "tooManyClientsForUID"
+        case .tooManyUnentitledClients: return "tooManyUnentitledClients"
         case .badRequestID: return "badRequestID"
         }
     }
@@ -41,7 +49,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// Whether the agent closes the connection after sending this error.
     public var closesConnection: Bool {
         switch self {
-        case .tooLarge, .flood, .tooManyClients: return true
+        case .tooLarge, .flood, .tooManyClients, .tooManyClientsForUID, .tooManyUnentitledClients: return true
         default: return false
         }
     }

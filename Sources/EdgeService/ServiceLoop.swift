@@ -48,6 +48,9 @@ final class Client {
     /// may still read (`socat`, `nc -U` after stdin ends).
     var readClosed = false
     var dead = false
+    /// Counted against the connection limits (false for a refused client,
+    /// which is only told why before it is closed).
+    var admitted = false
 
     init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int) {
         self.fd = fd
@@ -85,6 +88,10 @@ final class ServiceLoop: @unchecked Sendable {
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var nextClientID = 1
+    /// Admitted clients: in all, per uid, and those holding no entitlement.
+    var admittedCount = 0
+    var admittedByUID: [UInt32: Int] = [:]
+    var admittedUnentitled = 0
     /// Monotonic ns until which the listener is not polled (0: not paused).
     var acceptPausedUntil: UInt64 = 0
     var demandDirty = false
@@ -241,8 +248,7 @@ final class ServiceLoop: @unchecked Sendable {
                 var v = Int32(clamping: size)
                 _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, socklen_t(MemoryLayout<Int32>.size))
             }
-            var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
-            guard edge_peer_credentials(fd, &pid, &uid, &gid) == 0 else { Posix.close(fd); continue }
+            guard let (pid, uid, gid) = core.peerCredentials(fd) else { Posix.close(fd); continue }
             let groups = core.policy.hasGroupGrants ? SystemDatabase.groups(ofUID: uid) : []
             let identity = ClientIdentity(pid: pid, uid: uid, gid: gid, groups: groups)
             let entitlements = core.policy.entitlements(for: identity)
@@ -258,13 +264,52 @@ final class ServiceLoop: @unchecked Sendable {
             client.enqueue(currentLine())
             clients.append(client)
             flush(client) // the version line is always the first line
-            if clients.count > config.maxClients {
-                terminate(client, .tooManyClients,
-                          "the agent serves at most \(config.maxClients) clients", now: edge_monotonic_ns())
+            if let (code, message) = refusal(uid: uid, entitled: !entitlements.isEmpty) {
+                core.refusedCount.wrappingAdd(1, ordering: .relaxed)
+                terminate(client, code, message, now: edge_monotonic_ns())
             } else {
-                core.shared.withLock { $0.clients.append(counters) }
+                admit(client)
             }
         }
+    }
+
+    /// Why a new connection of `uid` is refused, or nil to admit it.
+    /// Connections holding no entitlement have their own small budget, so
+    /// they can never take the slots entitled clients need; then the agent's
+    /// total; then each uid's share (a uid at its share while the agent is
+    /// full is told the agent is full).
+    func refusal(uid: UInt32, entitled: Bool) -> (ErrorCode, String)? {
+        let unentitledLimit = config.effectiveMaxUnentitledClients
+        if !entitled && admittedUnentitled >= unentitledLimit {
+            return (.tooManyUnentitledClients,
+                    "uid \(uid) holds no entitlement, and the agent serves at most \(unentitledLimit) connections that hold none; grant it one in the configuration's clients list")
+        }
+        if admittedCount >= config.maxClients {
+            return (.tooManyClients, "the agent serves at most \(config.maxClients) clients")
+        }
+        let perUID = config.effectiveMaxClientsPerUID
+        if admittedByUID[uid, default: 0] >= perUID {
+            return (.tooManyClientsForUID, "uid \(uid) already holds \(perUID) connections, the most one uid may")
+        }
+        return nil
+    }
+
+    func admit(_ c: Client) {
+        c.admitted = true
+        admittedCount += 1
+        admittedByUID[c.counters.identity.uid, default: 0] += 1
+        if c.entitlements.isEmpty { admittedUnentitled += 1 }
+        core.shared.withLock { $0.clients.append(c.counters) }
+    }
+
+    /// Frees the client's place under the connection limits.
+    func release(_ c: Client) {
+        guard c.admitted else { return }
+        c.admitted = false
+        admittedCount -= 1
+        let uid = c.counters.identity.uid
+        if let n = admittedByUID[uid], n > 1 { admittedByUID[uid] = n - 1 } else { admittedByUID[uid] = nil }
+        if c.entitlements.isEmpty { admittedUnentitled -= 1 }
     }
 
     // MARK: requests
@@ -455,6 +500,7 @@ final class ServiceLoop: @unchecked Sendable {
         clients.removeAll { c in
             guard c.dead else { return false }
             if c.subscriptions.contains(where: { $0 != nil }) { demandDirty = true }
+            release(c)
             Posix.close(c.fd)
             removedIDs.append(c.counters.id)
             return true

@@ -31,8 +31,11 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var encoded: Int
     /// Non-finite values encoded as `null` (a fusion bug upstream).
     public var nonFiniteValues: Int
-    /// Clients connected since start.
+    /// Clients connected since start (refused ones included).
     public var acceptedClients: Int
+    /// Connections refused by a connection limit since start
+    /// (`tooManyClients`, `tooManyClientsForUID`, `tooManyUnentitledClients`).
+    public var refusedClients: Int
     /// The clients connected now.
     public var clients: [ClientStatistics]
     /// Lines dropped from client queues since start, over every connection
@@ -101,7 +104,11 @@ final class ServiceCore: Sendable {
     let encodedCount = Atomic<Int>(0)
     let nonFiniteCount = Atomic<Int>(0)
     let acceptedCount = Atomic<Int>(0)
+    let refusedCount = Atomic<Int>(0)
     let totals = ServiceTotals()
+    /// Who is at the other end of an accepted socket: SO_PEERCRED, or a
+    /// stand-in in tests (one process cannot connect as several users).
+    let peerCredentials: PeerCredentials
 
     struct Shared {
         var devices: [DeviceInfo] = []
@@ -114,10 +121,21 @@ final class ServiceCore: Sendable {
     }
     let shared: Mutex<Shared>
 
+    /// The peer's pid, uid and gid; nil when the kernel cannot tell (the socket is then closed).
+    typealias PeerCredentials = @Sendable (_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)?
+
+    static let socketPeerCredentials: PeerCredentials = { fd in
+        var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+        guard edge_peer_credentials(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return (pid, uid, gid)
+    }
+
     init(configuration: ServiceConfiguration, policy: EntitlementPolicy, devices: [DeviceInfo],
-         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?) throws(ServiceError) {
+         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+         peerCredentials: @escaping PeerCredentials = ServiceCore.socketPeerCredentials) throws(ServiceError) {
         self.configuration = configuration
         self.policy = policy
+        self.peerCredentials = peerCredentials
         self.ring = SampleRing(minimumCapacity: configuration.sampleRingCapacity)
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -200,15 +218,32 @@ public final class ServiceServer: Sendable {
                 policy: EntitlementPolicy = .defaultPolicy(),
                 devices: [DeviceInfo] = [],
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
+        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials)
+        self.core = core
+        thread = Mutex(t)
+    }
+
+    /// As the public initializer, with the peer credentials taken from `peerCredentials` (tests).
+    init(configuration: ServiceConfiguration, policy: EntitlementPolicy, devices: [DeviceInfo],
+         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+         peerCredentials: @escaping ServiceCore.PeerCredentials) throws(ServiceError) {
+        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, peerCredentials)
+        self.core = core
+        thread = Mutex(t)
+    }
+
+    private static func start(_ configuration: ServiceConfiguration, _ policy: EntitlementPolicy,
+                              _ devices: [DeviceInfo],
+                              _ onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+                              _ peerCredentials: @escaping ServiceCore.PeerCredentials)
+        throws(ServiceError) -> (ServiceCore, ServiceThread) {
         try configuration.validate()
         let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
-                                   onDemandChange: onDemandChange)
-        self.core = core
+                                   onDemandChange: onDemandChange, peerCredentials: peerCredentials)
         let listener = try ListeningSocket.bind(configuration)
         let loop = ServiceLoop(core: core, listener: listener)
         do throws(ServiceError) {
-            let t = try ServiceThread.start(name: "edge-service") { loop.run() }
-            thread = Mutex(t)
+            return (core, try ServiceThread.start(name: "edge-service") { loop.run() })
         } catch {
             listener.closeAndUnlink()
             throw error
@@ -282,6 +317,7 @@ public final class ServiceServer: Sendable {
                                  encoded: core.encodedCount.load(ordering: .relaxed),
                                  nonFiniteValues: core.nonFiniteCount.load(ordering: .relaxed),
                                  acceptedClients: core.acceptedCount.load(ordering: .relaxed),
+                                 refusedClients: core.refusedCount.load(ordering: .relaxed),
                                  clients: clients.map(\.snapshot),
                                  droppedTotal: core.totals.dropped.load(ordering: .relaxed),
                                  deliveredTotal: core.totals.delivered.load(ordering: .relaxed))

@@ -367,6 +367,98 @@ struct ServerTests {
         #expect(a.barrier() != nil && b.barrier() != nil)
     }
 
+    /// A socket-group member with no entitlement used to be able to hold all
+    /// 128 slots, so an entitled client then got `tooManyClients`.
+    @Test func unentitledConnectionsCannotStarveEntitledOnes() throws {
+        let entitledUID: UInt32 = 2001, outsider: UInt32 = 3001
+        let credentials = ScriptedCredentials(Array(repeating: outsider, count: 128) + [entitledUID])
+        let policy = EntitlementPolicy(byUID: [entitledUID: [.motion]])
+        let server = try makeServer("starve", policy: policy, credentials: credentials) // default limits
+        defer { server.stop() }
+        var held: [TestClient] = []
+        var refusals: [String?] = []
+        for _ in 0..<128 {
+            let (c, code) = try connectExpectingRefusal(server)
+            if code == nil { held.append(c) } else { refusals.append(code) }
+        }
+        #expect(held.count == 8, "the default budget of connections that hold no entitlement")
+        #expect(refusals.count == 120 && refusals.allSatisfy { $0 == "tooManyUnentitledClients" })
+
+        let (entitled, refused) = try connectExpectingRefusal(server)
+        #expect(refused == nil, "the entitled client is served")
+        #expect(subscribe(entitled, "deviceMotion") != nil)
+        let stats = server.statistics()
+        #expect(stats.clients.count == 9)
+        #expect(stats.refusedClients == 120)
+        // The unentitled ones still work: they may list and ping.
+        #expect(held.allSatisfy { $0.barrier() != nil })
+    }
+
+    @Test func oneUIDCannotHoldEverySlot() throws {
+        let hog: UInt32 = 2001, other: UInt32 = 2002
+        let credentials = ScriptedCredentials([hog, hog, hog, hog, other])
+        let policy = EntitlementPolicy(byUID: [hog: [.motion], other: [.motion]])
+        let server = try makeServer("peruid", policy: policy, credentials: credentials, configure: {
+            $0.maxClients = 4
+            $0.maxClientsPerUID = 3
+        })
+        defer { server.stop() }
+        var held: [TestClient] = []
+        for _ in 0..<3 {
+            let (c, code) = try connectExpectingRefusal(server)
+            #expect(code == nil)
+            held.append(c)
+        }
+        let (_, fourth) = try connectExpectingRefusal(server)
+        #expect(fourth == "tooManyClientsForUID")
+        let (second, code) = try connectExpectingRefusal(server)
+        #expect(code == nil, "another uid still gets the slot the first may not take")
+        #expect(second.barrier() != nil)
+
+        // A slot freed by the hog is its own again.
+        held.removeLast().disconnect()
+        let deadline = monotonicMs() + 5000
+        while server.statistics().clients.count > 3 && monotonicMs() < deadline { _ = second.barrier() }
+        credentials.enqueue([hog])
+        #expect(try connectExpectingRefusal(server).1 == nil)
+    }
+
+    @Test func refusalsSayWhichLimitAndTheRefusedErrorIsTyped() throws {
+        let a: UInt32 = 2001, b: UInt32 = 2002, stranger: UInt32 = 3001
+        let credentials = ScriptedCredentials([stranger, stranger, a, b, a])
+        let policy = EntitlementPolicy(byUID: [a: [.motion], b: [.altitude]])
+        let server = try makeServer("which", policy: policy, credentials: credentials, configure: {
+            $0.maxClients = 2
+            $0.maxUnentitledClients = 5 // at most maxClients - 1 = 1 take effect
+        })
+        defer { server.stop() }
+        let (s1, c1) = try connectExpectingRefusal(server)
+        #expect(c1 == nil)
+        #expect(try connectExpectingRefusal(server).1 == "tooManyUnentitledClients")
+        let (a1, c3) = try connectExpectingRefusal(server)
+        #expect(c3 == nil)
+        let c = try TestClient(path: server.socketPath) // b: the agent is full
+        #expect(c.readMessage()?.string("class") == "version")
+        let e = try #require(c.waitFor("error").0)
+        #expect(e.string("code") == "tooManyClients")
+        #expect(e.bool("closesConnection") == true)
+        #expect(e.string("message")?.contains("2") == true)
+        #expect(c.waitClosed())
+        #expect(try ServerMessage.decode(line: Array("{\"class\":\"error\",\"code\":\"tooManyClientsForUID\",\"message\":\"m\"}".utf8))
+                == .error(code: .tooManyClientsForUID, codeName: "tooManyClientsForUID", message: "m", stream: nil, id: nil))
+        #expect(s1.barrier() != nil && a1.barrier() != nil)
+    }
+
+    @Test func connectionLimitsAreValidated() {
+        for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 }] {
+            #expect(throws: ServiceError.self) { _ = try makeServer("lim", configure: configure) }
+        }
+        let settings = ServiceSettings(maxClientsPerUID: 4, maxUnentitledClients: 0)
+        let config = ServiceConfiguration(settings)
+        #expect(config.maxClientsPerUID == 4 && config.maxUnentitledClients == 0)
+        #expect(ServiceConfiguration().maxClientsPerUID == 64 && ServiceConfiguration().maxUnentitledClients == 8)
+    }
+
     @Test func halfClosedClientStillReceivesRepliesAndSamples() throws {
         let server = try makeServer("half")
         defer { server.stop() }
