@@ -481,6 +481,10 @@ final class ServiceLoop: @unchecked Sendable {
             demandDirty = true
         }
         flush(c)
+        // Written already (the usual case): close now rather than on a later
+        // poll cycle, so a stream of refused connections holds no descriptors
+        // and no slot while it waits.
+        if !c.dead && !c.hasOutput { finishClosing(c) }
     }
 
     func finishClosing(_ c: Client) {

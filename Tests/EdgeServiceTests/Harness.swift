@@ -258,3 +258,25 @@ func accelerometerSample(_ i: Int) -> AccelerometerSample {
     AccelerometerSample(timestampNs: baseTimestamp + UInt64(i) * period100Hz,
                         acceleration: Vector3(x: 0, y: 0, z: 9.80665))
 }
+
+/// A service loop the test drives itself, one step at a time, with no
+/// service thread: what each step did is visible at once, with no waiting.
+final class ManualLoop {
+    let core: ServiceCore
+    let loop: ServiceLoop
+    var path: String { core.configuration.socketPath }
+
+    init(policy: EntitlementPolicy = .defaultPolicy(), credentials: ScriptedCredentials = ScriptedCredentials([]),
+         configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+        var config = ServiceConfiguration(socketPath: uniqueSocketPath("m"))
+        config.shutdownGraceNs = 0
+        configure(&config)
+        try config.validate()
+        core = try ServiceCore(configuration: config, policy: policy, devices: [], onDemandChange: nil,
+                               peerCredentials: credentials.source)
+        loop = ServiceLoop(core: core, listener: try ListeningSocket.bind(config))
+    }
+
+    /// Closes every client and the socket (the loop's own shutdown).
+    func close() { loop.shutdown() }
+}

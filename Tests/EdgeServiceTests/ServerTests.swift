@@ -449,6 +449,25 @@ struct ServerTests {
         #expect(s1.barrier() != nil && a1.barrier() != nil)
     }
 
+    /// A refused client used to stay in the loop until a later poll cycle
+    /// (≥ 50 ms), holding its descriptor, although its two lines were written.
+    @Test func aRefusedClientIsClosedAsSoonAsItsLinesAreWritten() throws {
+        let m = try ManualLoop(configure: { $0.maxClients = 1 })
+        defer { m.close() }
+        let first = try TestClient(path: m.path)
+        let second = try TestClient(path: m.path)
+        m.loop.acceptClients()
+        #expect(m.loop.clients.count == 2)
+        #expect(m.loop.clients[0].dead == false)
+        #expect(m.loop.clients[1].dead == true, "closed within the cycle that refused it")
+        m.loop.removeDeadClients()
+        #expect(m.loop.clients.count == 1)
+        #expect(second.readMessage()?.string("class") == "version")
+        #expect(second.readMessage()?.string("code") == "tooManyClients")
+        #expect(second.waitClosed())
+        #expect(first.readMessage()?.string("class") == "version")
+    }
+
     @Test func connectionLimitsAreValidated() {
         for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 }] {
             #expect(throws: ServiceError.self) { _ = try makeServer("lim", configure: configure) }
