@@ -101,6 +101,10 @@ final class ServiceLoop: @unchecked Sendable {
     let drainChunk = 64
     /// Staging refill threshold, bytes.
     let stagingTarget = 16384
+    /// Connections accepted per poll cycle. The rest wait in the listen
+    /// backlog for the next cycle, so a connect storm cannot keep the
+    /// thread accepting while the sample ring fills and clients wait.
+    let acceptBurst = 16
 
     init(core: ServiceCore, listener: ListeningSocket) {
         self.core = core
@@ -233,7 +237,8 @@ final class ServiceLoop: @unchecked Sendable {
 
     func acceptClients() {
         acceptPausedUntil = 0
-        while true {
+        var budget = acceptBurst
+        while budget > 0 {
             let fd = accept(listener.fd, nil, nil)
             if fd < 0 {
                 let e = errno
@@ -243,6 +248,7 @@ final class ServiceLoop: @unchecked Sendable {
                 }
                 return // EAGAIN: all accepted
             }
+            budget -= 1
             do { try Posix.setNonBlockingCloseOnExec(fd) } catch { Posix.close(fd); continue }
             if let size = config.socketSendBufferBytes {
                 var v = Int32(clamping: size)

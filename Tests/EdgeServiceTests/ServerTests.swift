@@ -468,6 +468,25 @@ struct ServerTests {
         #expect(first.readMessage()?.string("class") == "version")
     }
 
+    /// A connect storm used to keep the service thread in its accept loop
+    /// for as long as connections kept coming, with no client served and
+    /// the sample ring filling; one cycle now accepts a bounded burst.
+    @Test func oneCycleAcceptsABoundedBurst() throws {
+        let m = try ManualLoop()
+        defer { m.close() }
+        let burst = m.loop.acceptBurst
+        #expect(burst >= 1 && burst < 40)
+        var storm: [TestClient] = []
+        for _ in 0..<40 { storm.append(try TestClient(path: m.path)) } // wait in the backlog (64)
+        var accepted: [Int] = []
+        for _ in 0..<4 {
+            m.loop.acceptClients()
+            accepted.append(m.loop.clients.count)
+        }
+        #expect(accepted == [burst, min(40, 2 * burst), min(40, 3 * burst), min(40, 4 * burst)])
+        #expect(storm.allSatisfy { $0.readMessage()?.string("class") == "version" })
+    }
+
     @Test func connectionLimitsAreValidated() {
         for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 }] {
             #expect(throws: ServiceError.self) { _ = try makeServer("lim", configure: configure) }
