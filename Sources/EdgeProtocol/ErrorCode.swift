@@ -18,6 +18,11 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case flood
     /// The agent serves its maximum number of clients. The agent closes the connection.
     case tooManyClients
+    /// A `subscribe` would raise the agent's demand (start a stream nobody
+    /// subscribes to, or ask for a faster interval than anyone does) and the
+    /// client's uid has raised it too often lately. Nothing changes; the
+    /// connection stays.
+    case tooManyDemandChanges
     /// The client's uid already holds the most connections one uid may. The
     /// agent closes the connection.
     case tooManyClientsForUID
@@ -40,6 +45,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooLarge: return "tooLarge"
         case .flood: return "flood"
         case .tooManyClients: return "tooManyClients"
+        case .tooManyDemandChanges: return "tooManyDemandChanges"
         case .tooManyClientsForUID: return "tooManyClientsForUID"
         case .tooManyUnentitledClients: return "tooManyUnentitledClients"
         case .badRequestID: return "badRequestID"

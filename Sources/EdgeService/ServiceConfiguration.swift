@@ -29,6 +29,15 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// ``maxClients`` − 1 take effect, so at least one slot — by default
     /// 120 of 128 — is only ever given to entitled clients. Default 8.
     public var maxUnentitledClients: Int = 8
+    /// Times one uid may raise the agent's demand per ``demandRaiseWindowNs``
+    /// (a `subscribe` that starts a stream nobody subscribes to, or asks for
+    /// a faster interval than anyone does: each makes the loop thread
+    /// reconfigure, wake or re-rate chips). More → `tooManyDemandChanges`;
+    /// the subscription is not changed and the connection stays. At least 1;
+    /// default 32.
+    public var demandRaiseLimit: Int = 32
+    /// Window of ``demandRaiseLimit``, ns; at least 1 ms; default 10 s.
+    public var demandRaiseWindowNs: UInt64 = 10_000_000_000
     /// Samples the loop can publish ahead of the service thread (rounded up to
     /// a power of two). When full, `publish` drops the sample and counts an overrun.
     public var sampleRingCapacity: Int = 1024
@@ -58,6 +67,11 @@ public struct ServiceConfiguration: Sendable, Hashable {
         if let v = settings.maxClients { maxClients = v }
         if let v = settings.maxClientsPerUID { maxClientsPerUID = v }
         if let v = settings.maxUnentitledClients { maxUnentitledClients = v }
+        if let v = settings.demandRaiseLimit { demandRaiseLimit = v }
+        if let v = settings.demandRaiseWindowSeconds {
+            // Out of range or not finite: 0, which validate() refuses.
+            demandRaiseWindowNs = v.isFinite && v >= 0 && v <= 86_400 ? UInt64((v * 1e9).rounded()) : 0
+        }
     }
 
     /// ``maxClientsPerUID`` as applied.
@@ -72,6 +86,8 @@ public struct ServiceConfiguration: Sendable, Hashable {
         guard maxClients >= 1 else { throw .invalidConfiguration("maxClients must be ≥ 1") }
         guard maxClientsPerUID >= 1 else { throw .invalidConfiguration("maxClientsPerUID must be ≥ 1") }
         guard maxUnentitledClients >= 0 else { throw .invalidConfiguration("maxUnentitledClients must be ≥ 0") }
+        guard demandRaiseLimit >= 1 else { throw .invalidConfiguration("demandRaiseLimit must be ≥ 1") }
+        guard demandRaiseWindowNs >= 1_000_000 else { throw .invalidConfiguration("demandRaiseWindowNs must be ≥ 1 ms") }
         guard sampleRingCapacity >= 2 else { throw .invalidConfiguration("sampleRingCapacity must be ≥ 2") }
         guard socketMode <= 0o777 else { throw .invalidConfiguration("socketMode must be ≤ 0777") }
     }
@@ -89,12 +105,18 @@ public struct ServiceSettings: Codable, Sendable, Hashable {
     public var maxClients: Int?
     public var maxClientsPerUID: Int?
     public var maxUnentitledClients: Int?
+    public var demandRaiseLimit: Int?
+    /// ``ServiceConfiguration/demandRaiseWindowNs`` in seconds, 0.001…86400
+    /// (anything else makes the server refuse the configuration).
+    public var demandRaiseWindowSeconds: Double?
     public init(socketPath: String? = nil, socketGroup: String? = nil, queueCapacity: Int? = nil,
                 maxLineBytes: Int? = nil, floodLimitPerSecond: Int? = nil, maxClients: Int? = nil,
-                maxClientsPerUID: Int? = nil, maxUnentitledClients: Int? = nil) {
+                maxClientsPerUID: Int? = nil, maxUnentitledClients: Int? = nil,
+                demandRaiseLimit: Int? = nil, demandRaiseWindowSeconds: Double? = nil) {
         self.socketPath = socketPath; self.socketGroup = socketGroup; self.queueCapacity = queueCapacity
         self.maxLineBytes = maxLineBytes; self.floodLimitPerSecond = floodLimitPerSecond
         self.maxClients = maxClients; self.maxClientsPerUID = maxClientsPerUID
         self.maxUnentitledClients = maxUnentitledClients
+        self.demandRaiseLimit = demandRaiseLimit; self.demandRaiseWindowSeconds = demandRaiseWindowSeconds
     }
 }

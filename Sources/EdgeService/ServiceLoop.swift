@@ -92,6 +92,8 @@ final class ServiceLoop: @unchecked Sendable {
     var admittedCount = 0
     var admittedByUID: [UInt32: Int] = [:]
     var admittedUnentitled = 0
+    /// Demand raises per uid in the current window (see ``ServiceConfiguration/demandRaiseLimit``).
+    var demandRaises: [UInt32: (windowStart: UInt64, count: Int)] = [:]
     /// Monotonic ns until which the listener is not polled (0: not paused).
     var acceptPausedUntil: UInt64 = 0
     var demandDirty = false
@@ -400,6 +402,13 @@ final class ServiceLoop: @unchecked Sendable {
             guard c.entitlements.contains(stream.entitlement) else {
                 notEntitled(c, stream, id: id); return
             }
+            if raisesDemand(stream, intervalNs), !spendDemandRaise(c.counters.identity.uid, now: now) {
+                let window = Double(config.demandRaiseWindowNs) / 1e9
+                let msg = "uid \(c.counters.identity.uid) has started or sped up streams \(config.demandRaiseLimit) times in \(window) s, the most one uid may; \(stream.rawValue) is unchanged, try again later"
+                reply(c) { MessageEncoder.error(.tooManyDemandChanges, message: msg, stream: stream, id: id, into: &$0) }
+                flush(c)
+                return
+            }
             c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs)
             c.updateSubscriptionMask()
             publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
@@ -433,6 +442,29 @@ final class ServiceLoop: @unchecked Sendable {
             reply(c) { MessageEncoder.pong(timestampNs: now, id: id, into: &$0) }
         }
         flush(c)
+    }
+
+    /// Whether subscribing to `stream` at `intervalNs` would change what the
+    /// engine must run: nobody subscribes to it yet, or the interval is
+    /// faster than the fastest one anyone has. (Slowing down or stopping is
+    /// never refused: a client must always be able to ask for less.)
+    func raisesDemand(_ stream: StreamName, _ intervalNs: UInt64) -> Bool {
+        var fastest: UInt64?
+        for other in clients where !other.dead {
+            if let s = other.subscriptions[stream.index] { fastest = min(fastest ?? .max, s.intervalNs) }
+        }
+        guard let fastest else { return true }
+        return intervalNs < fastest
+    }
+
+    /// Takes one demand raise from `uid`'s budget; false when it is spent.
+    func spendDemandRaise(_ uid: UInt32, now: UInt64) -> Bool {
+        var entry = demandRaises[uid] ?? (windowStart: now, count: 0)
+        if now &- entry.windowStart >= config.demandRaiseWindowNs { entry = (windowStart: now, count: 0) }
+        guard entry.count < config.demandRaiseLimit else { return false }
+        entry.count += 1
+        demandRaises[uid] = entry
+        return true
     }
 
     func notEntitled(_ c: Client, _ stream: StreamName, id: RequestID?) {

@@ -487,13 +487,64 @@ struct ServerTests {
         #expect(storm.allSatisfy { $0.readMessage()?.string("class") == "version" })
     }
 
+    /// Each subscribe that starts a stream or speeds it up makes the loop
+    /// thread re-rate, wake or sleep chips (I2C writes, settling time). A
+    /// client toggling a subscription used to do that on every tick, within
+    /// the flood limit; each uid now has a budget of such raises.
+    @Test func demandChurnIsBudgetedPerUID() throws {
+        let churner: UInt32 = 2001, other: UInt32 = 2002
+        let credentials = ScriptedCredentials([churner, other])
+        let policy = EntitlementPolicy(byUID: [churner: [.motion, .altitude], other: [.motion, .altitude]])
+        let changes = Mutex(0)
+        var config = ServiceConfiguration(socketPath: uniqueSocketPath("churn"))
+        config.demandRaiseLimit = 5
+        config.demandRaiseWindowNs = 3_600_000_000_000 // no new budget during the test
+        let server = try ServiceServer(configuration: config, policy: policy, devices: [],
+                                       onDemandChange: { _ in changes.withLock { $0 += 1 } },
+                                       peerCredentials: credentials.source)
+        defer { server.stop() }
+        let c = try connectClient(server)
+        let d = try connectClient(server)
+        var subscribed = 0
+        var refused: [JSONValue] = []
+        for i in 0..<20 {
+            c.request(#"{"class":"subscribe","stream":"altitude","id":\#(i)}"#)
+            let m = try #require(c.readMessage())
+            if m.string("class") == "subscribed" { subscribed += 1 } else { refused.append(m) }
+            c.request(#"{"class":"unsubscribe","stream":"altitude"}"#)
+            #expect(c.waitFor("unsubscribed").0 != nil, "asking for less is never refused")
+        }
+        #expect(subscribed == 5)
+        #expect(refused.count == 15)
+        #expect(refused.allSatisfy {
+            $0.string("code") == "tooManyDemandChanges" && $0.string("stream") == "altitude"
+                && $0.bool("closesConnection") == false && $0["id"] != nil
+        })
+        #expect(changes.withLock { $0 } == 10, "5 raises and the 5 unsubscribes that undid them")
+        #expect(server.demand().isEmpty)
+
+        // Another uid has its own budget; once it runs the stream, joining it
+        // at the same or a slower interval raises nothing and is not refused.
+        #expect(subscribe(d, "deviceMotion", interval: 0.01) != nil)
+        #expect(subscribe(c, "deviceMotion", interval: 0.01) != nil)
+        #expect(subscribe(c, "deviceMotion", interval: 0.5) != nil)
+        c.request(#"{"class":"subscribe","stream":"deviceMotion","interval_s":0.005}"#)
+        #expect(c.waitFor("error").0?.string("code") == "tooManyDemandChanges")
+        #expect(server.demand() == [.deviceMotion: 0.01])
+        #expect(c.barrier() != nil, "the connection stays")
+    }
+
     @Test func connectionLimitsAreValidated() {
-        for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 }] {
+        for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 },
+                                                                 { $0.demandRaiseLimit = 0 }, { $0.demandRaiseWindowNs = 999_999 }] {
             #expect(throws: ServiceError.self) { _ = try makeServer("lim", configure: configure) }
         }
         let settings = ServiceSettings(maxClientsPerUID: 4, maxUnentitledClients: 0)
         let config = ServiceConfiguration(settings)
         #expect(config.maxClientsPerUID == 4 && config.maxUnentitledClients == 0)
+        let window = ServiceConfiguration(ServiceSettings(demandRaiseLimit: 3, demandRaiseWindowSeconds: 2.5))
+        #expect(window.demandRaiseLimit == 3 && window.demandRaiseWindowNs == 2_500_000_000)
+        #expect(ServiceConfiguration(ServiceSettings(demandRaiseWindowSeconds: .infinity)).demandRaiseWindowNs == 0)
         #expect(ServiceConfiguration().maxClientsPerUID == 64 && ServiceConfiguration().maxUnentitledClients == 8)
     }
 
