@@ -18,6 +18,21 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case flood
     /// The agent serves its maximum number of clients. The agent closes the connection.
     case tooManyClients
+    /// A `subscribe` would raise the agent's demand (start a stream nobody
+    /// subscribes to, or ask for a faster interval than anyone does) and the
+    /// client's uid has raised it too often lately. Nothing changes; the
+    /// connection stays.
+    case tooManyDemandChanges
+    /// The client's uid already holds the most connections one uid may. The
+    /// agent closes the connection.
+    case tooManyClientsForUID
+    /// The client holds no entitlement, and the small separate budget of
+    /// connections without one is used up. The agent closes the connection.
+    case tooManyUnentitledClients
+    /// `id` is neither a string of at most ``Request/maxIDStringBytes`` bytes
+    /// nor an integer literal within ±``Request/maxIDMagnitude``. The reply
+    /// carries no `id` (there is none the client could match). Connection stays.
+    case badRequestID
 
     public var wireName: StaticString {
         switch self {
@@ -30,13 +45,17 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooLarge: return "tooLarge"
         case .flood: return "flood"
         case .tooManyClients: return "tooManyClients"
+        case .tooManyDemandChanges: return "tooManyDemandChanges"
+        case .tooManyClientsForUID: return "tooManyClientsForUID"
+        case .tooManyUnentitledClients: return "tooManyUnentitledClients"
+        case .badRequestID: return "badRequestID"
         }
     }
 
     /// Whether the agent closes the connection after sending this error.
     public var closesConnection: Bool {
         switch self {
-        case .tooLarge, .flood, .tooManyClients: return true
+        case .tooLarge, .flood, .tooManyClients, .tooManyClientsForUID, .tooManyUnentitledClients: return true
         default: return false
         }
     }

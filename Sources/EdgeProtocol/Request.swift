@@ -1,9 +1,41 @@
 /// An optional `id` a client may put in any request; the agent echoes it in
 /// the direct reply (including errors) so clients can match replies.
+///
+/// The agent accepts only ids every JSON reader can hold exactly: an integer
+/// literal (no fraction, no exponent) within ±``Request/maxIDMagnitude``, or
+/// a string of at most ``Request/maxIDStringBytes`` UTF-8 bytes. Anything
+/// else (`1e400`, `1.5`, `99999999999999999999`, an object) is refused with
+/// ``ErrorCode/badRequestID``, so a reply never carries an id that parses to
+/// infinity or loses digits.
 public enum RequestID: Sendable, Hashable {
-    /// A JSON number, kept as its literal text and echoed verbatim.
+    /// A JSON integer, kept as its literal text and echoed verbatim.
     case number(String)
     case string(String)
+
+    /// The id of a request's `id` member; nil when it is not one the agent
+    /// accepts (see the type's documentation).
+    public init?(validating value: JSONValue) {
+        switch value {
+        case .number(_, let literal):
+            guard Self.isSafeInteger(literal) else { return nil }
+            self = .number(literal)
+        case .string(let s):
+            guard s.utf8.count <= Request.maxIDStringBytes else { return nil }
+            self = .string(s)
+        default:
+            return nil
+        }
+    }
+
+    /// `-?[0-9]+` whose value is within ±``Request/maxIDMagnitude`` (the
+    /// parser has already checked the JSON number grammar: no leading zeros).
+    static func isSafeInteger(_ literal: String) -> Bool {
+        let digits = literal.utf8.drop { $0 == UInt8(ascii: "-") }
+        guard !digits.isEmpty, digits.count <= 16,
+              digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let n = Int64(literal) else { return false }
+        return n.magnitude <= UInt64(Request.maxIDMagnitude)
+    }
 }
 
 /// A client request, one JSON object per line, keyed by `class`.
@@ -32,6 +64,14 @@ public struct Request: Sendable, Hashable {
     /// Largest accepted `interval_s`, s.
     public static let maxIntervalS: Double = 3600
 
+    /// Largest magnitude of a numeric `id`: 2^53 − 1, the largest integer a
+    /// reader that parses JSON numbers as doubles (JavaScript, most
+    /// dynamic languages) still holds exactly.
+    public static let maxIDMagnitude: Int64 = 9_007_199_254_740_991
+
+    /// Longest string `id`, UTF-8 bytes.
+    public static let maxIDStringBytes = 256
+
     /// Why a request line was refused: the reply's error code and message.
     public struct DecodeError: Error, Sendable, Hashable {
         public var code: ErrorCode
@@ -54,10 +94,12 @@ public struct Request: Sendable, Hashable {
         var id: RequestID?
         switch m["id"] {
         case nil, .null?: id = nil
-        case .number(_, let literal)?: id = .number(literal)
-        case .string(let s)?: id = .string(s)
-        default:
-            throw DecodeError(code: .malformedRequest, message: "\"id\" must be a string or a number")
+        case let value?:
+            guard let valid = RequestID(validating: value) else {
+                throw DecodeError(code: .badRequestID,
+                                  message: "\"id\" must be a string of at most \(maxIDStringBytes) bytes or an integer between -\(maxIDMagnitude) and \(maxIDMagnitude) (no fraction or exponent)")
+            }
+            id = valid
         }
         guard case .string(let cls)? = m["class"] else {
             throw DecodeError(code: .malformedRequest, message: "missing string key \"class\"", id: id)

@@ -18,6 +18,26 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public var floodWindowNs: UInt64 = 1_000_000_000
     /// Clients served at once; the next gets `tooManyClients`.
     public var maxClients: Int = 128
+    /// Connections one uid may hold at once, entitled or not; the next gets
+    /// `tooManyClientsForUID`. At least 1; a value above ``maxClients`` acts
+    /// as ``maxClients``. Default 64: no single user holds more than half
+    /// the slots of the default 128.
+    public var maxClientsPerUID: Int = 64
+    /// Connections, over all uids, whose client holds no entitlement at all
+    /// (such a client may only list devices and streams, ping and read its
+    /// stats); the next gets `tooManyUnentitledClients`. At least 0; at most
+    /// ``maxClients`` − 1 take effect, so at least one slot — by default
+    /// 120 of 128 — is only ever given to entitled clients. Default 8.
+    public var maxUnentitledClients: Int = 8
+    /// Times one uid may raise the agent's demand per ``demandRaiseWindowNs``
+    /// (a `subscribe` that starts a stream nobody subscribes to, or asks for
+    /// a faster interval than anyone does: each makes the loop thread
+    /// reconfigure, wake or re-rate chips). More → `tooManyDemandChanges`;
+    /// the subscription is not changed and the connection stays. At least 1;
+    /// default 32.
+    public var demandRaiseLimit: Int = 32
+    /// Window of ``demandRaiseLimit``, ns; at least 1 ms; default 10 s.
+    public var demandRaiseWindowNs: UInt64 = 10_000_000_000
     /// Samples the loop can publish ahead of the service thread (rounded up to
     /// a power of two). When full, `publish` drops the sample and counts an overrun.
     public var sampleRingCapacity: Int = 1024
@@ -45,13 +65,29 @@ public struct ServiceConfiguration: Sendable, Hashable {
         if let v = settings.maxLineBytes { maxLineBytes = v }
         if let v = settings.floodLimitPerSecond { floodLimit = v }
         if let v = settings.maxClients { maxClients = v }
+        if let v = settings.maxClientsPerUID { maxClientsPerUID = v }
+        if let v = settings.maxUnentitledClients { maxUnentitledClients = v }
+        if let v = settings.demandRaiseLimit { demandRaiseLimit = v }
+        if let v = settings.demandRaiseWindowSeconds {
+            // Out of range or not finite: 0, which validate() refuses.
+            demandRaiseWindowNs = v.isFinite && v >= 0 && v <= 86_400 ? UInt64((v * 1e9).rounded()) : 0
+        }
     }
+
+    /// ``maxClientsPerUID`` as applied.
+    var effectiveMaxClientsPerUID: Int { min(maxClientsPerUID, maxClients) }
+    /// ``maxUnentitledClients`` as applied: one slot is always left for entitled clients.
+    var effectiveMaxUnentitledClients: Int { min(maxUnentitledClients, maxClients - 1) }
 
     func validate() throws(ServiceError) {
         guard queueCapacity >= 1 else { throw .invalidConfiguration("queueCapacity must be ≥ 1") }
         guard maxLineBytes >= 64 else { throw .invalidConfiguration("maxLineBytes must be ≥ 64") }
         guard floodLimit >= 1 else { throw .invalidConfiguration("floodLimit must be ≥ 1") }
         guard maxClients >= 1 else { throw .invalidConfiguration("maxClients must be ≥ 1") }
+        guard maxClientsPerUID >= 1 else { throw .invalidConfiguration("maxClientsPerUID must be ≥ 1") }
+        guard maxUnentitledClients >= 0 else { throw .invalidConfiguration("maxUnentitledClients must be ≥ 0") }
+        guard demandRaiseLimit >= 1 else { throw .invalidConfiguration("demandRaiseLimit must be ≥ 1") }
+        guard demandRaiseWindowNs >= 1_000_000 else { throw .invalidConfiguration("demandRaiseWindowNs must be ≥ 1 ms") }
         guard sampleRingCapacity >= 2 else { throw .invalidConfiguration("sampleRingCapacity must be ≥ 2") }
         guard socketMode <= 0o777 else { throw .invalidConfiguration("socketMode must be ≤ 0777") }
     }
@@ -67,10 +103,20 @@ public struct ServiceSettings: Codable, Sendable, Hashable {
     public var maxLineBytes: Int?
     public var floodLimitPerSecond: Int?
     public var maxClients: Int?
+    public var maxClientsPerUID: Int?
+    public var maxUnentitledClients: Int?
+    public var demandRaiseLimit: Int?
+    /// ``ServiceConfiguration/demandRaiseWindowNs`` in seconds, 0.001…86400
+    /// (anything else makes the server refuse the configuration).
+    public var demandRaiseWindowSeconds: Double?
     public init(socketPath: String? = nil, socketGroup: String? = nil, queueCapacity: Int? = nil,
-                maxLineBytes: Int? = nil, floodLimitPerSecond: Int? = nil, maxClients: Int? = nil) {
+                maxLineBytes: Int? = nil, floodLimitPerSecond: Int? = nil, maxClients: Int? = nil,
+                maxClientsPerUID: Int? = nil, maxUnentitledClients: Int? = nil,
+                demandRaiseLimit: Int? = nil, demandRaiseWindowSeconds: Double? = nil) {
         self.socketPath = socketPath; self.socketGroup = socketGroup; self.queueCapacity = queueCapacity
         self.maxLineBytes = maxLineBytes; self.floodLimitPerSecond = floodLimitPerSecond
-        self.maxClients = maxClients
+        self.maxClients = maxClients; self.maxClientsPerUID = maxClientsPerUID
+        self.maxUnentitledClients = maxUnentitledClients
+        self.demandRaiseLimit = demandRaiseLimit; self.demandRaiseWindowSeconds = demandRaiseWindowSeconds
     }
 }

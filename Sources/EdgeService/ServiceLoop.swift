@@ -48,6 +48,9 @@ final class Client {
     /// may still read (`socat`, `nc -U` after stdin ends).
     var readClosed = false
     var dead = false
+    /// Counted against the connection limits (false for a refused client,
+    /// which is only told why before it is closed).
+    var admitted = false
 
     init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int) {
         self.fd = fd
@@ -60,7 +63,7 @@ final class Client {
     var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
 
     func enqueue(_ line: [UInt8]) {
-        if queue.push(line) { counters.dropped.wrappingAdd(1, ordering: .relaxed) }
+        if queue.push(line) { counters.addDropped(1) }
         counters.queued.store(queue.count, ordering: .relaxed)
     }
 
@@ -85,6 +88,12 @@ final class ServiceLoop: @unchecked Sendable {
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var nextClientID = 1
+    /// Admitted clients: in all, per uid, and those holding no entitlement.
+    var admittedCount = 0
+    var admittedByUID: [UInt32: Int] = [:]
+    var admittedUnentitled = 0
+    /// Demand raises per uid in the current window (see ``ServiceConfiguration/demandRaiseLimit``).
+    var demandRaises: [UInt32: (windowStart: UInt64, count: Int)] = [:]
     /// Monotonic ns until which the listener is not polled (0: not paused).
     var acceptPausedUntil: UInt64 = 0
     var demandDirty = false
@@ -94,6 +103,10 @@ final class ServiceLoop: @unchecked Sendable {
     let drainChunk = 64
     /// Staging refill threshold, bytes.
     let stagingTarget = 16384
+    /// Connections accepted per poll cycle. The rest wait in the listen
+    /// backlog for the next cycle, so a connect storm cannot keep the
+    /// thread accepting while the sample ring fills and clients wait.
+    let acceptBurst = 16
 
     init(core: ServiceCore, listener: ListeningSocket) {
         self.core = core
@@ -226,7 +239,8 @@ final class ServiceLoop: @unchecked Sendable {
 
     func acceptClients() {
         acceptPausedUntil = 0
-        while true {
+        var budget = acceptBurst
+        while budget > 0 {
             let fd = accept(listener.fd, nil, nil)
             if fd < 0 {
                 let e = errno
@@ -236,17 +250,17 @@ final class ServiceLoop: @unchecked Sendable {
                 }
                 return // EAGAIN: all accepted
             }
+            budget -= 1
             do { try Posix.setNonBlockingCloseOnExec(fd) } catch { Posix.close(fd); continue }
             if let size = config.socketSendBufferBytes {
                 var v = Int32(clamping: size)
                 _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, socklen_t(MemoryLayout<Int32>.size))
             }
-            var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
-            guard edge_peer_credentials(fd, &pid, &uid, &gid) == 0 else { Posix.close(fd); continue }
+            guard let (pid, uid, gid) = core.peerCredentials(fd) else { Posix.close(fd); continue }
             let groups = core.policy.hasGroupGrants ? SystemDatabase.groups(ofUID: uid) : []
             let identity = ClientIdentity(pid: pid, uid: uid, gid: gid, groups: groups)
             let entitlements = core.policy.entitlements(for: identity)
-            let counters = ClientCounters(id: nextClientID, identity: identity)
+            let counters = ClientCounters(id: nextClientID, identity: identity, totals: core.totals)
             nextClientID += 1
             core.acceptedCount.wrappingAdd(1, ordering: .relaxed)
             let client = Client(fd: fd, counters: counters, entitlements: entitlements,
@@ -258,13 +272,52 @@ final class ServiceLoop: @unchecked Sendable {
             client.enqueue(currentLine())
             clients.append(client)
             flush(client) // the version line is always the first line
-            if clients.count > config.maxClients {
-                terminate(client, .tooManyClients,
-                          "the agent serves at most \(config.maxClients) clients", now: edge_monotonic_ns())
+            if let (code, message) = refusal(uid: uid, entitled: !entitlements.isEmpty) {
+                core.refusedCount.wrappingAdd(1, ordering: .relaxed)
+                terminate(client, code, message, now: edge_monotonic_ns())
             } else {
-                core.shared.withLock { $0.clients.append(counters) }
+                admit(client)
             }
         }
+    }
+
+    /// Why a new connection of `uid` is refused, or nil to admit it.
+    /// Connections holding no entitlement have their own small budget, so
+    /// they can never take the slots entitled clients need; then the agent's
+    /// total; then each uid's share (a uid at its share while the agent is
+    /// full is told the agent is full).
+    func refusal(uid: UInt32, entitled: Bool) -> (ErrorCode, String)? {
+        let unentitledLimit = config.effectiveMaxUnentitledClients
+        if !entitled && admittedUnentitled >= unentitledLimit {
+            return (.tooManyUnentitledClients,
+                    "uid \(uid) holds no entitlement, and the agent serves at most \(unentitledLimit) connections that hold none; grant it one in the configuration's clients list")
+        }
+        if admittedCount >= config.maxClients {
+            return (.tooManyClients, "the agent serves at most \(config.maxClients) clients")
+        }
+        let perUID = config.effectiveMaxClientsPerUID
+        if admittedByUID[uid, default: 0] >= perUID {
+            return (.tooManyClientsForUID, "uid \(uid) already holds \(perUID) connections, the most one uid may")
+        }
+        return nil
+    }
+
+    func admit(_ c: Client) {
+        c.admitted = true
+        admittedCount += 1
+        admittedByUID[c.counters.identity.uid, default: 0] += 1
+        if c.entitlements.isEmpty { admittedUnentitled += 1 }
+        core.shared.withLock { $0.clients.append(c.counters) }
+    }
+
+    /// Frees the client's place under the connection limits.
+    func release(_ c: Client) {
+        guard c.admitted else { return }
+        c.admitted = false
+        admittedCount -= 1
+        let uid = c.counters.identity.uid
+        if let n = admittedByUID[uid], n > 1 { admittedByUID[uid] = n - 1 } else { admittedByUID[uid] = nil }
+        if c.entitlements.isEmpty { admittedUnentitled -= 1 }
     }
 
     // MARK: requests
@@ -349,6 +402,13 @@ final class ServiceLoop: @unchecked Sendable {
             guard c.entitlements.contains(stream.entitlement) else {
                 notEntitled(c, stream, id: id); return
             }
+            if raisesDemand(stream, intervalNs), !spendDemandRaise(c.counters.identity.uid, now: now) {
+                let window = Double(config.demandRaiseWindowNs) / 1e9
+                let msg = "uid \(c.counters.identity.uid) has started or sped up streams \(config.demandRaiseLimit) times in \(window) s, the most one uid may; \(stream.rawValue) is unchanged, try again later"
+                reply(c) { MessageEncoder.error(.tooManyDemandChanges, message: msg, stream: stream, id: id, into: &$0) }
+                flush(c)
+                return
+            }
             c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs)
             c.updateSubscriptionMask()
             publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
@@ -384,6 +444,29 @@ final class ServiceLoop: @unchecked Sendable {
         flush(c)
     }
 
+    /// Whether subscribing to `stream` at `intervalNs` would change what the
+    /// engine must run: nobody subscribes to it yet, or the interval is
+    /// faster than the fastest one anyone has. (Slowing down or stopping is
+    /// never refused: a client must always be able to ask for less.)
+    func raisesDemand(_ stream: StreamName, _ intervalNs: UInt64) -> Bool {
+        var fastest: UInt64?
+        for other in clients where !other.dead {
+            if let s = other.subscriptions[stream.index] { fastest = min(fastest ?? .max, s.intervalNs) }
+        }
+        guard let fastest else { return true }
+        return intervalNs < fastest
+    }
+
+    /// Takes one demand raise from `uid`'s budget; false when it is spent.
+    func spendDemandRaise(_ uid: UInt32, now: UInt64) -> Bool {
+        var entry = demandRaises[uid] ?? (windowStart: now, count: 0)
+        if now &- entry.windowStart >= config.demandRaiseWindowNs { entry = (windowStart: now, count: 0) }
+        guard entry.count < config.demandRaiseLimit else { return false }
+        entry.count += 1
+        demandRaises[uid] = entry
+        return true
+    }
+
     func notEntitled(_ c: Client, _ stream: StreamName, id: RequestID?) {
         let msg = "\(stream.rawValue) needs the \"\(stream.entitlement.rawValue)\" entitlement, which uid \(c.counters.identity.uid) does not hold"
         reply(c) { MessageEncoder.error(.notEntitled, message: msg, stream: stream, id: id, into: &$0) }
@@ -397,7 +480,7 @@ final class ServiceLoop: @unchecked Sendable {
         while !c.dead {
             if c.stagingOffset == c.staging.count {
                 if c.stagedLines > 0 {
-                    c.counters.delivered.wrappingAdd(c.stagedLines, ordering: .relaxed)
+                    c.counters.addDelivered(c.stagedLines)
                     c.stagedLines = 0
                 }
                 c.staging.removeAll(keepingCapacity: true)
@@ -427,7 +510,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// written, or at a short deadline if the client does not read).
     func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64) {
         let discarded = c.queue.removeAll()
-        if discarded > 0 { c.counters.dropped.wrappingAdd(discarded, ordering: .relaxed) }
+        if discarded > 0 { c.counters.addDropped(discarded) }
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {
@@ -436,6 +519,10 @@ final class ServiceLoop: @unchecked Sendable {
             demandDirty = true
         }
         flush(c)
+        // Written already (the usual case): close now rather than on a later
+        // poll cycle, so a stream of refused connections holds no descriptors
+        // and no slot while it waits.
+        if !c.dead && !c.hasOutput { finishClosing(c) }
     }
 
     func finishClosing(_ c: Client) {
@@ -455,6 +542,7 @@ final class ServiceLoop: @unchecked Sendable {
         clients.removeAll { c in
             guard c.dead else { return false }
             if c.subscriptions.contains(where: { $0 != nil }) { demandDirty = true }
+            release(c)
             Posix.close(c.fd)
             removedIDs.append(c.counters.id)
             return true

@@ -31,23 +31,55 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var encoded: Int
     /// Non-finite values encoded as `null` (a fusion bug upstream).
     public var nonFiniteValues: Int
-    /// Clients connected since start.
+    /// Clients connected since start (refused ones included).
     public var acceptedClients: Int
+    /// Connections refused by a connection limit since start
+    /// (`tooManyClients`, `tooManyClientsForUID`, `tooManyUnentitledClients`).
+    public var refusedClients: Int
+    /// The clients connected now.
     public var clients: [ClientStatistics]
-    /// Sum of ``ClientStatistics/dropped`` over the connected clients.
-    public var droppedTotal: Int { clients.reduce(0) { $0 + $1.dropped } }
+    /// Lines dropped from client queues since start, over every connection
+    /// — the connected ones (their ``ClientStatistics/dropped``) and all
+    /// that have disconnected since.
+    public var droppedTotal: Int
+    /// Lines written completely to client sockets since start, over every
+    /// connection, connected or not.
+    public var deliveredTotal: Int
+}
+
+/// Server-wide counters that outlive the connections that add to them.
+final class ServiceTotals: Sendable {
+    let dropped = Atomic<Int>(0)
+    let delivered = Atomic<Int>(0)
 }
 
 /// Counters of one client, written by the service thread, read by anyone.
+/// Every delivered or dropped line is also added to the server's totals, so
+/// they keep counting after the client disconnects.
 final class ClientCounters: Sendable {
     let id: Int
     let identity: ClientIdentity
+    let totals: ServiceTotals
     let queued = Atomic<Int>(0)
     let delivered = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
     /// Bit `StreamName.index` set while subscribed.
     let subscriptionMask = Atomic<Int>(0)
-    init(id: Int, identity: ClientIdentity) { self.id = id; self.identity = identity }
+    init(id: Int, identity: ClientIdentity, totals: ServiceTotals) {
+        self.id = id; self.identity = identity; self.totals = totals
+    }
+
+    @inline(__always)
+    func addDropped(_ n: Int) {
+        dropped.wrappingAdd(n, ordering: .relaxed)
+        totals.dropped.wrappingAdd(n, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    func addDelivered(_ n: Int) {
+        delivered.wrappingAdd(n, ordering: .relaxed)
+        totals.delivered.wrappingAdd(n, ordering: .relaxed)
+    }
 
     var snapshot: ClientStatistics {
         let mask = subscriptionMask.load(ordering: .relaxed)
@@ -72,6 +104,11 @@ final class ServiceCore: Sendable {
     let encodedCount = Atomic<Int>(0)
     let nonFiniteCount = Atomic<Int>(0)
     let acceptedCount = Atomic<Int>(0)
+    let refusedCount = Atomic<Int>(0)
+    let totals = ServiceTotals()
+    /// Who is at the other end of an accepted socket: SO_PEERCRED, or a
+    /// stand-in in tests (one process cannot connect as several users).
+    let peerCredentials: PeerCredentials
 
     struct Shared {
         var devices: [DeviceInfo] = []
@@ -84,10 +121,21 @@ final class ServiceCore: Sendable {
     }
     let shared: Mutex<Shared>
 
+    /// The peer's pid, uid and gid; nil when the kernel cannot tell (the socket is then closed).
+    typealias PeerCredentials = @Sendable (_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)?
+
+    static let socketPeerCredentials: PeerCredentials = { fd in
+        var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+        guard edge_peer_credentials(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return (pid, uid, gid)
+    }
+
     init(configuration: ServiceConfiguration, policy: EntitlementPolicy, devices: [DeviceInfo],
-         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?) throws(ServiceError) {
+         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+         peerCredentials: @escaping PeerCredentials = ServiceCore.socketPeerCredentials) throws(ServiceError) {
         self.configuration = configuration
         self.policy = policy
+        self.peerCredentials = peerCredentials
         self.ring = SampleRing(minimumCapacity: configuration.sampleRingCapacity)
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -170,15 +218,32 @@ public final class ServiceServer: Sendable {
                 policy: EntitlementPolicy = .defaultPolicy(),
                 devices: [DeviceInfo] = [],
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
+        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials)
+        self.core = core
+        thread = Mutex(t)
+    }
+
+    /// As the public initializer, with the peer credentials taken from `peerCredentials` (tests).
+    init(configuration: ServiceConfiguration, policy: EntitlementPolicy, devices: [DeviceInfo],
+         onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+         peerCredentials: @escaping ServiceCore.PeerCredentials) throws(ServiceError) {
+        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, peerCredentials)
+        self.core = core
+        thread = Mutex(t)
+    }
+
+    private static func start(_ configuration: ServiceConfiguration, _ policy: EntitlementPolicy,
+                              _ devices: [DeviceInfo],
+                              _ onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
+                              _ peerCredentials: @escaping ServiceCore.PeerCredentials)
+        throws(ServiceError) -> (ServiceCore, ServiceThread) {
         try configuration.validate()
         let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
-                                   onDemandChange: onDemandChange)
-        self.core = core
+                                   onDemandChange: onDemandChange, peerCredentials: peerCredentials)
         let listener = try ListeningSocket.bind(configuration)
         let loop = ServiceLoop(core: core, listener: listener)
         do throws(ServiceError) {
-            let t = try ServiceThread.start(name: "edge-service") { loop.run() }
-            thread = Mutex(t)
+            return (core, try ServiceThread.start(name: "edge-service") { loop.run() })
         } catch {
             listener.closeAndUnlink()
             throw error
@@ -243,7 +308,8 @@ public final class ServiceServer: Sendable {
     /// (one atomic load) and call ``demand()`` only when it moved.
     public var demandGeneration: Int { core.demandGeneration.load(ordering: .acquiring) }
 
-    /// A snapshot of all counters.
+    /// A snapshot of all counters. The totals are kept after ``stop()``
+    /// (which disconnects every client).
     public func statistics() -> ServiceStatistics {
         let clients = core.shared.withLock { $0.clients }
         return ServiceStatistics(published: core.ring.published.load(ordering: .relaxed),
@@ -251,7 +317,10 @@ public final class ServiceServer: Sendable {
                                  encoded: core.encodedCount.load(ordering: .relaxed),
                                  nonFiniteValues: core.nonFiniteCount.load(ordering: .relaxed),
                                  acceptedClients: core.acceptedCount.load(ordering: .relaxed),
-                                 clients: clients.map(\.snapshot))
+                                 refusedClients: core.refusedCount.load(ordering: .relaxed),
+                                 clients: clients.map(\.snapshot),
+                                 droppedTotal: core.totals.dropped.load(ordering: .relaxed),
+                                 deliveredTotal: core.totals.delivered.load(ordering: .relaxed))
     }
 
     /// Stops the server: every client gets `{"class":"shutdown","reason":…}`

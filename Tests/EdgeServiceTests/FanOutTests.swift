@@ -57,6 +57,40 @@ struct FanOutTests {
         #expect((dropped ?? 0) > 0)
     }
 
+    /// `edge-agent run` prints `droppedTotal` at stop ("… D dropped in client
+    /// queues"); it used to sum only the clients still connected, so a slow
+    /// client that went away took its drops out of the summary.
+    @Test func totalsKeepTheCountsOfDisconnectedClients() throws {
+        let server = try makeServer("gone", configure: {
+            $0.queueCapacity = 8
+            $0.socketSendBufferBytes = 4096
+        })
+        defer { server.stop() }
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        let watcher = try connectClient(server)
+        _ = try #require(subscribe(stuck, "deviceMotion"))
+        for i in 0..<300 { server.publish(.deviceMotion(motionSample(i))) }
+        _ = try #require(watcher.barrier()) // the ring is drained: every drop is counted
+        let before = server.statistics()
+        let dropped = try #require(before.clients.first { $0.dropped > 0 }).dropped
+        #expect(before.droppedTotal == dropped)
+        #expect(before.deliveredTotal == before.clients.reduce(0) { $0 + $1.delivered })
+
+        stuck.disconnect()
+        let deadline = monotonicMs() + 5000
+        while server.statistics().clients.count > 1 && monotonicMs() < deadline { _ = watcher.barrier() }
+        let after = server.statistics()
+        #expect(after.clients.count == 1)
+        #expect(after.droppedTotal == dropped, "the departed client's drops still count")
+        #expect(after.deliveredTotal >= before.deliveredTotal, "and so do its delivered lines")
+
+        server.stop()
+        let stopped = server.statistics()
+        #expect(stopped.clients.isEmpty)
+        #expect(stopped.droppedTotal == dropped)
+        #expect(stopped.deliveredTotal >= after.deliveredTotal)
+    }
+
     @Test func sixtyFourClientsOneNeverReading() throws {
         let server = try makeServer("fan64", configure: { $0.socketSendBufferBytes = 8192 })
         defer { server.stop() }

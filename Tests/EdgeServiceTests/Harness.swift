@@ -175,6 +175,53 @@ func makeServer(_ tag: String = "s", policy: EntitlementPolicy = .defaultPolicy(
     return try ServiceServer(configuration: config, policy: policy, devices: devices, onDemandChange: onDemandChange)
 }
 
+/// Peer credentials for a server in a test: one process cannot connect as
+/// several users, so each accepted connection takes the next uid of a
+/// script (then the test's own uid). Connect one client at a time (and read
+/// its version line) so connections are accepted in script order.
+final class ScriptedCredentials: Sendable {
+    private let script: Mutex<[UInt32]>
+    init(_ uids: [UInt32]) { script = Mutex(uids.reversed()) }
+    func enqueue(_ uids: [UInt32]) { script.withLock { $0.insert(contentsOf: uids.reversed(), at: 0) } }
+
+    var source: ServiceCore.PeerCredentials {
+        { fd in
+            guard let real = ServiceCore.socketPeerCredentials(fd) else { return nil }
+            let uid = self.script.withLock { $0.popLast() } ?? real.uid
+            return (real.pid, uid, real.gid)
+        }
+    }
+}
+
+/// Starts a server on a unique path whose clients' uids come from `credentials`.
+func makeServer(_ tag: String, policy: EntitlementPolicy, credentials: ScriptedCredentials,
+                configure: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ServiceServer {
+    var config = ServiceConfiguration(socketPath: uniqueSocketPath(tag))
+    configure(&config)
+    return try ServiceServer(configuration: config, policy: policy, devices: [], onDemandChange: nil,
+                             peerCredentials: credentials.source)
+}
+
+/// Connects and reads the version line and, for a refused client, its error.
+/// Returns the error's code (nil: admitted, checked with a barrier).
+func connectExpectingRefusal(_ server: ServiceServer) throws -> (TestClient, String?) {
+    let c = try TestClient(path: server.socketPath)
+    guard let v = c.readMessage(), v.string("class") == "version" else {
+        throw HarnessError(description: "no version line")
+    }
+    c.request(#"{"class":"ping","id":"admitted?"}"#)
+    guard let m = c.readMessage() else { throw HarnessError(description: "no reply after the version line") }
+    switch m.string("class") {
+    case "pong": return (c, nil)
+    case "error":
+        guard m.bool("closesConnection") == true, c.waitClosed() else {
+            throw HarnessError(description: "a refused client must be closed: \(m)")
+        }
+        return (c, m.string("code"))
+    default: throw HarnessError(description: "unexpected \(m)")
+    }
+}
+
 /// Connects and consumes the version line.
 func connectClient(_ server: ServiceServer, receiveBuffer: Int? = nil) throws -> TestClient {
     let c = try TestClient(path: server.socketPath, receiveBuffer: receiveBuffer)
@@ -210,4 +257,26 @@ func motionSample(_ i: Int) -> DeviceMotionSample {
 func accelerometerSample(_ i: Int) -> AccelerometerSample {
     AccelerometerSample(timestampNs: baseTimestamp + UInt64(i) * period100Hz,
                         acceleration: Vector3(x: 0, y: 0, z: 9.80665))
+}
+
+/// A service loop the test drives itself, one step at a time, with no
+/// service thread: what each step did is visible at once, with no waiting.
+final class ManualLoop {
+    let core: ServiceCore
+    let loop: ServiceLoop
+    var path: String { core.configuration.socketPath }
+
+    init(policy: EntitlementPolicy = .defaultPolicy(), credentials: ScriptedCredentials = ScriptedCredentials([]),
+         configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+        var config = ServiceConfiguration(socketPath: uniqueSocketPath("m"))
+        config.shutdownGraceNs = 0
+        configure(&config)
+        try config.validate()
+        core = try ServiceCore(configuration: config, policy: policy, devices: [], onDemandChange: nil,
+                               peerCredentials: credentials.source)
+        loop = ServiceLoop(core: core, listener: try ListeningSocket.bind(config))
+    }
+
+    /// Closes every client and the socket (the loop's own shutdown).
+    func close() { loop.shutdown() }
 }

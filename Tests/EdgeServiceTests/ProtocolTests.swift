@@ -123,6 +123,21 @@ struct RequestDecodingTests {
         #expect(try decode(#"{"class":"stats","id":"a\"b"}"#).id == .string("a\"b"))
     }
 
+    @Test func requestIDsEveryReaderHoldsExactlyAreAccepted() throws {
+        #expect(try decode(#"{"class":"ping","id":9007199254740991}"#).id == .number("9007199254740991"))
+        #expect(try decode(#"{"class":"ping","id":-9007199254740991}"#).id == .number("-9007199254740991"))
+        #expect(try decode(#"{"class":"ping","id":0}"#).id == .number("0"))
+        #expect(try decode(#"{"class":"ping","id":-0}"#).id == .number("-0"))
+        #expect(try decode(#"{"class":"ping","id":null}"#).id == nil)
+        let longest = String(repeating: "é", count: 128) // 256 bytes
+        #expect(try decode(#"{"class":"ping","id":"\#(longest)"}"#).id == .string(longest))
+        // Tiny intervals underflow to 0 (every sample), never to NaN.
+        #expect(try decode(#"{"class":"subscribe","stream":"altitude","interval_s":1e-400}"#).kind
+                == .subscribe(.altitude, intervalNs: 0))
+        #expect(try decode(#"{"class":"subscribe","stream":"altitude","interval_s":3600}"#).kind
+                == .subscribe(.altitude, intervalNs: 3_600_000_000_000))
+    }
+
     @Test(arguments: [
         (#"{nope"#, ErrorCode.malformedRequest),
         (#"[1,2]"#, .malformedRequest),
@@ -134,7 +149,19 @@ struct RequestDecodingTests {
         (#"{"class":"subscribe","stream":"altitude","interval_s":1e400}"#, .badInterval),
         (#"{"class":"launch"}"#, .unknownRequest),
         (#"{"class":"devices"} x"#, .malformedRequest),
-        (#"{"class":"devices","id":[1]}"#, .malformedRequest),
+        (#"{"class":"devices","id":[1]}"#, .badRequestID),
+        (#"{"class":"devices","id":true}"#, .badRequestID),
+        (#"{"class":"ping","id":1e400}"#, .badRequestID),
+        (#"{"class":"ping","id":-1e400}"#, .badRequestID),
+        (#"{"class":"ping","id":1e3}"#, .badRequestID),
+        (#"{"class":"ping","id":1.5}"#, .badRequestID),
+        (#"{"class":"ping","id":9007199254740992}"#, .badRequestID),
+        (#"{"class":"ping","id":-9007199254740992}"#, .badRequestID),
+        (#"{"class":"ping","id":1\#(String(repeating: "0", count: 400))}"#, .badRequestID),
+        (#"{"class":"ping","id":"\#(String(repeating: "i", count: 257))"}"#, .badRequestID),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":-1e400}"#, .badInterval),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":3600.000001}"#, .badInterval),
+        (#"{"class":"subscribe","stream":"altitude","interval_s":1\#(String(repeating: "9", count: 400))}"#, .badInterval),
         (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), .malformedRequest),
     ])
     func invalidRequests(line: String, code: ErrorCode) {

@@ -195,6 +195,29 @@ struct ServerTests {
         #expect(subscribe(c, "magnetometer") != nil)
     }
 
+    /// `1e400` used to come back verbatim, so a reader of the reply parsed
+    /// infinity (and `12345678901234567890` lost its digits).
+    @Test func requestIDsNoReaderCanHoldAreRefusedAndTheConnectionStays() throws {
+        let server = try makeServer("rid")
+        defer { server.stop() }
+        let c = try connectClient(server)
+        for bad in ["1e400", "-1e400", "12345678901234567890", "0.5", "1E2", "{\"a\":1}",
+                    "\"" + String(repeating: "x", count: 300) + "\""] {
+            c.request(#"{"class":"ping","id":\#(bad)}"#)
+            let line = try #require(c.readLine())
+            let e = try #require(try? JSONValue.parse(Array(line.utf8)))
+            #expect(e.string("class") == "error", "id \(bad): \(line)")
+            #expect(e.string("code") == "badRequestID", "id \(bad): \(line)")
+            #expect(e["id"] == nil, "no id is echoed: \(line)")
+            #expect(e.bool("closesConnection") == false)
+            #expect(!line.contains(bad), "the bad id is not echoed: \(line)")
+        }
+        c.request(#"{"class":"ping","id":9007199254740991}"#)
+        let line = try #require(c.readLine())
+        #expect(line.contains(#""id":9007199254740991"#), "\(line)")
+        #expect(c.barrier() != nil)
+    }
+
     @Test func oversizedLineIsCutOff() throws {
         let server = try makeServer("big")
         defer { server.stop() }
@@ -342,6 +365,187 @@ struct ServerTests {
         #expect(c.waitFor("error").0?.string("code") == "tooManyClients")
         #expect(c.waitClosed())
         #expect(a.barrier() != nil && b.barrier() != nil)
+    }
+
+    /// A socket-group member with no entitlement used to be able to hold all
+    /// 128 slots, so an entitled client then got `tooManyClients`.
+    @Test func unentitledConnectionsCannotStarveEntitledOnes() throws {
+        let entitledUID: UInt32 = 2001, outsider: UInt32 = 3001
+        let credentials = ScriptedCredentials(Array(repeating: outsider, count: 128) + [entitledUID])
+        let policy = EntitlementPolicy(byUID: [entitledUID: [.motion]])
+        let server = try makeServer("starve", policy: policy, credentials: credentials) // default limits
+        defer { server.stop() }
+        var held: [TestClient] = []
+        var refusals: [String?] = []
+        for _ in 0..<128 {
+            let (c, code) = try connectExpectingRefusal(server)
+            if code == nil { held.append(c) } else { refusals.append(code) }
+        }
+        #expect(held.count == 8, "the default budget of connections that hold no entitlement")
+        #expect(refusals.count == 120 && refusals.allSatisfy { $0 == "tooManyUnentitledClients" })
+
+        let (entitled, refused) = try connectExpectingRefusal(server)
+        #expect(refused == nil, "the entitled client is served")
+        #expect(subscribe(entitled, "deviceMotion") != nil)
+        let stats = server.statistics()
+        #expect(stats.clients.count == 9)
+        #expect(stats.refusedClients == 120)
+        // The unentitled ones still work: they may list and ping.
+        #expect(held.allSatisfy { $0.barrier() != nil })
+    }
+
+    @Test func oneUIDCannotHoldEverySlot() throws {
+        let hog: UInt32 = 2001, other: UInt32 = 2002
+        let credentials = ScriptedCredentials([hog, hog, hog, hog, other])
+        let policy = EntitlementPolicy(byUID: [hog: [.motion], other: [.motion]])
+        let server = try makeServer("peruid", policy: policy, credentials: credentials, configure: {
+            $0.maxClients = 4
+            $0.maxClientsPerUID = 3
+        })
+        defer { server.stop() }
+        var held: [TestClient] = []
+        for _ in 0..<3 {
+            let (c, code) = try connectExpectingRefusal(server)
+            #expect(code == nil)
+            held.append(c)
+        }
+        let (_, fourth) = try connectExpectingRefusal(server)
+        #expect(fourth == "tooManyClientsForUID")
+        let (second, code) = try connectExpectingRefusal(server)
+        #expect(code == nil, "another uid still gets the slot the first may not take")
+        #expect(second.barrier() != nil)
+
+        // A slot freed by the hog is its own again.
+        held.removeLast().disconnect()
+        let deadline = monotonicMs() + 5000
+        while server.statistics().clients.count > 3 && monotonicMs() < deadline { _ = second.barrier() }
+        credentials.enqueue([hog])
+        #expect(try connectExpectingRefusal(server).1 == nil)
+    }
+
+    @Test func refusalsSayWhichLimitAndTheRefusedErrorIsTyped() throws {
+        let a: UInt32 = 2001, b: UInt32 = 2002, stranger: UInt32 = 3001
+        let credentials = ScriptedCredentials([stranger, stranger, a, b, a])
+        let policy = EntitlementPolicy(byUID: [a: [.motion], b: [.altitude]])
+        let server = try makeServer("which", policy: policy, credentials: credentials, configure: {
+            $0.maxClients = 2
+            $0.maxUnentitledClients = 5 // at most maxClients - 1 = 1 take effect
+        })
+        defer { server.stop() }
+        let (s1, c1) = try connectExpectingRefusal(server)
+        #expect(c1 == nil)
+        #expect(try connectExpectingRefusal(server).1 == "tooManyUnentitledClients")
+        let (a1, c3) = try connectExpectingRefusal(server)
+        #expect(c3 == nil)
+        let c = try TestClient(path: server.socketPath) // b: the agent is full
+        #expect(c.readMessage()?.string("class") == "version")
+        let e = try #require(c.waitFor("error").0)
+        #expect(e.string("code") == "tooManyClients")
+        #expect(e.bool("closesConnection") == true)
+        #expect(e.string("message")?.contains("2") == true)
+        #expect(c.waitClosed())
+        #expect(try ServerMessage.decode(line: Array("{\"class\":\"error\",\"code\":\"tooManyClientsForUID\",\"message\":\"m\"}".utf8))
+                == .error(code: .tooManyClientsForUID, codeName: "tooManyClientsForUID", message: "m", stream: nil, id: nil))
+        #expect(s1.barrier() != nil && a1.barrier() != nil)
+    }
+
+    /// A refused client used to stay in the loop until a later poll cycle
+    /// (≥ 50 ms), holding its descriptor, although its two lines were written.
+    @Test func aRefusedClientIsClosedAsSoonAsItsLinesAreWritten() throws {
+        let m = try ManualLoop(configure: { $0.maxClients = 1 })
+        defer { m.close() }
+        let first = try TestClient(path: m.path)
+        let second = try TestClient(path: m.path)
+        m.loop.acceptClients()
+        #expect(m.loop.clients.count == 2)
+        #expect(m.loop.clients[0].dead == false)
+        #expect(m.loop.clients[1].dead == true, "closed within the cycle that refused it")
+        m.loop.removeDeadClients()
+        #expect(m.loop.clients.count == 1)
+        #expect(second.readMessage()?.string("class") == "version")
+        #expect(second.readMessage()?.string("code") == "tooManyClients")
+        #expect(second.waitClosed())
+        #expect(first.readMessage()?.string("class") == "version")
+    }
+
+    /// A connect storm used to keep the service thread in its accept loop
+    /// for as long as connections kept coming, with no client served and
+    /// the sample ring filling; one cycle now accepts a bounded burst.
+    @Test func oneCycleAcceptsABoundedBurst() throws {
+        let m = try ManualLoop()
+        defer { m.close() }
+        let burst = m.loop.acceptBurst
+        #expect(burst >= 1 && burst < 40)
+        var storm: [TestClient] = []
+        for _ in 0..<40 { storm.append(try TestClient(path: m.path)) } // wait in the backlog (64)
+        var accepted: [Int] = []
+        for _ in 0..<4 {
+            m.loop.acceptClients()
+            accepted.append(m.loop.clients.count)
+        }
+        #expect(accepted == [burst, min(40, 2 * burst), min(40, 3 * burst), min(40, 4 * burst)])
+        #expect(storm.allSatisfy { $0.readMessage()?.string("class") == "version" })
+    }
+
+    /// Each subscribe that starts a stream or speeds it up makes the loop
+    /// thread re-rate, wake or sleep chips (I2C writes, settling time). A
+    /// client toggling a subscription used to do that on every tick, within
+    /// the flood limit; each uid now has a budget of such raises.
+    @Test func demandChurnIsBudgetedPerUID() throws {
+        let churner: UInt32 = 2001, other: UInt32 = 2002
+        let credentials = ScriptedCredentials([churner, other])
+        let policy = EntitlementPolicy(byUID: [churner: [.motion, .altitude], other: [.motion, .altitude]])
+        let changes = Mutex(0)
+        var config = ServiceConfiguration(socketPath: uniqueSocketPath("churn"))
+        config.demandRaiseLimit = 5
+        config.demandRaiseWindowNs = 3_600_000_000_000 // no new budget during the test
+        let server = try ServiceServer(configuration: config, policy: policy, devices: [],
+                                       onDemandChange: { _ in changes.withLock { $0 += 1 } },
+                                       peerCredentials: credentials.source)
+        defer { server.stop() }
+        let c = try connectClient(server)
+        let d = try connectClient(server)
+        var subscribed = 0
+        var refused: [JSONValue] = []
+        for i in 0..<20 {
+            c.request(#"{"class":"subscribe","stream":"altitude","id":\#(i)}"#)
+            let m = try #require(c.readMessage())
+            if m.string("class") == "subscribed" { subscribed += 1 } else { refused.append(m) }
+            c.request(#"{"class":"unsubscribe","stream":"altitude"}"#)
+            #expect(c.waitFor("unsubscribed").0 != nil, "asking for less is never refused")
+        }
+        #expect(subscribed == 5)
+        #expect(refused.count == 15)
+        #expect(refused.allSatisfy {
+            $0.string("code") == "tooManyDemandChanges" && $0.string("stream") == "altitude"
+                && $0.bool("closesConnection") == false && $0["id"] != nil
+        })
+        #expect(changes.withLock { $0 } == 10, "5 raises and the 5 unsubscribes that undid them")
+        #expect(server.demand().isEmpty)
+
+        // Another uid has its own budget; once it runs the stream, joining it
+        // at the same or a slower interval raises nothing and is not refused.
+        #expect(subscribe(d, "deviceMotion", interval: 0.01) != nil)
+        #expect(subscribe(c, "deviceMotion", interval: 0.01) != nil)
+        #expect(subscribe(c, "deviceMotion", interval: 0.5) != nil)
+        c.request(#"{"class":"subscribe","stream":"deviceMotion","interval_s":0.005}"#)
+        #expect(c.waitFor("error").0?.string("code") == "tooManyDemandChanges")
+        #expect(server.demand() == [.deviceMotion: 0.01])
+        #expect(c.barrier() != nil, "the connection stays")
+    }
+
+    @Test func connectionLimitsAreValidated() {
+        for configure: (inout ServiceConfiguration) -> Void in [{ $0.maxClientsPerUID = 0 }, { $0.maxUnentitledClients = -1 },
+                                                                 { $0.demandRaiseLimit = 0 }, { $0.demandRaiseWindowNs = 999_999 }] {
+            #expect(throws: ServiceError.self) { _ = try makeServer("lim", configure: configure) }
+        }
+        let settings = ServiceSettings(maxClientsPerUID: 4, maxUnentitledClients: 0)
+        let config = ServiceConfiguration(settings)
+        #expect(config.maxClientsPerUID == 4 && config.maxUnentitledClients == 0)
+        let window = ServiceConfiguration(ServiceSettings(demandRaiseLimit: 3, demandRaiseWindowSeconds: 2.5))
+        #expect(window.demandRaiseLimit == 3 && window.demandRaiseWindowNs == 2_500_000_000)
+        #expect(ServiceConfiguration(ServiceSettings(demandRaiseWindowSeconds: .infinity)).demandRaiseWindowNs == 0)
+        #expect(ServiceConfiguration().maxClientsPerUID == 64 && ServiceConfiguration().maxUnentitledClients == 8)
     }
 
     @Test func halfClosedClientStillReceivesRepliesAndSamples() throws {
