@@ -9,7 +9,8 @@
 //     what was expected and what was found;
 //   * `locateJSON5KeyPath(_:in:)` — where the value at a coding path begins,
 //     so a `DecodingError` can be pointed at a line;
-//   * `describeJSON5Location(line:column:in:)` — the source line plus a caret.
+//   * `describeJSON5Location(line:column:in:)` — the source line plus a caret;
+//   * `describeJSON5Value(at:in:)` — what a value is, in words ("a string").
 //
 // Pure Swift over the UTF-8 bytes of the text: no Foundation. Every scan is a
 // single forward pass with an explicit stack (no recursion, so arbitrarily
@@ -111,6 +112,16 @@ public func findJSON5SyntaxError(in text: String,
         let (line, column) = lineAndColumn(ofOffset: error.offset, in: bytes)
         return JSON5SyntaxError(line: line, column: column, message: error.message)
     }
+}
+
+/// What the value at `path` is, in words for a message: `a string "fast"`,
+/// `the number 1.5`, `NaN`, `true`, `null`, `an object {…}`, `a list […]`.
+/// Nil when the path does not exist.
+public func describeJSON5Value(at path: [JSON5PathComponent], in text: String,
+                               dialect: JSON5Dialect = .foundation) -> String? {
+    var scanner = JSON5Scanner(bytes: Array(text.utf8), dialect: dialect)
+    guard (try? scanner.locate(path)) != nil else { return nil }
+    return scanner.describeValueHere()
 }
 
 /// Where the value at `path` begins (its first character: a quote, a bracket,
@@ -441,6 +452,35 @@ struct JSON5Scanner {
                     throw failure(message)
                 }
             }
+        }
+    }
+
+    /// Describes the value at `position` (see ``describeJSON5Value(at:in:dialect:)``).
+    mutating func describeValueHere() -> String? {
+        guard let byte = current else { return nil }
+        let start = position
+        switch byte {
+        case .openBrace: return "an object {…}"
+        case .openBracket: return "a list […]"
+        case .doubleQuote, .singleQuote:
+            guard let value = try? scanString(collecting: true) else { return "a string" }
+            let shown = value.count > 40 ? String(value.prefix(40)) + "…" : value
+            return "a string \"\(shown)\""
+        default:
+            var scanned = (try? scanNumber()) != nil
+            if !scanned {
+                position = start
+                scanned = (try? scanLiteralWord()) != nil
+            }
+            if scanned {
+                let literal = text(start..<position)
+                switch literal {
+                case "true", "false", "null": return literal
+                case "NaN", "+NaN", "-NaN", "Infinity", "+Infinity", "-Infinity": return literal
+                default: return "the number \(literal)"
+                }
+            }
+            return nil
         }
     }
 
