@@ -11,7 +11,7 @@ import EdgeBus
 /// A configuration or board-profile file that could not be used: which file,
 /// which key path, what was expected, and for syntax errors the line and column.
 public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case unreadable, syntax, invalidValue, missingKey, wrongType, notFound }
+    public enum Kind: String, Sendable { case unreadable, syntax, invalidValue, missingKey, wrongType, notFound, duplicateKey }
     public var kind: Kind
     public var file: String
     /// Dotted key path, e.g. `chips[1].address` (empty for the whole file).
@@ -72,6 +72,13 @@ public enum ConfigLoader {
             throw ConfigError(kind: .syntax, file: file, message: syntax.message,
                               line: syntax.line, column: syntax.column,
                               excerpt: describeJSON5Location(line: syntax.line, column: syntax.column, in: text))
+        }
+        // Foundation would silently keep the first of two equal keys.
+        if let d = findJSON5DuplicateMember(in: text) {
+            throw ConfigError(kind: .duplicateKey, file: file, keyPath: render(d.path),
+                              message: "the key '\(d.name)' is set twice in the same object; the first is at line \(d.firstLine) column \(d.firstColumn). Remove one of them",
+                              line: d.line, column: d.column,
+                              excerpt: describeJSON5Location(line: d.line, column: d.column, in: text))
         }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true

@@ -10,6 +10,7 @@
 //   * `locateJSON5KeyPath(_:in:)` — where the value at a coding path begins,
 //     so a `DecodingError` can be pointed at a line;
 //   * `describeJSON5Location(line:column:in:)` — the source line plus a caret;
+//   * `findJSON5DuplicateMember(in:)` — a member name repeated in one object;
 //   * `describeJSON5Value(at:in:)` — what a value is, in words ("a string").
 //
 // Pure Swift over the UTF-8 bytes of the text: no Foundation. Every scan is a
@@ -44,11 +45,13 @@
 // Member names follow ECMAScript 5.1 (which JSON5 cites): letters by general
 // category (Lu Ll Lt Lm Lo Nl), then also Mn Mc Nd Pc, ZWNJ, ZWJ, '$', '_'.
 //
-// Not checked, because they are not syntax: number range (`1e400` overflows a
-// `Double`, and Foundation then reports a coding-path error) and duplicate
-// member names (allowed; Foundation keeps the first). Foundation validates
-// numbers and escapes lazily, so it never notices a bad value under a
-// duplicate name it ignores (`{a: 1, a: 1x}`); we report it anyway.
+// Not checked by `findJSON5SyntaxError`, because they are not syntax: number
+// range (`1e400` overflows a `Double`; the loader reports it at its key path)
+// and duplicate member names (allowed; Foundation keeps the first, JavaScript
+// the last). `findJSON5DuplicateMember` finds the latter: the configuration
+// loader rejects them. Foundation validates numbers and escapes lazily, so it
+// never notices a bad value under a duplicate name it ignores
+// (`{a: 1, a: 1x}`); we report it anyway.
 
 // MARK: - Public API
 
@@ -111,6 +114,42 @@ public func findJSON5SyntaxError(in text: String,
     } catch {
         let (line, column) = lineAndColumn(ofOffset: error.offset, in: bytes)
         return JSON5SyntaxError(line: line, column: column, message: error.message)
+    }
+}
+
+/// A member name that occurs twice in one object. JSON5 (like JSON) leaves
+/// the meaning open — Foundation keeps the first, JavaScript the last — so a
+/// configuration must not depend on it.
+public struct JSON5DuplicateMember: Error, Equatable, Sendable {
+    /// The member name (decoded: `"a"`, `'a'`, `a` and `\u0061` are the same name).
+    public var name: String
+    /// Path of the repeated member, ending in `.key(name)`.
+    public var path: [JSON5PathComponent]
+    /// Where the second occurrence's name starts (1-based).
+    public var line: Int
+    public var column: Int
+    /// Where the first occurrence's name starts (1-based).
+    public var firstLine: Int
+    public var firstColumn: Int
+}
+
+/// The first member name that is repeated within one object of `text`, or
+/// nil when there is none (or the document has a syntax error: check
+/// ``findJSON5SyntaxError(in:dialect:)`` first).
+public func findJSON5DuplicateMember(in text: String,
+                                     dialect: JSON5Dialect = .foundation) -> JSON5DuplicateMember? {
+    let bytes = Array(text.utf8)
+    var scanner = JSON5Scanner(bytes: bytes, dialect: dialect)
+    scanner.rejectsDuplicateMembers = true
+    do {
+        try scanner.scanDocument()
+        return nil
+    } catch {
+        guard let d = error.duplicate else { return nil }
+        let second = lineAndColumn(ofOffset: error.offset, in: bytes)
+        let first = lineAndColumn(ofOffset: d.firstOffset, in: bytes)
+        return JSON5DuplicateMember(name: d.name, path: d.path, line: second.line, column: second.column,
+                                    firstLine: first.line, firstColumn: first.column)
     }
 }
 
@@ -210,6 +249,10 @@ private let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
 struct JSON5ScanFailure: Error {
     var offset: Int
     var message: String
+    /// Set when the failure is a repeated member name (only when the scanner
+    /// tracks member names): where the first one is, and the path of the
+    /// repeated member.
+    var duplicate: (firstOffset: Int, name: String, path: [JSON5PathComponent])? = nil
 }
 
 /// Foundation's JSON5 reader refuses documents nested deeper than this.
@@ -220,6 +263,9 @@ struct JSON5Scanner {
     let dialect: JSON5Dialect
     /// Current byte offset.
     var position = 0
+    /// Reject a member name that occurs twice in one object (and keep the
+    /// path of the value being scanned for the message).
+    var rejectsDuplicateMembers = false
 
     init(bytes: [UInt8], dialect: JSON5Dialect) {
         self.bytes = bytes
@@ -310,6 +356,12 @@ struct JSON5Scanner {
         var isObject: Bool
         /// Offset of the '{' or '['.
         var open: Int
+        /// With `rejectsDuplicateMembers`: the member names seen so far
+        /// (decoded) and the offset of each, and where in the container the
+        /// scan is (current member name or element index).
+        var names: [String: Int] = [:]
+        var member: String = ""
+        var index = 0
 
         var closerByte: UInt8 { isObject ? .closeBrace : .closeBracket }
         var closer: Character { isObject ? "}" : "]" }
@@ -402,8 +454,21 @@ struct JSON5Scanner {
                 guard byte == .doubleQuote || byte == .singleQuote || startsIdentifier(at: position) else {
                     throw failure("expected a member name or '}'\(afterComma ? " after ','" : ""), found \(found())")
                 }
-                _ = try scanMemberName(collecting: false)
+                let scannedName = try scanMemberName(collecting: rejectsDuplicateMembers)
                 let nameRange = nameStart..<position
+                if rejectsDuplicateMembers {
+                    let top = stack.count - 1
+                    if let first = stack[top].names[scannedName.decoded] {
+                        var path = containerPath(stack.dropLast())
+                        path.append(.key(scannedName.decoded))
+                        throw JSON5ScanFailure(
+                            offset: nameStart,
+                            message: "duplicate member '\(scannedName.decoded)' (first at \(place(first)))",
+                            duplicate: (first, scannedName.decoded, path))
+                    }
+                    stack[top].names[scannedName.decoded] = nameStart
+                    stack[top].member = scannedName.decoded
+                }
                 try skipTrivia()
                 guard current == .colon else {
                     let name = bytes[nameStart] == .doubleQuote || bytes[nameStart] == .singleQuote
@@ -430,6 +495,7 @@ struct JSON5Scanner {
                 }
                 if byte == .comma {
                     position += 1
+                    if !frame.isObject { stack[stack.count - 1].index += 1 }
                     try skipTrivia()
                     if current == frame.closerByte {           // trailing comma
                         position += 1
@@ -482,6 +548,12 @@ struct JSON5Scanner {
             }
             return nil
         }
+    }
+
+    /// The path of the value being scanned inside the containers `frames`
+    /// (outermost first), for messages about a member of the innermost one.
+    private func containerPath(_ frames: ArraySlice<Frame>) -> [JSON5PathComponent] {
+        frames.map { $0.isObject ? .key($0.member) : .index($0.index) }
     }
 
     // MARK: Literals and numbers
