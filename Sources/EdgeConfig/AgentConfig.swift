@@ -83,22 +83,19 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     /// mlockall when `realtime`. Default true.
     public var lockMemory: Bool = true
     public init() {}
+    /// 64 records of 14 bytes fit the MPU-6050's 1024-byte FIFO (73 would).
+    static let imuBatchRange = 1...64
+    static let priorityRange = 1...99
     enum CodingKeys: String, CodingKey, CaseIterable {
         case imuBatch = "imu_batch", dataReady = "data_ready", realtime, priority, lockMemory = "lock_memory"
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        imuBatch = try c.decodeIfPresent(Int.self, forKey: .imuBatch) ?? 1
-        guard (1...64).contains(imuBatch) else {
-            throw DecodingError.dataCorruptedError(forKey: .imuBatch, in: c, debugDescription: "expected 1-64 samples per tick, got \(imuBatch)")
-        }
+        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 1, in: Self.imuBatchRange, unit: "IMU samples per tick")
         dataReady = try c.decodeIfPresent(Bool.self, forKey: .dataReady) ?? false
         realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime) ?? false
-        priority = try c.decodeIfPresent(Int.self, forKey: .priority) ?? 50
-        guard (1...99).contains(priority) else {
-            throw DecodingError.dataCorruptedError(forKey: .priority, in: c, debugDescription: "expected a SCHED_FIFO priority 1-99, got \(priority)")
-        }
+        priority = try c.decodeWholeNumber(.priority, default: 50, in: Self.priorityRange, unit: "SCHED_FIFO priority")
         lockMemory = try c.decodeIfPresent(Bool.self, forKey: .lockMemory) ?? true
     }
 }
@@ -120,10 +117,7 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
         guard Self.frames.contains(frame) else {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "unknown frame '\(frame)'; expected one of \(Self.frames.joined(separator: ", "))")
         }
-        declinationDeg = try c.decodeIfPresent(Double.self, forKey: .declinationDeg)
-        if let d = declinationDeg, !(-180...180).contains(d) {
-            throw DecodingError.dataCorruptedError(forKey: .declinationDeg, in: c, debugDescription: "expected degrees in -180...180, got \(d)")
-        }
+        declinationDeg = try c.decodeNumberIfPresent(.declinationDeg, in: -180...180, unit: "degrees east of true north")
         if frame == "xTrueNorthZVertical" && declinationDeg == nil {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "xTrueNorthZVertical needs declination_deg (the local magnetic declination, degrees east)")
         }
@@ -141,11 +135,8 @@ public struct AltimeterSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        seaLevelPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelPa) ?? 101_325
-        guard (80_000...110_000).contains(seaLevelPa) else {
-            throw DecodingError.dataCorruptedError(forKey: .seaLevelPa, in: c, debugDescription: "expected a sea-level pressure in Pa (80000-110000), got \(seaLevelPa)")
-        }
-        seaLevelUncertaintyPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelUncertaintyPa) ?? 1000
+        seaLevelPa = try c.decodeNumber(.seaLevelPa, default: 101_325, in: 80_000...110_000, unit: "Pa")
+        seaLevelUncertaintyPa = try c.decodeNumber(.seaLevelUncertaintyPa, default: 1000, in: 0...30_000, unit: "Pa, 1σ")
     }
 }
 
@@ -172,14 +163,8 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         socketPath = try c.decodeIfPresent(String.self, forKey: .socketPath) ?? "/run/edge-agent/agent.sock"
         socketGroup = try c.decodeIfPresent(String.self, forKey: .socketGroup)
-        queueCapacity = try c.decodeIfPresent(Int.self, forKey: .queueCapacity) ?? 256
-        guard (1...65_536).contains(queueCapacity) else {
-            throw DecodingError.dataCorruptedError(forKey: .queueCapacity, in: c, debugDescription: "expected 1-65536 samples, got \(queueCapacity)")
-        }
-        deliveryIntervalMs = try c.decodeIfPresent(Double.self, forKey: .deliveryIntervalMs) ?? 20
-        guard (0...1000).contains(deliveryIntervalMs) else {
-            throw DecodingError.dataCorruptedError(forKey: .deliveryIntervalMs, in: c, debugDescription: "expected 0-1000 ms, got \(deliveryIntervalMs)")
-        }
+        queueCapacity = try c.decodeWholeNumber(.queueCapacity, default: 256, in: 1...65_536, unit: "samples per client")
+        deliveryIntervalMs = try c.decodeNumber(.deliveryIntervalMs, default: 20, in: 0...1000, unit: "ms; 0: every tick")
     }
 }
 
@@ -200,8 +185,9 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         user = try c.decodeIfPresent(String.self, forKey: .user)
         group = try c.decodeIfPresent(String.self, forKey: .group)
-        uid = try c.decodeIfPresent(UInt32.self, forKey: .uid)
-        gid = try c.decodeIfPresent(UInt32.self, forKey: .gid)
+        // 4294967295 is (uid_t)-1, "no user" to the kernel.
+        uid = try c.decodeWholeNumberIfPresent(.uid, in: 0...4_294_967_294, unit: "a user id").map { UInt32($0) }
+        gid = try c.decodeWholeNumberIfPresent(.gid, in: 0...4_294_967_294, unit: "a group id").map { UInt32($0) }
         if [user != nil, group != nil, uid != nil, gid != nil].filter({ $0 }).count != 1 {
             throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
                 debugDescription: "each client entry names exactly one of user, group, uid or gid"))
@@ -226,12 +212,11 @@ public struct FaultSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        failuresBeforeReset = try c.decodeIfPresent(Int.self, forKey: .failuresBeforeReset) ?? 3
-        reprobeIntervalS = try c.decodeIfPresent(Double.self, forKey: .reprobeIntervalS) ?? 1
-        guard failuresBeforeReset >= 1, reprobeIntervalS > 0 else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
-                debugDescription: "failures_before_reset must be ≥ 1 and reprobe_interval_s > 0"))
-        }
+        failuresBeforeReset = try c.decodeWholeNumber(.failuresBeforeReset, default: 3, in: 1...1000,
+                                                      unit: "consecutive failed reads")
+        // The engine keeps the interval in UInt64 nanoseconds: an hour is far
+        // inside it (1.8e10 s would trap), 10 ms is a re-probe every tick or two.
+        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 1, in: 0.01...3600, unit: "seconds")
     }
 }
 

@@ -20,15 +20,19 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
-            if let n = try? c.decode(Int.self) {
-                guard (0...255).contains(n) else {
-                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an I2C bus number 0-255 (1 on a Raspberry Pi's pins 3/5), got \(n)")
+            if let n = try? c.decode(Double.self) {
+                guard n.isFinite, n == n.rounded(), (0...255).contains(n) else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an I2C bus number, a whole number from 0 to 255 (1 on a Raspberry Pi's pins 3/5), got \(json5Number(n))")
                 }
-                self = .linux(n)
-            } else if let s = try? c.decode(String.self), s == "simulated" {
+                self = .linux(Int(n))
+            } else if let s = try? c.decode(String.self) {
+                guard s == "simulated" else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\", got \"\(s)\"")
+                }
                 self = .simulated
             } else {
-                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\"")
+                let found = (try? c.decode(Bool.self)).map { "\($0)" } ?? "a list or an object"
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\", got \(found)")
             }
         }
 
@@ -144,10 +148,7 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: CodingKeys.self)
             chip = try c.decode(String.self, forKey: .chip)
-            line = try c.decode(Int.self, forKey: .line)
-            guard (0...1023).contains(line) else {
-                throw DecodingError.dataCorruptedError(forKey: .line, in: c, debugDescription: "expected a GPIO line offset 0-1023, got \(line)")
-            }
+            line = try c.decodeRequiredWholeNumber(.line, in: 0...1023, unit: "the line offset on the GPIO chip")
         }
     }
 
@@ -172,11 +173,12 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
         }
         kind = k
         let a = try c.decode(Int.self, forKey: .address)
-        guard k.possibleAddresses.contains(UInt8(clamping: a)), (0...0x7F).contains(a) else {
+        guard let match = k.possibleAddresses.first(where: { Int($0) == a }) else {
+            let shown = (0...255).contains(a) ? hex(UInt8(a)) : String(a)
             throw DecodingError.dataCorruptedError(forKey: .address, in: c,
-                debugDescription: "a \(k.rawValue) answers only at \(k.possibleAddresses.map { hex($0) }.joined(separator: " or ")), got \(a < 0 || a > 255 ? String(a) : hex(UInt8(a)))")
+                debugDescription: "a \(k.rawValue) answers only at \(k.possibleAddresses.map { hex($0) }.joined(separator: " or ")), got \(shown)")
         }
-        address = UInt8(a)
+        address = match
         role = try c.decodeIfPresent(Role.self, forKey: .role) ?? .primary
         mounting = try c.decodeIfPresent(Mounting.self, forKey: .mounting) ?? .identity
         dataReady = try c.decodeIfPresent(DataReadySpec.self, forKey: .dataReady)
@@ -187,7 +189,7 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
         if let b = try c.decodeIfPresent(Int.self, forKey: .behind) {
             guard b == 0x68 || b == 0x69 else {
                 throw DecodingError.dataCorruptedError(forKey: .behind, in: c,
-                    debugDescription: "'behind' names the MPU-6050 whose auxiliary bus carries this chip: 0x68 or 0x69")
+                    debugDescription: "'behind' names the MPU-6050 whose auxiliary bus carries this chip: 0x68 or 0x69, got \((0...255).contains(b) ? hex(UInt8(b)) : String(b))")
             }
             behind = UInt8(b)
         } else {
