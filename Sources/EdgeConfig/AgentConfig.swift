@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import EdgeChips
 
 /// The agent's configuration file (`config/edge-agent.json5`): which board
@@ -175,10 +178,20 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
     public var uid: UInt32?
     public var gid: UInt32?
     public var entitlements: [String]
+    /// Where the entry's user, group, uid or gid was written (set when the
+    /// entry was read by ``ConfigLoader``; not part of equality).
+    public var location: ConfigLocation?
     static let known = ["motion", "altitude", "submersion.shallow", "submersion.full"]
     enum CodingKeys: String, CodingKey, CaseIterable { case user, group, uid, gid, entitlements }
     public init(user: String? = nil, group: String? = nil, uid: UInt32? = nil, gid: UInt32? = nil, entitlements: [String]) {
         self.user = user; self.group = group; self.uid = uid; self.gid = gid; self.entitlements = entitlements
+    }
+
+    /// The key that names the entry's subject: "user", "group", "uid" or "gid".
+    public var subjectKey: String { user != nil ? "user" : group != nil ? "group" : uid != nil ? "uid" : "gid" }
+
+    public static func == (a: ClientGrant, b: ClientGrant) -> Bool {
+        a.user == b.user && a.group == b.group && a.uid == b.uid && a.gid == b.gid && a.entitlements == b.entitlements
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -198,6 +211,60 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
                 codingPath: c.codingPath + [CodingKeys.entitlements, AnyKey(stringValue: "Index \(i)")],
                 debugDescription: "unknown entitlement '\(e)'; known: \(Self.known.joined(separator: ", "))"))
         }
+    }
+}
+
+extension AgentConfig: ConfigSourceAttaching {
+    mutating func attachSource(_ source: ConfigSource) {
+        guard let list = clients else { return }
+        for i in list.indices {
+            clients![i].location = source.location(of: [.key("clients"), .index(i), .key(list[i].subjectKey)])
+        }
+    }
+
+    /// Checks that every user and group named in `clients` exists on this
+    /// system (the agent resolves them at start), and throws an error naming
+    /// the file, the line and the entry of the first that does not.
+    public func checkClientNames(userExists: (String) -> Bool = SystemAccounts.userExists,
+                                 groupExists: (String) -> Bool = SystemAccounts.groupExists) throws(ConfigError) {
+        for (i, grant) in (clients ?? []).enumerated() {
+            let message: String
+            if let u = grant.user, !userExists(u) {
+                message = "no user named '\(u)' on this system (the passwd database has none); create the user, correct the name, or grant by uid"
+            } else if let g = grant.group, !groupExists(g) {
+                message = "no group named '\(g)' on this system (the group database has none); create the group (e.g. `groupadd \(g)`), correct the name, or grant by gid"
+            } else {
+                continue
+            }
+            let location = grant.location
+                ?? ConfigLocation(file: "(configuration)", keyPath: "clients[\(i)].\(grant.subjectKey)")
+            throw ConfigError(kind: .invalidValue, at: location, message: message)
+        }
+    }
+}
+
+/// Look-ups in the system's user and group databases.
+public enum SystemAccounts {
+    /// Whether `getpwnam_r` knows `name`.
+    public static func userExists(_ name: String) -> Bool {
+        var pw = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        while getpwnam_r(name, &pw, &buffer, buffer.count, &result) == ERANGE, buffer.count < 1 << 20 {
+            buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        }
+        return result != nil
+    }
+
+    /// Whether `getgrnam_r` knows `name`.
+    public static func groupExists(_ name: String) -> Bool {
+        var gr = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        while getgrnam_r(name, &gr, &buffer, buffer.count, &result) == ERANGE, buffer.count < 1 << 20 {
+            buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        }
+        return result != nil
     }
 }
 

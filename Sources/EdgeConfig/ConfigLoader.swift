@@ -28,6 +28,12 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
         self.line = line; self.column = column; self.excerpt = excerpt
     }
 
+    /// An error about the value at `location` (see ``ConfigSource``).
+    public init(kind: Kind, at location: ConfigLocation, message: String) {
+        self.init(kind: kind, file: location.file, keyPath: location.keyPath, message: message,
+                  line: location.line, column: location.column, excerpt: location.excerpt)
+    }
+
     public var description: String {
         var s = file
         if let l = line { s += ":\(l)" + (column.map { ":\($0)" } ?? "") }
@@ -41,6 +47,42 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
         if let e = excerpt { s += "\n" + e }
         return s
     }
+}
+
+/// Where a value was written: file, key path, line and column, and the line
+/// with a caret (for errors found after decoding, such as an unknown user).
+public struct ConfigLocation: Sendable, Equatable {
+    public var file: String
+    /// Dotted key path, e.g. `clients[1].user`.
+    public var keyPath: String
+    public var line: Int?
+    public var column: Int?
+    public var excerpt: String?
+    public init(file: String, keyPath: String, line: Int? = nil, column: Int? = nil, excerpt: String? = nil) {
+        self.file = file; self.keyPath = keyPath; self.line = line; self.column = column; self.excerpt = excerpt
+    }
+}
+
+/// The text a configuration was decoded from, so that values can be pointed
+/// at after decoding.
+public struct ConfigSource: Sendable {
+    public var file: String
+    public var text: String
+    public init(file: String, text: String) { self.file = file; self.text = text }
+
+    /// Where the value at `path` starts (line and column nil when the text
+    /// does not hold it, e.g. a default).
+    public func location(of path: [JSON5PathComponent]) -> ConfigLocation {
+        let at = locateJSON5KeyPath(path, in: text)
+        return ConfigLocation(file: file, keyPath: ConfigLoader.render(path), line: at?.line, column: at?.column,
+                              excerpt: at.map { describeJSON5Location(line: $0.line, column: $0.column, in: text) })
+    }
+}
+
+/// A decoded configuration that keeps the locations of some of its values
+/// (``ConfigLoader`` calls it after decoding).
+protocol ConfigSourceAttaching {
+    mutating func attachSource(_ source: ConfigSource)
 }
 
 /// Reads JSON5 files (Foundation's `JSONDecoder` with `allowsJSON5`) and turns
@@ -82,7 +124,7 @@ public enum ConfigLoader {
         }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
-        let value: T
+        var value: T
         do {
             value = try decoder.decode(PathTracked<T>.self, from: Data(text.utf8)).value
         } catch let error as DecodingError {
@@ -91,6 +133,10 @@ public enum ConfigLoader {
             throw ConfigError(kind: .invalidValue, file: file, message: error.description)
         } catch {
             throw ConfigError(kind: .invalidValue, file: file, message: "the file could not be decoded")
+        }
+        if var attaching = value as? any ConfigSourceAttaching {
+            attaching.attachSource(ConfigSource(file: file, text: text))
+            if let v = attaching as? T { value = v }
         }
         return value
     }

@@ -27,4 +27,28 @@ import Foundation
         #expect(err().contains("faults.reprobe_interval_s"), "\(err())")
         #expect(err().contains("0.01 to 3600"), "\(err())")
     }
+
+    /// A `clients` entry naming a user the system does not know: the error
+    /// names the file, the line and the entry (on today's main only
+    /// "clients: unknown user ...").
+    @Test func runNamesTheFileAndLineOfAnUnknownClientUser() throws {
+        let config = Self.tempPath("agent.json5")
+        try """
+        {
+          board: "\(repositoryRoot)/boards/simulated.json5",
+          clients: [
+            { uid: 0, entitlements: ["motion"] },
+            { user: "no-such-user-7f3a", entitlements: ["motion"] },
+          ],
+        }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let (c, out, err) = Console.capturing()
+        let rc = EdgeAgentCLI.run(["edge-agent", "run", "--config", config, "--socket", Self.tempPath("s.sock"),
+                                   "--duration", "0.1", "--quiet"], console: c)
+        #expect(rc == 1)
+        #expect(err().contains("\(config):5:13: clients[1].user: "), "\(err())")
+        #expect(err().contains("no user named 'no-such-user-7f3a'"), "\(err())")
+        #expect(!out().contains("edge-agent: config "), "refused before the startup line: \(out())")
+    }
 }
