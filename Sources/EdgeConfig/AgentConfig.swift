@@ -49,7 +49,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        board = try c.decodeIfPresent(String.self, forKey: .board) ?? "simulated"
+        board = try c.decodePathIfPresent(.board, what: "a board profile name or a path") ?? "simulated"
         sensors = try c.decodeIfPresent(SensorSettings.self, forKey: .sensors) ?? SensorSettings()
         loop = try c.decodeIfPresent(LoopSettings.self, forKey: .loop) ?? LoopSettings()
         fusion = try c.decodeIfPresent(FusionSettings.self, forKey: .fusion) ?? FusionSettings()
@@ -65,8 +65,8 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
                 codingPath: c.codingPath + [CodingKeys.alwaysOn, AnyKey(stringValue: "Index \(i)")],
                 debugDescription: "unknown stream '\(name)'; streams: \(streams.joined(separator: ", "))"))
         }
-        calibrationFile = try c.decodeIfPresent(String.self, forKey: .calibrationFile)
-        recordingDirectory = try c.decodeIfPresent(String.self, forKey: .recordingDirectory)
+        calibrationFile = try c.decodePathIfPresent(.calibrationFile, what: "a file path")
+        recordingDirectory = try c.decodePathIfPresent(.recordingDirectory, what: "a directory path")
         faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
     }
 }
@@ -164,8 +164,14 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        socketPath = try c.decodeIfPresent(String.self, forKey: .socketPath) ?? "/run/edge-agent/agent.sock"
-        socketGroup = try c.decodeIfPresent(String.self, forKey: .socketGroup)
+        socketPath = try c.decodePathIfPresent(.socketPath, what: "a socket path") ?? "/run/edge-agent/agent.sock"
+        // sockaddr_un.sun_path holds 107 bytes and a NUL (a relative path is
+        // resolved against this file's directory by the agent, and checked again there).
+        if socketPath.hasSuffix("/") || socketPath.utf8.count > 107 {
+            throw DecodingError.dataCorruptedError(forKey: .socketPath, in: c, debugDescription:
+                "socket_path must be a file path of at most 107 bytes (the limit of a Unix socket address), got \(socketPath.hasSuffix("/") ? "a directory" : "\(socketPath.utf8.count) bytes"): \"\(socketPath)\"")
+        }
+        socketGroup = try c.decodePathIfPresent(.socketGroup, what: "a group name")
         queueCapacity = try c.decodeWholeNumber(.queueCapacity, default: 256, in: 1...65_536, unit: "samples per client")
         deliveryIntervalMs = try c.decodeNumber(.deliveryIntervalMs, default: 20, in: 0...1000, unit: "ms; 0: every tick")
     }

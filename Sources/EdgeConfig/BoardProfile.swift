@@ -54,7 +54,11 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            scenario = try c.decode(String.self, forKey: .scenario)
+            guard let path = try c.decodePathIfPresent(.scenario, what: "a scenario file path") else {
+                scenario = try c.decode(String.self, forKey: .scenario)    // throws keyNotFound
+                return
+            }
+            scenario = path
             seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
         }
     }
@@ -96,6 +100,47 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: c.codingPath + [CodingKeys.simulation],
                 debugDescription: "a simulated board needs a 'simulation' object naming its scenario, e.g. simulation: { scenario: \"../scenarios/desk-idle.json5\" }"))
+        }
+        if bus != .simulated && simulation != nil {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.simulation],
+                debugDescription: "'simulation' applies only to bus: \"simulated\" (this board is on \(bus)); remove it"))
+        }
+        // The agent uses one chip of each kind and role (the first); a second
+        // would be silently ignored, so it is an error here.
+        if chips.isEmpty {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.chips],
+                debugDescription: "a board needs at least one chip, e.g. chips: [{ kind: \"mpu6050\", address: 0x68 }]"))
+        }
+        var first: [String: Int] = [:]
+        for (i, chip) in chips.enumerated() {
+            let here = c.codingPath + [CodingKeys.chips, AnyKey(stringValue: "Index \(i)")]
+            if chip.role == .accessory && chip.kind != .mpu6050 {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.role],
+                    debugDescription: "only an mpu6050 can be an accessory (a second IMU on the head or a limb); remove role from this \(chip.kind.rawValue)"))
+            }
+            if chip.dataReady != nil && chip.role == .accessory {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.dataReady],
+                    debugDescription: "the loop wakes on the primary mpu6050's data-ready line only; move data_ready to the primary mpu6050"))
+            }
+            if chip.kind == .mpu6050, chip.behind == chip.address {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.behind],
+                    debugDescription: "a chip cannot be behind itself; 'behind' names the MPU-6050 whose auxiliary bus carries this chip"))
+            }
+            let slot = chip.kind == .mpu6050 ? "\(chip.role.rawValue) mpu6050" : chip.kind.rawValue
+            if let j = first[slot] {
+                let fix = chip.kind == .mpu6050 && chip.role == .primary
+                    ? "mark it role: \"accessory\" if it is the second IMU, or remove it"
+                    : "remove one of them"
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here,
+                    debugDescription: "chips[\(j)] is already the board's \(slot); the agent uses one of each, so chips[\(i)] would be ignored: \(fix)"))
+            }
+            first[slot] = i
         }
     }
 

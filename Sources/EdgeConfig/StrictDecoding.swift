@@ -109,3 +109,16 @@ extension KeyedDecodingContainer {
         return Int(v)
     }
 }
+
+extension KeyedDecodingContainer {
+    /// A file or directory path (or a name): not empty, no NUL byte (the
+    /// system calls would see a different, shorter path). Nil when absent.
+    func decodePathIfPresent(_ key: Key, what: String) throws -> String? {
+        guard let p = try decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard !p.isEmpty, !p.utf8.contains(0) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription:
+                "\(key.stringValue) must be \(what), got \(p.isEmpty ? "an empty string" : "a string with a NUL character"); leave the key out for the default")
+        }
+        return p
+    }
+}

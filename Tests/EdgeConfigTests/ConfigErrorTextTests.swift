@@ -100,6 +100,29 @@ let wrongValueCases: [WrongValueCase] = [
         #expect(e.excerpt == "  loop: { priority: 'high' },\n" + String(repeating: " ", count: 20) + "^")
     }
 
+    /// A path the system calls would misread (empty, cut at a NUL, too long
+    /// for a socket address) is an error at load, not at bind or open.
+    @Test func unusablePathsAreRejectedAtLoad() throws {
+        let long = "/run/" + String(repeating: "x", count: 103)       // 108 bytes
+        let cases: [(String, String)] = [
+            ("{ service: {\n socket_path: '' } }", "service.socket_path"),
+            ("{ service: {\n socket_path: '/run/edge-agent/' } }", "service.socket_path"),
+            ("{ service: {\n socket_path: '\(long)' } }", "service.socket_path"),
+            ("{ service: {\n socket_group: '' } }", "service.socket_group"),
+            ("{\n calibration_file: '' }", "calibration_file"),
+            ("{\n recording_directory: '' }", "recording_directory"),
+            ("{\n board: '' }", "board"),
+        ]
+        for (text, keyPath) in cases {
+            let e = try #require(configError(AgentConfig.self, text), "\(text)")
+            #expect(e.keyPath == keyPath && e.line == 2, "\(text): \(e)")
+            #expect(e.message.contains("got"), "\(e)")
+        }
+        #expect(configError(AgentConfig.self, "{ service: { socket_path: '\(long.dropLast())' } }") == nil)
+        let e = try #require(configError(BoardProfile.self, "{ name: 'x', bus: 'simulated', chips: [{ kind: 'mpu6050', address: 0x68 }],\n simulation: { scenario: '' } }"))
+        #expect(e.keyPath == "simulation.scenario" && e.line == 2)
+    }
+
     @Test func unreadableFileSaysWhyWithoutSwiftText() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
