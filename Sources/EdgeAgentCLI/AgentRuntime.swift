@@ -45,6 +45,7 @@ enum EngineSetup {
     /// The entitlement policy from the `clients` list (nil: the agent's own user gets motion + altitude).
     static func policy(_ c: AgentConfig) throws -> EntitlementPolicy {
         guard let clients = c.clients else { return .defaultPolicy() }
+        try c.checkClientNames()   // an unknown user or group: file, line and entry (ConfigError)
         do {
             return try EntitlementPolicy.resolving(clients.map {
                 EntitlementGrant(user: $0.user, group: $0.group, uid: $0.uid, gid: $0.gid,

@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import EdgeChips
 
 /// The agent's configuration file (`config/edge-agent.json5`): which board
@@ -46,7 +49,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        board = try c.decodeIfPresent(String.self, forKey: .board) ?? "simulated"
+        board = try c.decodePathIfPresent(.board, what: "a board profile name or a path") ?? "simulated"
         sensors = try c.decodeIfPresent(SensorSettings.self, forKey: .sensors) ?? SensorSettings()
         loop = try c.decodeIfPresent(LoopSettings.self, forKey: .loop) ?? LoopSettings()
         fusion = try c.decodeIfPresent(FusionSettings.self, forKey: .fusion) ?? FusionSettings()
@@ -62,8 +65,8 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
                 codingPath: c.codingPath + [CodingKeys.alwaysOn, AnyKey(stringValue: "Index \(i)")],
                 debugDescription: "unknown stream '\(name)'; streams: \(streams.joined(separator: ", "))"))
         }
-        calibrationFile = try c.decodeIfPresent(String.self, forKey: .calibrationFile)
-        recordingDirectory = try c.decodeIfPresent(String.self, forKey: .recordingDirectory)
+        calibrationFile = try c.decodePathIfPresent(.calibrationFile, what: "a file path")
+        recordingDirectory = try c.decodePathIfPresent(.recordingDirectory, what: "a directory path")
         faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
     }
 }
@@ -83,22 +86,19 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     /// mlockall when `realtime`. Default true.
     public var lockMemory: Bool = true
     public init() {}
+    /// 64 records of 14 bytes fit the MPU-6050's 1024-byte FIFO (73 would).
+    static let imuBatchRange = 1...64
+    static let priorityRange = 1...99
     enum CodingKeys: String, CodingKey, CaseIterable {
         case imuBatch = "imu_batch", dataReady = "data_ready", realtime, priority, lockMemory = "lock_memory"
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        imuBatch = try c.decodeIfPresent(Int.self, forKey: .imuBatch) ?? 1
-        guard (1...64).contains(imuBatch) else {
-            throw DecodingError.dataCorruptedError(forKey: .imuBatch, in: c, debugDescription: "expected 1-64 samples per tick, got \(imuBatch)")
-        }
+        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 1, in: Self.imuBatchRange, unit: "IMU samples per tick")
         dataReady = try c.decodeIfPresent(Bool.self, forKey: .dataReady) ?? false
         realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime) ?? false
-        priority = try c.decodeIfPresent(Int.self, forKey: .priority) ?? 50
-        guard (1...99).contains(priority) else {
-            throw DecodingError.dataCorruptedError(forKey: .priority, in: c, debugDescription: "expected a SCHED_FIFO priority 1-99, got \(priority)")
-        }
+        priority = try c.decodeWholeNumber(.priority, default: 50, in: Self.priorityRange, unit: "SCHED_FIFO priority")
         lockMemory = try c.decodeIfPresent(Bool.self, forKey: .lockMemory) ?? true
     }
 }
@@ -120,10 +120,7 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
         guard Self.frames.contains(frame) else {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "unknown frame '\(frame)'; expected one of \(Self.frames.joined(separator: ", "))")
         }
-        declinationDeg = try c.decodeIfPresent(Double.self, forKey: .declinationDeg)
-        if let d = declinationDeg, !(-180...180).contains(d) {
-            throw DecodingError.dataCorruptedError(forKey: .declinationDeg, in: c, debugDescription: "expected degrees in -180...180, got \(d)")
-        }
+        declinationDeg = try c.decodeNumberIfPresent(.declinationDeg, in: -180...180, unit: "degrees east of true north")
         if frame == "xTrueNorthZVertical" && declinationDeg == nil {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "xTrueNorthZVertical needs declination_deg (the local magnetic declination, degrees east)")
         }
@@ -141,11 +138,8 @@ public struct AltimeterSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        seaLevelPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelPa) ?? 101_325
-        guard (80_000...110_000).contains(seaLevelPa) else {
-            throw DecodingError.dataCorruptedError(forKey: .seaLevelPa, in: c, debugDescription: "expected a sea-level pressure in Pa (80000-110000), got \(seaLevelPa)")
-        }
-        seaLevelUncertaintyPa = try c.decodeIfPresent(Double.self, forKey: .seaLevelUncertaintyPa) ?? 1000
+        seaLevelPa = try c.decodeNumber(.seaLevelPa, default: 101_325, in: 80_000...110_000, unit: "Pa")
+        seaLevelUncertaintyPa = try c.decodeNumber(.seaLevelUncertaintyPa, default: 1000, in: 0...30_000, unit: "Pa, 1σ")
     }
 }
 
@@ -170,16 +164,16 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        socketPath = try c.decodeIfPresent(String.self, forKey: .socketPath) ?? "/run/edge-agent/agent.sock"
-        socketGroup = try c.decodeIfPresent(String.self, forKey: .socketGroup)
-        queueCapacity = try c.decodeIfPresent(Int.self, forKey: .queueCapacity) ?? 256
-        guard (1...65_536).contains(queueCapacity) else {
-            throw DecodingError.dataCorruptedError(forKey: .queueCapacity, in: c, debugDescription: "expected 1-65536 samples, got \(queueCapacity)")
+        socketPath = try c.decodePathIfPresent(.socketPath, what: "a socket path") ?? "/run/edge-agent/agent.sock"
+        // sockaddr_un.sun_path holds 107 bytes and a NUL (a relative path is
+        // resolved against this file's directory by the agent, and checked again there).
+        if socketPath.hasSuffix("/") || socketPath.utf8.count > 107 {
+            throw DecodingError.dataCorruptedError(forKey: .socketPath, in: c, debugDescription:
+                "socket_path must be a file path of at most 107 bytes (the limit of a Unix socket address), got \(socketPath.hasSuffix("/") ? "a directory" : "\(socketPath.utf8.count) bytes"): \"\(socketPath)\"")
         }
-        deliveryIntervalMs = try c.decodeIfPresent(Double.self, forKey: .deliveryIntervalMs) ?? 20
-        guard (0...1000).contains(deliveryIntervalMs) else {
-            throw DecodingError.dataCorruptedError(forKey: .deliveryIntervalMs, in: c, debugDescription: "expected 0-1000 ms, got \(deliveryIntervalMs)")
-        }
+        socketGroup = try c.decodePathIfPresent(.socketGroup, what: "a group name")
+        queueCapacity = try c.decodeWholeNumber(.queueCapacity, default: 256, in: 1...65_536, unit: "samples per client")
+        deliveryIntervalMs = try c.decodeNumber(.deliveryIntervalMs, default: 20, in: 0...1000, unit: "ms; 0: every tick")
     }
 }
 
@@ -190,18 +184,29 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
     public var uid: UInt32?
     public var gid: UInt32?
     public var entitlements: [String]
+    /// Where the entry's user, group, uid or gid was written (set when the
+    /// entry was read by ``ConfigLoader``; not part of equality).
+    public var location: ConfigLocation?
     static let known = ["motion", "altitude", "submersion.shallow", "submersion.full"]
     enum CodingKeys: String, CodingKey, CaseIterable { case user, group, uid, gid, entitlements }
     public init(user: String? = nil, group: String? = nil, uid: UInt32? = nil, gid: UInt32? = nil, entitlements: [String]) {
         self.user = user; self.group = group; self.uid = uid; self.gid = gid; self.entitlements = entitlements
+    }
+
+    /// The key that names the entry's subject: "user", "group", "uid" or "gid".
+    public var subjectKey: String { user != nil ? "user" : group != nil ? "group" : uid != nil ? "uid" : "gid" }
+
+    public static func == (a: ClientGrant, b: ClientGrant) -> Bool {
+        a.user == b.user && a.group == b.group && a.uid == b.uid && a.gid == b.gid && a.entitlements == b.entitlements
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         user = try c.decodeIfPresent(String.self, forKey: .user)
         group = try c.decodeIfPresent(String.self, forKey: .group)
-        uid = try c.decodeIfPresent(UInt32.self, forKey: .uid)
-        gid = try c.decodeIfPresent(UInt32.self, forKey: .gid)
+        // 4294967295 is (uid_t)-1, "no user" to the kernel.
+        uid = try c.decodeWholeNumberIfPresent(.uid, in: 0...4_294_967_294, unit: "a user id").map { UInt32($0) }
+        gid = try c.decodeWholeNumberIfPresent(.gid, in: 0...4_294_967_294, unit: "a group id").map { UInt32($0) }
         if [user != nil, group != nil, uid != nil, gid != nil].filter({ $0 }).count != 1 {
             throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
                 debugDescription: "each client entry names exactly one of user, group, uid or gid"))
@@ -212,6 +217,60 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
                 codingPath: c.codingPath + [CodingKeys.entitlements, AnyKey(stringValue: "Index \(i)")],
                 debugDescription: "unknown entitlement '\(e)'; known: \(Self.known.joined(separator: ", "))"))
         }
+    }
+}
+
+extension AgentConfig: ConfigSourceAttaching {
+    mutating func attachSource(_ source: ConfigSource) {
+        guard let list = clients else { return }
+        for i in list.indices {
+            clients![i].location = source.location(of: [.key("clients"), .index(i), .key(list[i].subjectKey)])
+        }
+    }
+
+    /// Checks that every user and group named in `clients` exists on this
+    /// system (the agent resolves them at start), and throws an error naming
+    /// the file, the line and the entry of the first that does not.
+    public func checkClientNames(userExists: (String) -> Bool = SystemAccounts.userExists,
+                                 groupExists: (String) -> Bool = SystemAccounts.groupExists) throws(ConfigError) {
+        for (i, grant) in (clients ?? []).enumerated() {
+            let message: String
+            if let u = grant.user, !userExists(u) {
+                message = "no user named '\(u)' on this system (the passwd database has none); create the user, correct the name, or grant by uid"
+            } else if let g = grant.group, !groupExists(g) {
+                message = "no group named '\(g)' on this system (the group database has none); create the group (e.g. `groupadd \(g)`), correct the name, or grant by gid"
+            } else {
+                continue
+            }
+            let location = grant.location
+                ?? ConfigLocation(file: "(configuration)", keyPath: "clients[\(i)].\(grant.subjectKey)")
+            throw ConfigError(kind: .invalidValue, at: location, message: message)
+        }
+    }
+}
+
+/// Look-ups in the system's user and group databases.
+public enum SystemAccounts {
+    /// Whether `getpwnam_r` knows `name`.
+    public static func userExists(_ name: String) -> Bool {
+        var pw = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        while getpwnam_r(name, &pw, &buffer, buffer.count, &result) == ERANGE, buffer.count < 1 << 20 {
+            buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        }
+        return result != nil
+    }
+
+    /// Whether `getgrnam_r` knows `name`.
+    public static func groupExists(_ name: String) -> Bool {
+        var gr = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        while getgrnam_r(name, &gr, &buffer, buffer.count, &result) == ERANGE, buffer.count < 1 << 20 {
+            buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        }
+        return result != nil
     }
 }
 
@@ -226,12 +285,11 @@ public struct FaultSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        failuresBeforeReset = try c.decodeIfPresent(Int.self, forKey: .failuresBeforeReset) ?? 3
-        reprobeIntervalS = try c.decodeIfPresent(Double.self, forKey: .reprobeIntervalS) ?? 1
-        guard failuresBeforeReset >= 1, reprobeIntervalS > 0 else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath,
-                debugDescription: "failures_before_reset must be ≥ 1 and reprobe_interval_s > 0"))
-        }
+        failuresBeforeReset = try c.decodeWholeNumber(.failuresBeforeReset, default: 3, in: 1...1000,
+                                                      unit: "consecutive failed reads")
+        // The engine keeps the interval in UInt64 nanoseconds: an hour is far
+        // inside it (1.8e10 s would trap), 10 ms is a re-probe every tick or two.
+        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 1, in: 0.01...3600, unit: "seconds")
     }
 }
 

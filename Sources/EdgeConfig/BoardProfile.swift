@@ -20,15 +20,19 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
-            if let n = try? c.decode(Int.self) {
-                guard (0...255).contains(n) else {
-                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an I2C bus number 0-255 (1 on a Raspberry Pi's pins 3/5), got \(n)")
+            if let n = try? c.decode(Double.self) {
+                guard n.isFinite, n == n.rounded(), (0...255).contains(n) else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an I2C bus number, a whole number from 0 to 255 (1 on a Raspberry Pi's pins 3/5), got \(json5Number(n))")
                 }
-                self = .linux(n)
-            } else if let s = try? c.decode(String.self), s == "simulated" {
+                self = .linux(Int(n))
+            } else if let s = try? c.decode(String.self) {
+                guard s == "simulated" else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\", got \"\(s)\"")
+                }
                 self = .simulated
             } else {
-                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\"")
+                let found = (try? c.decode(Bool.self)).map { "\($0)" } ?? "a list or an object"
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a bus number (e.g. 1 for /dev/i2c-1) or \"simulated\", got \(found)")
             }
         }
 
@@ -50,7 +54,11 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            scenario = try c.decode(String.self, forKey: .scenario)
+            guard let path = try c.decodePathIfPresent(.scenario, what: "a scenario file path") else {
+                scenario = try c.decode(String.self, forKey: .scenario)    // throws keyNotFound
+                return
+            }
+            scenario = path
             seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
         }
     }
@@ -92,6 +100,47 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: c.codingPath + [CodingKeys.simulation],
                 debugDescription: "a simulated board needs a 'simulation' object naming its scenario, e.g. simulation: { scenario: \"../scenarios/desk-idle.json5\" }"))
+        }
+        if bus != .simulated && simulation != nil {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.simulation],
+                debugDescription: "'simulation' applies only to bus: \"simulated\" (this board is on \(bus)); remove it"))
+        }
+        // The agent uses one chip of each kind and role (the first); a second
+        // would be silently ignored, so it is an error here.
+        if chips.isEmpty {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: c.codingPath + [CodingKeys.chips],
+                debugDescription: "a board needs at least one chip, e.g. chips: [{ kind: \"mpu6050\", address: 0x68 }]"))
+        }
+        var first: [String: Int] = [:]
+        for (i, chip) in chips.enumerated() {
+            let here = c.codingPath + [CodingKeys.chips, AnyKey(stringValue: "Index \(i)")]
+            if chip.role == .accessory && chip.kind != .mpu6050 {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.role],
+                    debugDescription: "only an mpu6050 can be an accessory (a second IMU on the head or a limb); remove role from this \(chip.kind.rawValue)"))
+            }
+            if chip.dataReady != nil && chip.role == .accessory {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.dataReady],
+                    debugDescription: "the loop wakes on the primary mpu6050's data-ready line only; move data_ready to the primary mpu6050"))
+            }
+            if chip.kind == .mpu6050, chip.behind == chip.address {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here + [ChipSpec.CodingKeys.behind],
+                    debugDescription: "a chip cannot be behind itself; 'behind' names the MPU-6050 whose auxiliary bus carries this chip"))
+            }
+            let slot = chip.kind == .mpu6050 ? "\(chip.role.rawValue) mpu6050" : chip.kind.rawValue
+            if let j = first[slot] {
+                let fix = chip.kind == .mpu6050 && chip.role == .primary
+                    ? "mark it role: \"accessory\" if it is the second IMU, or remove it"
+                    : "remove one of them"
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: here,
+                    debugDescription: "chips[\(j)] is already the board's \(slot); the agent uses one of each, so chips[\(i)] would be ignored: \(fix)"))
+            }
+            first[slot] = i
         }
     }
 
@@ -144,10 +193,7 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: CodingKeys.self)
             chip = try c.decode(String.self, forKey: .chip)
-            line = try c.decode(Int.self, forKey: .line)
-            guard (0...1023).contains(line) else {
-                throw DecodingError.dataCorruptedError(forKey: .line, in: c, debugDescription: "expected a GPIO line offset 0-1023, got \(line)")
-            }
+            line = try c.decodeRequiredWholeNumber(.line, in: 0...1023, unit: "the line offset on the GPIO chip")
         }
     }
 
@@ -172,11 +218,12 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
         }
         kind = k
         let a = try c.decode(Int.self, forKey: .address)
-        guard k.possibleAddresses.contains(UInt8(clamping: a)), (0...0x7F).contains(a) else {
+        guard let match = k.possibleAddresses.first(where: { Int($0) == a }) else {
+            let shown = (0...255).contains(a) ? hex(UInt8(a)) : String(a)
             throw DecodingError.dataCorruptedError(forKey: .address, in: c,
-                debugDescription: "a \(k.rawValue) answers only at \(k.possibleAddresses.map { hex($0) }.joined(separator: " or ")), got \(a < 0 || a > 255 ? String(a) : hex(UInt8(a)))")
+                debugDescription: "a \(k.rawValue) answers only at \(k.possibleAddresses.map { hex($0) }.joined(separator: " or ")), got \(shown)")
         }
-        address = UInt8(a)
+        address = match
         role = try c.decodeIfPresent(Role.self, forKey: .role) ?? .primary
         mounting = try c.decodeIfPresent(Mounting.self, forKey: .mounting) ?? .identity
         dataReady = try c.decodeIfPresent(DataReadySpec.self, forKey: .dataReady)
@@ -187,7 +234,7 @@ public struct ChipSpec: Decodable, Sendable, Equatable {
         if let b = try c.decodeIfPresent(Int.self, forKey: .behind) {
             guard b == 0x68 || b == 0x69 else {
                 throw DecodingError.dataCorruptedError(forKey: .behind, in: c,
-                    debugDescription: "'behind' names the MPU-6050 whose auxiliary bus carries this chip: 0x68 or 0x69")
+                    debugDescription: "'behind' names the MPU-6050 whose auxiliary bus carries this chip: 0x68 or 0x69, got \((0...255).contains(b) ? hex(UInt8(b)) : String(b))")
             }
             behind = UInt8(b)
         } else {

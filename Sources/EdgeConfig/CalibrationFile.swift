@@ -37,6 +37,11 @@ import EdgeFusion
 /// }
 /// ```
 ///
+/// Numbers are checked on load (NaN and Infinity never pass): vectors and
+/// matrices finite, `scale` > 0, `soft_iron` invertible, `temperature_c`
+/// −100 to 200, `samples` 0 to 10⁹, `residual_mps2`, `pose_spread_mps2` and
+/// `residual` 0 to 10⁶, `field_strength_ut` 0 to 10000.
+///
 /// Applying it (chip frame, then the mounting):
 /// gyro `raw − bias`; accel `(raw − bias) ⊙ scale`; mag
 /// `soft_iron · (raw − hard_iron)` — see ``ChipCalibration``.
@@ -200,9 +205,9 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             calibration = GyroCalibration(
                 bias: try decodeVector(c, .bias),
-                temperatureCelsius: try c.decodeIfPresent(Double.self, forKey: .temperature) ?? .nan,
+                temperatureCelsius: try c.decodeNumberIfPresent(.temperature, in: -100...200, unit: "°C") ?? .nan,
                 noise: c.contains(.noise) ? try decodeVector(c, .noise) : .zero,
-                sampleCount: try c.decodeIfPresent(Int.self, forKey: .samples) ?? 0)
+                sampleCount: try c.decodeWholeNumber(.samples, default: 0, in: 0...1_000_000_000, unit: "samples averaged"))
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
             history = try c.decodeIfPresent([GyroPoint].self, forKey: .history) ?? []
         }
@@ -231,7 +236,7 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: CodingKeys.self)
             bias = try decodeVector(c, .bias)
-            temperatureCelsius = try c.decodeIfPresent(Double.self, forKey: .temperature) ?? .nan
+            temperatureCelsius = try c.decodeNumberIfPresent(.temperature, in: -100...200, unit: "°C") ?? .nan
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
         }
         public func encode(to encoder: any Encoder) throws {
@@ -261,9 +266,9 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             }
             calibration = AccelerometerCalibration(
                 bias: try decodeVector(c, .bias), scale: scale,
-                temperatureCelsius: try c.decodeIfPresent(Double.self, forKey: .temperature) ?? .nan,
-                residual: try c.decodeIfPresent(Double.self, forKey: .residual) ?? 0,
-                poseSpread: try c.decodeIfPresent(Double.self, forKey: .poseSpread) ?? 0)
+                temperatureCelsius: try c.decodeNumberIfPresent(.temperature, in: -100...200, unit: "°C") ?? .nan,
+                residual: try c.decodeNumber(.residual, default: 0, in: 0...1_000_000, unit: "m/s²"),
+                poseSpread: try c.decodeNumber(.poseSpread, default: 0, in: 0...1_000_000, unit: "m/s²"))
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
         }
         public func encode(to encoder: any Encoder) throws {
@@ -299,8 +304,8 @@ public struct ChipCalibration: Codable, Equatable, Sendable {
             }
             calibration = MagnetometerCalibration(
                 hardIron: try decodeVector(c, .hardIron), softIron: soft,
-                fieldStrength: try c.decodeIfPresent(Double.self, forKey: .fieldStrength) ?? 0,
-                residual: try c.decodeIfPresent(Double.self, forKey: .residual) ?? 0)
+                fieldStrength: try c.decodeNumber(.fieldStrength, default: 0, in: 0...10_000, unit: "µT"),
+                residual: try c.decodeNumber(.residual, default: 0, in: 0...1_000_000, unit: ""))
             created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
         }
         public func encode(to encoder: any Encoder) throws {

@@ -9,7 +9,9 @@
 //     what was expected and what was found;
 //   * `locateJSON5KeyPath(_:in:)` — where the value at a coding path begins,
 //     so a `DecodingError` can be pointed at a line;
-//   * `describeJSON5Location(line:column:in:)` — the source line plus a caret.
+//   * `describeJSON5Location(line:column:in:)` — the source line plus a caret;
+//   * `findJSON5DuplicateMember(in:)` — a member name repeated in one object;
+//   * `describeJSON5Value(at:in:)` — what a value is, in words ("a string").
 //
 // Pure Swift over the UTF-8 bytes of the text: no Foundation. Every scan is a
 // single forward pass with an explicit stack (no recursion, so arbitrarily
@@ -43,11 +45,13 @@
 // Member names follow ECMAScript 5.1 (which JSON5 cites): letters by general
 // category (Lu Ll Lt Lm Lo Nl), then also Mn Mc Nd Pc, ZWNJ, ZWJ, '$', '_'.
 //
-// Not checked, because they are not syntax: number range (`1e400` overflows a
-// `Double`, and Foundation then reports a coding-path error) and duplicate
-// member names (allowed; Foundation keeps the first). Foundation validates
-// numbers and escapes lazily, so it never notices a bad value under a
-// duplicate name it ignores (`{a: 1, a: 1x}`); we report it anyway.
+// Not checked by `findJSON5SyntaxError`, because they are not syntax: number
+// range (`1e400` overflows a `Double`; the loader reports it at its key path)
+// and duplicate member names (allowed; Foundation keeps the first, JavaScript
+// the last). `findJSON5DuplicateMember` finds the latter: the configuration
+// loader rejects them. Foundation validates numbers and escapes lazily, so it
+// never notices a bad value under a duplicate name it ignores
+// (`{a: 1, a: 1x}`); we report it anyway.
 
 // MARK: - Public API
 
@@ -111,6 +115,52 @@ public func findJSON5SyntaxError(in text: String,
         let (line, column) = lineAndColumn(ofOffset: error.offset, in: bytes)
         return JSON5SyntaxError(line: line, column: column, message: error.message)
     }
+}
+
+/// A member name that occurs twice in one object. JSON5 (like JSON) leaves
+/// the meaning open — Foundation keeps the first, JavaScript the last — so a
+/// configuration must not depend on it.
+public struct JSON5DuplicateMember: Error, Equatable, Sendable {
+    /// The member name (decoded: `"a"`, `'a'`, `a` and `\u0061` are the same name).
+    public var name: String
+    /// Path of the repeated member, ending in `.key(name)`.
+    public var path: [JSON5PathComponent]
+    /// Where the second occurrence's name starts (1-based).
+    public var line: Int
+    public var column: Int
+    /// Where the first occurrence's name starts (1-based).
+    public var firstLine: Int
+    public var firstColumn: Int
+}
+
+/// The first member name that is repeated within one object of `text`, or
+/// nil when there is none (or the document has a syntax error: check
+/// ``findJSON5SyntaxError(in:dialect:)`` first).
+public func findJSON5DuplicateMember(in text: String,
+                                     dialect: JSON5Dialect = .foundation) -> JSON5DuplicateMember? {
+    let bytes = Array(text.utf8)
+    var scanner = JSON5Scanner(bytes: bytes, dialect: dialect)
+    scanner.rejectsDuplicateMembers = true
+    do {
+        try scanner.scanDocument()
+        return nil
+    } catch {
+        guard let d = error.duplicate else { return nil }
+        let second = lineAndColumn(ofOffset: error.offset, in: bytes)
+        let first = lineAndColumn(ofOffset: d.firstOffset, in: bytes)
+        return JSON5DuplicateMember(name: d.name, path: d.path, line: second.line, column: second.column,
+                                    firstLine: first.line, firstColumn: first.column)
+    }
+}
+
+/// What the value at `path` is, in words for a message: `a string "fast"`,
+/// `the number 1.5`, `NaN`, `true`, `null`, `an object {…}`, `a list […]`.
+/// Nil when the path does not exist.
+public func describeJSON5Value(at path: [JSON5PathComponent], in text: String,
+                               dialect: JSON5Dialect = .foundation) -> String? {
+    var scanner = JSON5Scanner(bytes: Array(text.utf8), dialect: dialect)
+    guard (try? scanner.locate(path)) != nil else { return nil }
+    return scanner.describeValueHere()
 }
 
 /// Where the value at `path` begins (its first character: a quote, a bracket,
@@ -199,6 +249,10 @@ private let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
 struct JSON5ScanFailure: Error {
     var offset: Int
     var message: String
+    /// Set when the failure is a repeated member name (only when the scanner
+    /// tracks member names): where the first one is, and the path of the
+    /// repeated member.
+    var duplicate: (firstOffset: Int, name: String, path: [JSON5PathComponent])? = nil
 }
 
 /// Foundation's JSON5 reader refuses documents nested deeper than this.
@@ -209,6 +263,9 @@ struct JSON5Scanner {
     let dialect: JSON5Dialect
     /// Current byte offset.
     var position = 0
+    /// Reject a member name that occurs twice in one object (and keep the
+    /// path of the value being scanned for the message).
+    var rejectsDuplicateMembers = false
 
     init(bytes: [UInt8], dialect: JSON5Dialect) {
         self.bytes = bytes
@@ -299,6 +356,12 @@ struct JSON5Scanner {
         var isObject: Bool
         /// Offset of the '{' or '['.
         var open: Int
+        /// With `rejectsDuplicateMembers`: the member names seen so far
+        /// (decoded) and the offset of each, and where in the container the
+        /// scan is (current member name or element index).
+        var names: [String: Int] = [:]
+        var member: String = ""
+        var index = 0
 
         var closerByte: UInt8 { isObject ? .closeBrace : .closeBracket }
         var closer: Character { isObject ? "}" : "]" }
@@ -391,8 +454,21 @@ struct JSON5Scanner {
                 guard byte == .doubleQuote || byte == .singleQuote || startsIdentifier(at: position) else {
                     throw failure("expected a member name or '}'\(afterComma ? " after ','" : ""), found \(found())")
                 }
-                _ = try scanMemberName(collecting: false)
+                let scannedName = try scanMemberName(collecting: rejectsDuplicateMembers)
                 let nameRange = nameStart..<position
+                if rejectsDuplicateMembers {
+                    let top = stack.count - 1
+                    if let first = stack[top].names[scannedName.decoded] {
+                        var path = containerPath(stack.dropLast())
+                        path.append(.key(scannedName.decoded))
+                        throw JSON5ScanFailure(
+                            offset: nameStart,
+                            message: "duplicate member '\(scannedName.decoded)' (first at \(place(first)))",
+                            duplicate: (first, scannedName.decoded, path))
+                    }
+                    stack[top].names[scannedName.decoded] = nameStart
+                    stack[top].member = scannedName.decoded
+                }
                 try skipTrivia()
                 guard current == .colon else {
                     let name = bytes[nameStart] == .doubleQuote || bytes[nameStart] == .singleQuote
@@ -419,6 +495,7 @@ struct JSON5Scanner {
                 }
                 if byte == .comma {
                     position += 1
+                    if !frame.isObject { stack[stack.count - 1].index += 1 }
                     try skipTrivia()
                     if current == frame.closerByte {           // trailing comma
                         position += 1
@@ -442,6 +519,41 @@ struct JSON5Scanner {
                 }
             }
         }
+    }
+
+    /// Describes the value at `position` (see ``describeJSON5Value(at:in:dialect:)``).
+    mutating func describeValueHere() -> String? {
+        guard let byte = current else { return nil }
+        let start = position
+        switch byte {
+        case .openBrace: return "an object {…}"
+        case .openBracket: return "a list […]"
+        case .doubleQuote, .singleQuote:
+            guard let value = try? scanString(collecting: true) else { return "a string" }
+            let shown = value.count > 40 ? String(value.prefix(40)) + "…" : value
+            return "a string \"\(shown)\""
+        default:
+            var scanned = (try? scanNumber()) != nil
+            if !scanned {
+                position = start
+                scanned = (try? scanLiteralWord()) != nil
+            }
+            if scanned {
+                let literal = text(start..<position)
+                switch literal {
+                case "true", "false", "null": return literal
+                case "NaN", "+NaN", "-NaN", "Infinity", "+Infinity", "-Infinity": return literal
+                default: return "the number \(literal)"
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The path of the value being scanned inside the containers `frames`
+    /// (outermost first), for messages about a member of the innermost one.
+    private func containerPath(_ frames: ArraySlice<Frame>) -> [JSON5PathComponent] {
+        frames.map { $0.isObject ? .key($0.member) : .index($0.index) }
     }
 
     // MARK: Literals and numbers

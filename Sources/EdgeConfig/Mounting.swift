@@ -20,7 +20,7 @@ public struct Mounting: Equatable, Sendable, Codable, CustomStringConvertible {
     /// Validates a row-major rotation matrix.
     public init(matrix m: [[Double]]) throws(MountingError) {
         guard m.count == 3, m.allSatisfy({ $0.count == 3 }), m.joined().allSatisfy(\.isFinite) else {
-            throw MountingError("a mounting matrix must be 3 rows of 3 numbers")
+            throw MountingError("a mounting matrix must be 3 rows of 3 finite numbers")
         }
         for i in 0..<3 {
             for j in 0..<3 {

@@ -60,6 +60,12 @@ public struct Scenario: Decodable, Sendable {
         name = try c.decode(String.self, forKey: .name)
         description = try c.decodeIfPresent(String.self, forKey: .description) ?? ""
         durationSeconds = try c.scenarioNumber(.duration_s, positive: true)
+        // The tools turn the duration into sample counts (Int) and
+        // nanoseconds (UInt64): keep it far inside both.
+        guard durationSeconds <= Self.maximumDurationSeconds else {
+            throw scenarioError(c.codingPath + [CodingKeys.duration_s],
+                                "duration_s must be at most \(Int(Self.maximumDurationSeconds)) s (about 11.6 days), got \(durationSeconds); use loop: true for longer runs")
+        }
         if let s = try? c.decode(UInt64.self, forKey: .seed) { seed = s }
         else if c.contains(.seed) {
             throw scenarioError(c.codingPath + [CodingKeys.seed], "seed must be a whole number ≥ 0")
@@ -76,11 +82,55 @@ public struct Scenario: Decodable, Sendable {
             throw scenarioError(c.codingPath + [CodingKeys.imperfections, ScenarioAnyKey(stringValue: key)],
                                 "imperfections are keyed by a 7-bit I2C address (\"0x68\") or \"default\", got \"\(key)\"")
         }
+        try Self.checkImperfections(byChip, at: c.codingPath + [CodingKeys.imperfections])
         faults = try c.decodeIfPresent([ScenarioFault].self, forKey: .faults) ?? []
         // Physical checks (segments fit, loop closes, accessory rules): the
         // same compilation ScenarioWorld does, reported with a key path.
         do { _ = try ScenarioWorld(self) } catch let e {
             throw scenarioError(decoder.codingPath + e.codingPath, e.message)
+        }
+    }
+
+    /// Longest `duration_s`, s.
+    public static let maximumDurationSeconds = 1_000_000.0
+
+    /// Checks the numbers in the imperfections at load (they stay otherwise
+    /// untouched, in the chip models' format): the chip models would meet
+    /// them only when the board is built, and some feed integer conversions
+    /// there. Every number must be finite, and where an entry has EdgeSim's
+    /// layout (`{mpu6050: {…}}`, …) the timing errors must be in range:
+    /// clock errors −0.5…0.5 (a sample period is nominal/(1 + error)),
+    /// `conversionTimeScale` 0.1…10, `standbyError` −0.5…0.5,
+    /// `measuringFlagDelay` 0…1 s.
+    static func checkImperfections(_ byChip: [String: ScenarioJSONValue], at path: [any CodingKey]) throws {
+        func walk(_ v: ScenarioJSONValue, _ here: [any CodingKey]) throws {
+            switch v {
+            case .number(let n) where !n.isFinite:
+                throw scenarioError(here, "imperfections must be finite numbers, got \(n.isNaN ? "NaN" : n > 0 ? "Infinity" : "-Infinity")")
+            case .array(let a):
+                for (i, e) in a.enumerated() { try walk(e, here + [ScenarioAnyKey(stringValue: "Index \(i)")]) }
+            case .object(let o):
+                for k in o.keys.sorted() { try walk(o[k]!, here + [ScenarioAnyKey(stringValue: k)]) }
+            default:
+                break
+            }
+        }
+        let ranges: [(chip: String, key: String, range: ClosedRange<Double>, unit: String)] = [
+            ("mpu6050", "internalClockError", -0.5...0.5, " (a fraction)"),
+            ("mpu6050", "pllClockError", -0.5...0.5, " (a fraction)"),
+            ("qmc5883l", "clockError", -0.5...0.5, " (a fraction)"),
+            ("bmp280", "conversionTimeScale", 0.1...10, " (times the typical conversion time)"),
+            ("bmp280", "standbyError", -0.5...0.5, " (a fraction)"),
+            ("bmp280", "measuringFlagDelay", 0...1, " s"),
+        ]
+        for key in byChip.keys.sorted() {
+            let here = path + [ScenarioAnyKey(stringValue: key)]
+            try walk(byChip[key]!, here)
+            for r in ranges {
+                guard let v = byChip[key]?[r.chip]?[r.key]?.double, !r.range.contains(v) else { continue }
+                throw scenarioError(here + [ScenarioAnyKey(stringValue: r.chip), ScenarioAnyKey(stringValue: r.key)],
+                                    "\(r.key) must be from \(r.range.lowerBound) to \(r.range.upperBound)\(r.unit), got \(v)")
+            }
         }
     }
 
