@@ -156,10 +156,24 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     /// (0: every tick). Default 20: at 100 Hz every other tick, which halves
     /// its wake-ups for at most one tick of extra latency.
     public var deliveryIntervalMs: Double = 20
+    /// Clients served at once. Default 128.
+    public var maxClients: Int = 128
+    /// Connections one uid may hold at once. Default 64.
+    public var maxClientsPerUID: Int = 64
+    /// Connections holding no entitlement, together (at most
+    /// `max_clients` − 1 take effect, so they never take every slot). Default 8.
+    public var maxUnentitledClients: Int = 8
+    /// Subscriptions one uid may make per window that start a stream or
+    /// speed one up (each changes the sensors' configuration). Default 32.
+    public var demandRaiseLimit: Int = 32
+    /// The window of `demand_raise_limit`, seconds. Default 10.
+    public var demandRaiseWindowS: Double = 10
     public init() {}
     enum CodingKeys: String, CodingKey, CaseIterable {
         case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity"
-        case deliveryIntervalMs = "delivery_interval_ms"
+        case deliveryIntervalMs = "delivery_interval_ms", maxClients = "max_clients"
+        case maxClientsPerUID = "max_clients_per_uid", maxUnentitledClients = "max_unentitled_clients"
+        case demandRaiseLimit = "demand_raise_limit", demandRaiseWindowS = "demand_raise_window_s"
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -174,6 +188,12 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         socketGroup = try c.decodePathIfPresent(.socketGroup, what: "a group name")
         queueCapacity = try c.decodeWholeNumber(.queueCapacity, default: 256, in: 1...65_536, unit: "samples per client")
         deliveryIntervalMs = try c.decodeNumber(.deliveryIntervalMs, default: 20, in: 0...1000, unit: "ms; 0: every tick")
+        maxClients = try c.decodeWholeNumber(.maxClients, default: 128, in: 1...4096, unit: "clients")
+        maxClientsPerUID = try c.decodeWholeNumber(.maxClientsPerUID, default: 64, in: 1...4096, unit: "connections per uid")
+        maxUnentitledClients = try c.decodeWholeNumber(.maxUnentitledClients, default: 8, in: 0...4096,
+                                                       unit: "connections without an entitlement")
+        demandRaiseLimit = try c.decodeWholeNumber(.demandRaiseLimit, default: 32, in: 1...100_000, unit: "subscriptions per window")
+        demandRaiseWindowS = try c.decodeNumber(.demandRaiseWindowS, default: 10, in: 0.001...86400, unit: "seconds")
     }
 }
 
@@ -276,20 +296,37 @@ public enum SystemAccounts {
 
 /// `faults`: when to reset and re-probe devices.
 public struct FaultSettings: Decodable, Sendable, Equatable {
-    /// Consecutive failed reads before a device is reset. Default 3.
+    /// Consecutive failed operations (each after its transfers' retries)
+    /// before a device is re-initialised. Default 3.
     public var failuresBeforeReset: Int = 3
-    /// Seconds between re-probes of a missing device. Default 1.
-    public var reprobeIntervalS: Double = 1
+    /// Seconds between probes of a device that does not answer. Default
+    /// 0.05: data resume within a few hundred ms of a chip answering again.
+    public var reprobeIntervalS: Double = 0.05
+    /// A device whose samples stop for this many expected periods is
+    /// reported degraded and re-initialised. Default 4.
+    public var stallPeriods: Double = 4
+    /// Seconds between re-checks of a running device's configuration
+    /// registers (a brown-out can reset a chip without a bus error). Default 1.
+    public var verifyIntervalS: Double = 1
+    /// Extra attempts for a transfer that failed transiently (no
+    /// acknowledge, timeout, EIO). Default 2.
+    public var busRetries: Int = 2
     public init() {}
-    enum CodingKeys: String, CodingKey, CaseIterable { case failuresBeforeReset = "failures_before_reset", reprobeIntervalS = "reprobe_interval_s" }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case failuresBeforeReset = "failures_before_reset", reprobeIntervalS = "reprobe_interval_s"
+        case stallPeriods = "stall_periods", verifyIntervalS = "verify_interval_s", busRetries = "bus_retries"
+    }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         failuresBeforeReset = try c.decodeWholeNumber(.failuresBeforeReset, default: 3, in: 1...1000,
-                                                      unit: "consecutive failed reads")
+                                                      unit: "consecutive failed operations")
         // The engine keeps the interval in UInt64 nanoseconds: an hour is far
         // inside it (1.8e10 s would trap), 10 ms is a re-probe every tick or two.
-        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 1, in: 0.01...3600, unit: "seconds")
+        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 0.05, in: 0.01...3600, unit: "seconds")
+        stallPeriods = try c.decodeNumber(.stallPeriods, default: 4, in: 2...100, unit: "expected sample periods")
+        verifyIntervalS = try c.decodeNumber(.verifyIntervalS, default: 1, in: 0.05...3600, unit: "seconds")
+        busRetries = try c.decodeWholeNumber(.busRetries, default: 2, in: 0...10, unit: "extra attempts per transfer")
     }
 }
 

@@ -89,7 +89,7 @@ struct AgentSetup {
             qmc5883l: { mode: "continuous", output_rate_hz: 100 },
           },
           loop: { imu_batch: \(imuBatch), data_ready: false, realtime: \(realtime), priority: \(priority) },
-          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity) },
+          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity), max_clients_per_uid: 128 },
           always_on: [],
         }
         """

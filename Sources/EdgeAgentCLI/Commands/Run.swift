@@ -70,8 +70,7 @@ public enum RunCommand: Subcommand {
         let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
         let calibration = try CalibrationLoader.load(calibrationPath)
         let socketPath = socketOverride ?? EngineSetup.path(config.service.socketPath, config: selection.configPath)
-        var serviceConfig = ServiceConfiguration(socketPath: socketPath, socketGroup: config.service.socketGroup)
-        serviceConfig.queueCapacity = config.service.queueCapacity
+        let serviceConfig = EngineSetup.service(config, socketPath: socketPath)
         let policy = try EngineSetup.policy(config)
 
         // Block the handled signals before any thread exists, so only the main
