@@ -1,4 +1,7 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// Licensed under the Apache License, Version 2.0 (LICENSE). The attitude filter
+// follows VQF (MIT licence); its notice is in THIRD_PARTY_NOTICES.
 // Core Motion for Linux single-board computers. No outside Swift packages:
 // C libraries come from Debian -dev packages as system-library targets.
 import PackageDescription
