@@ -65,7 +65,8 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeService", "EdgeEngine"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
-        // Benchmarks that print figures (never run by the tests).
+        // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
+        // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
                                          "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
@@ -80,6 +81,8 @@ let package = Package(
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
+        // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
+        .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )
