@@ -1,4 +1,7 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// Licensed under the Apache License, Version 2.0 (LICENSE). The attitude filter
+// follows VQF (MIT licence); its notice is in THIRD_PARTY_NOTICES.
 // Core Motion for Linux single-board computers. No outside Swift packages:
 // C libraries come from Debian -dev packages as system-library targets.
 import PackageDescription
@@ -62,7 +65,8 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeService", "EdgeEngine"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
-        // Benchmarks that print figures (never run by the tests).
+        // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
+        // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
                                          "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
@@ -77,6 +81,8 @@ let package = Package(
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
+        // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
+        .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

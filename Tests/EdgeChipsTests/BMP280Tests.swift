@@ -2,7 +2,7 @@ import EdgeBus
 import Testing
 @testable import EdgeChips
 
-/// The data sheet's worked example (BMP280 DS, older revisions §3.12; sensors.md §2.8).
+/// The data sheet's worked example (printed in earlier revisions of Bosch BST-BMP280-DS001, §3.12).
 enum WorkedExample {
     static let calibration = BMP280Calibration(t1: 27504, t2: 26435, t3: -1000, p1: 36477, p2: -10685, p3: 3024,
                                                p4: 2855, p5: 140, p6: -7, p7: 15500, p8: -14600, p9: 6000)

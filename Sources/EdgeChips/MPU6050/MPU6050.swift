@@ -60,7 +60,8 @@ public struct MPU6050<Bus: I2CBus> {
 
     // MARK: reset and configuration
 
-    /// Reset and wake (RM §4.28, sensors.md §1.2): PWR_MGMT_1 = 0x80
+    /// Reset and wake (RM-MPU-6000A-00 rev 4.2 §4.28; reset values §3; 100 ms
+    /// as the Linux inv_mpu6050 driver's INV_MPU6050_POWER_UP_TIME): PWR_MGMT_1 = 0x80
     /// (DEVICE_RESET), sleep a fixed 100 ms on the clock (no polling: the
     /// reset bit is not reliably readable while the part restarts), then
     /// PWR_MGMT_1 = 0x01 (SLEEP cleared, clock = PLL X gyro) and

@@ -57,7 +57,7 @@ public enum QMC5883LReading: Sendable, Equatable {
 }
 
 /// Relative die temperature from TOUT (0x07/0x08): about 100 counts per °C
-/// with an **uncalibrated offset** (QMC5883L DS register table; sensors.md §3.3). Only differences between two
+/// with an **uncalibrated offset** (QST QMC5883L data sheet rev 1.0, temperature registers 07H/08H). Only differences between two
 /// readings mean anything; never report it as an absolute temperature.
 public struct QMC5883LRelativeTemperature: Sendable, Equatable {
     public var counts: Int16
@@ -116,7 +116,8 @@ public enum QMC5883LDecoder {
 /// Bring-up: ``identify()`` → ``softReset()`` → ``configure(_:)``, or
 /// ``start(_:)``. Then ``read()``.
 ///
-/// Read sequence (the data lock, sensors.md §3.4): read STATUS (0x06) alone, then, if
+/// Read sequence (status register DRDY/DOR: QST QMC5883L data sheet rev 1.0; the data
+/// lock as reported in betaflight PR #13467 and esphome/issues #5731): read STATUS (0x06) alone, then, if
 /// DRDY is set, burst exactly 0x00..0x05. Reading through Z MSB (0x05)
 /// releases the lock, and reading STATUS before the data lets DOR clear. The
 /// alternative (one 7-byte burst 0x00..0x06 with CTRL2.ROL_PNT) is not used:
@@ -138,7 +139,7 @@ public struct QMC5883L<Bus: I2CBus> {
         @inlinable init() {}
     }
 
-    /// Power-on-reset time (QMC5883L DS; sensors.md §3.2): 350 µs, also waited after a soft reset.
+    /// Power-on-reset time (QST QMC5883L data sheet rev 1.0, power on time): 350 µs, also waited after a soft reset.
     public static var resetDelayNanoseconds: UInt64 { 350_000 }
 
     public init(bus: Bus, address: UInt8 = 0x0D, clock: any TimeSource) {
