@@ -74,7 +74,7 @@ public enum DecodeCommand: Subcommand {
         do {
             image = try RegisterDump.image(text)
         } catch {
-            throw Failure(description: "\(path): \(error)")
+            throw Failure(description: "\(path):\(error.line): \(error.message)")
         }
         let lines: [String]
         switch chip {
