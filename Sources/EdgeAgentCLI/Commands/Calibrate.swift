@@ -103,11 +103,15 @@ public enum CalibrateCommand: Subcommand {
         if (scenario != nil || fast) && selection.profile.bus != .simulated {
             throw UsageError("--scenario and --fast are for simulated boards; \(selection.profilePath ?? "the board") is not simulated")
         }
+        let outputPath = output ?? selection.config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
+            ?? defaultCalibrationPath(configPath: selection.configPath)
+        // The calibration file itself is read (to merge) and written: by design.
+        try OutputFiles.refuseOverlaps(
+            outputs: [.init(output != nil ? "--output" : "the calibration file", outputPath)],
+            inputs: selection.inputFiles + [scenario.map { .init("--scenario", $0) }])
         let clock: any TimeSource = fast ? VirtualClock() : MonotonicClock()
         let session = try openSession(selection, scenario: scenario, clock: clock)
-        let request = Request(sensor: sensor, chipID: chipID, duration: duration,
-                              outputPath: output ?? selection.config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
-                                  ?? defaultCalibrationPath(configPath: selection.configPath))
+        let request = Request(sensor: sensor, chipID: chipID, duration: duration, outputPath: outputPath)
         return try execute(request, session: session, settings: selection.config.sensors, console: console,
                            created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
     }

@@ -75,6 +75,8 @@ public enum FuseCommand: Subcommand {
         let calibrationPath = try arguments.option("--mag-calibration")
         let stats = arguments.flag("--stats")
         try arguments.finish()
+        try OutputFiles.refuseOverlaps(outputs: [.init("--output", output)],
+                                       inputs: [.init("--input", input), calibrationPath.map { .init("--mag-calibration", $0) }])
 
         var frame: ReferenceFrame = useMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
         if let frameText {

@@ -62,6 +62,7 @@ public enum RecordCommand: Subcommand {
         if virtual && selection.profile.bus != .simulated {
             throw UsageError("--virtual-clock works only with a simulated board")
         }
+        try OutputFiles.refuseOverlaps(outputs: [.init("FILE", output)], inputs: selection.inputFiles)
         let clock: any TimeSource = virtual ? VirtualClock(startNanoseconds: 1_000_000_000) : MonotonicClock()
         let session = try BoardSession.open(selection, clock: clock, purpose: "record")
         let settings = EngineSetup.settings(selection.config)

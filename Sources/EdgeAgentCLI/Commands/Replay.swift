@@ -48,6 +48,7 @@ public enum ReplayCommand: Subcommand {
         let outputPath = try a.option("--output")
         let file = try a.positional("FILE (a transaction log or a sample CSV)")
         try a.finish()
+        try OutputFiles.refuseOverlaps(outputs: [outputPath.map { .init("--output", $0) }], inputs: [.init("FILE", file)])
         let sink = JSONLinesSink()
         var status: Int32 = 0
         let firstLine = try readFirstLine(file)

@@ -67,6 +67,10 @@ public enum SimulateCommand: Subcommand {
             throw UsageError("the board profile \(selection.profilePath ?? "") is not simulated; use --board boards/simulated.json5")
         }
         if selection.profile.simulation == nil { selection.profile.simulation = .init(scenario: scenarioPath) }
+        try OutputFiles.refuseOverlaps(
+            outputs: [csvPath.map { .init("--csv", $0) }, truthPath.map { .init("--truth", $0) }],
+            inputs: [.init("SCENARIO", scenarioPath), selection.profilePath.map { .init("the board profile", $0) },
+                     selection.configPath.map { .init("the configuration", $0) }])
 
         let scenario = try SimulatedBoardFactory.loadScenario(scenarioPath)
         let clock = VirtualClock()
