@@ -19,6 +19,15 @@ func simulatedSelection(scenario: String = "rest-flat") throws -> BoardSession.S
                                   config: config, configPath: repositoryRoot + "/config/edge-agent.json5")
 }
 
+/// The repository's default board: boards/simulated.json5 playing desk-idle,
+/// with config/edge-agent.json5 - what `edge-agent run` uses.
+func defaultSelection() throws -> BoardSession.Selection {
+    let config = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+    let profile = try ConfigLoader.load(BoardProfile.self, from: repositoryRoot + "/boards/simulated.json5")
+    return BoardSession.Selection(profile: profile, profilePath: repositoryRoot + "/boards/simulated.json5",
+                                  config: config, configPath: repositoryRoot + "/config/edge-agent.json5")
+}
+
 @Suite struct SimulatedBoardToolTests {
     @Test func probeFindsEveryConfiguredChip() throws {
         let session = try BoardSession.open(try simulatedSelection(), clock: VirtualClock())
