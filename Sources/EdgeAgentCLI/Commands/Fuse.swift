@@ -10,6 +10,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeConfig
 import EdgeFusion
 
 /// `edge-agent fuse`: runs the attitude filter offline over a CSV recording
@@ -20,7 +21,8 @@ public enum FuseCommand: Subcommand {
     public static let help = """
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
-                           [--mag-calibration FILE] [--stats]
+                           [--mag-calibration FILE [--board FILE] [--config FILE] [--chip ID]]
+                           [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
@@ -59,8 +61,20 @@ public enum FuseCommand: Subcommand {
                               xArbitraryZVertical (its default)
       --declination DEG       magnetic declination, degrees east of true north
       --location LAT,LON      degrees; declination from a coarse dipole model
-      --mag-calibration FILE  JSON {"hardIron":[x,y,z],"softIron":[[..],[..],[..]]}
-                              (µT) applied to raw magnetometer samples
+      --mag-calibration FILE  the calibration file `edge-agent calibrate mag` writes
+                              (calibration.json, docs/calibration.md): its
+                              magnetometer calibration is applied to the
+                              samples. It is in the chip's frame and tied to
+                              the chips it was measured on, so it needs the
+                              board the recording was made on:
+      --board FILE            that board's profile (default: the configuration's
+                              board); its magnetometer's mounting carries the
+                              calibration into the board frame, and a file
+                              measured on other chips is refused
+      --config FILE           the configuration naming the board (default: as
+                              for `run`)
+      --chip ID               the magnetometer, e.g. qmc5883l@0x0d (default: the
+                              board's QMC5883L)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -80,10 +94,22 @@ public enum FuseCommand: Subcommand {
         let declination = try arguments.double("--declination", in: -180...180)
         let locationText = try arguments.option("--location")
         let calibrationPath = try arguments.option("--mag-calibration")
+        // --board/--bus/--config/--chip only mean something with a calibration
+        var boardArguments = Arguments([], command: "fuse")
+        for name in ["--board", "--bus", "--config"] {
+            if let v = try arguments.option(name) { boardArguments = Arguments(boardArguments.remaining + [name, v], command: "fuse") }
+        }
+        let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
         try arguments.finish()
+        if calibrationPath == nil && (!boardArguments.remaining.isEmpty || chipID != nil) {
+            throw UsageError("--board, --bus, --config and --chip choose the chips of --mag-calibration FILE; give it too, or leave them out")
+        }
+        var probe = boardArguments
+        let boardFiles = [try probe.option("--board").map { OutputFiles.Named("--board", $0) },
+                          try probe.option("--config").map { OutputFiles.Named("--config", $0) }]
         try OutputFiles.refuseOverlaps(outputs: [.init("--output", output)],
-                                       inputs: [.init("--input", input), calibrationPath.map { .init("--mag-calibration", $0) }])
+                                       inputs: [.init("--input", input), calibrationPath.map { .init("--mag-calibration", $0) }] + boardFiles)
 
         var frame: ReferenceFrame = useMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
         if let frameText {
@@ -113,12 +139,7 @@ public enum FuseCommand: Subcommand {
             throw UsageError("--frame xTrueNorthZVertical needs --declination DEG or --location LAT,LON")
         }
         if let calibrationPath {
-            let bytes = try FuseIO.readFile(calibrationPath)
-            do {
-                settings.magnetometerCalibration = try JSONDecoder().decode(MagnetometerCalibration.self, from: Data(bytes))
-            } catch {
-                throw FuseError("\(calibrationPath): not a magnetometer calibration: \(error)")
-            }
+            settings.magnetometerCalibration = try magnetometerCalibration(calibrationPath, &boardArguments, chipID: chipID, console: console)
         }
 
         let (recording, cut) = try FuseIO.parse(try FuseIO.readFile(input), path: input)
@@ -146,6 +167,38 @@ public enum FuseCommand: Subcommand {
             if n > 0 { console.print("fusion_time_per_sample_us=\(elapsed / Double(n) * 1e6)") }
         }
         return 0
+    }
+
+    /// The magnetometer calibration of the calibration file at `path`, checked
+    /// against the board's chips and carried into the board frame.
+    static func magnetometerCalibration(_ path: String, _ boardArguments: inout Arguments, chipID: String?,
+                                        console: Console) throws -> MagnetometerCalibration {
+        let selection = try BoardSession.select(&boardArguments, environment: ProcessInfo.processInfo.environment)
+        guard let file = try CalibrationFile.loadIfPresent(from: path) else {
+            throw FuseError("\(path): no such file (the calibration file `edge-agent calibrate mag` writes)")
+        }
+        let chips = try BoardChips.of(profile: selection.profile,
+                                      profilePath: selection.profile.bus == .simulated ? selection.profilePath : nil)
+        let usable = try CalibrationLoader.check(file, path: path, against: chips, warn: { console.error("edge-agent fuse: warning: " + $0) })
+        let magnetometers = selection.profile.chips.filter { $0.kind == .qmc5883l }
+        let chip: ChipSpec
+        if let chipID {
+            guard let c = magnetometers.first(where: { $0.id == chipID.lowercased() }) else {
+                throw UsageError("--chip \(chipID): the board '\(selection.profile.name)' has no such magnetometer (it has: \(magnetometers.map(\.id).joined(separator: ", ")))")
+            }
+            chip = c
+        } else {
+            guard let c = selection.profile.chip(.qmc5883l) ?? magnetometers.first else {
+                throw UsageError("the board '\(selection.profile.name)' (\(selection.profilePath ?? "--bus")) has no QMC5883L: give the board the recording was made on with --board FILE")
+            }
+            chip = c
+        }
+        guard let mag = usable[chip: chip.id]?.mag?.calibration else {
+            let has = usable.chips.compactMap { id, c in c.mag != nil ? id : nil }.sorted()
+            throw FuseError("\(path): no magnetometer calibration of \(chip.id)" + (has.isEmpty ? "" : " (it has one of \(has.joined(separator: ", ")): choose it with --chip)")
+                + ": run `edge-agent calibrate mag` on that board")
+        }
+        return CalibrationLoader.boardFrameMagnetometer(mag, chip: chip)
     }
 
     /// The per-sample work, everything `fusion_time_s` measures: filter

@@ -68,7 +68,7 @@ public enum RunCommand: Subcommand {
         let session = try BoardSession.open(selection, purpose: "run")
         let settings = EngineSetup.settings(config)
         let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
-        let calibration = try CalibrationLoader.load(calibrationPath)
+        let calibration = try CalibrationLoader.load(calibrationPath, for: session, warn: { console.error("warning: " + $0) })
         let socketPath = socketOverride ?? EngineSetup.path(config.service.socketPath, config: selection.configPath)
         let serviceConfig = EngineSetup.service(config, socketPath: socketPath)
         let policy = try EngineSetup.policy(config)
@@ -214,7 +214,8 @@ public enum RunCommand: Subcommand {
             case SIGHUP?:
                 try? notify.reloading(monotonicMicroseconds: clock.nowNanoseconds / 1000)
                 do {
-                    let cal = try CalibrationLoader.load(c.calibrationPath)
+                    let cal = try CalibrationLoader.load(c.calibrationPath, for: c.session, readIdentity: false,
+                                                         warn: { console.error("edge-agent: SIGHUP: warning: " + $0) })
                     loop.enqueue { $0.apply(calibration: cal) }
                     console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationPath ?? "(none)")")
                 } catch {
@@ -250,13 +251,5 @@ public enum RunCommand: Subcommand {
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
         console.print("edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns")
         return exitStatus
-    }
-}
-
-/// Reads the calibration file into the engine's form (none: no calibration).
-enum CalibrationLoader {
-    static func load(_ path: String?) throws -> EngineCalibration {
-        guard let path, FileManager.default.fileExists(atPath: path) else { return EngineCalibration() }
-        return try loadFile(path)
     }
 }
