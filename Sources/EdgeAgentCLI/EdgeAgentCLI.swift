@@ -89,8 +89,8 @@ public enum EdgeAgentCLI {
     /// Every subcommand, in the order `--help` lists them.
     nonisolated(unsafe) public static var commands: [any Subcommand.Type] = [
         ProbeCommand.self, ReadCommand.self, DecodeCommand.self, SimulateCommand.self, FuseCommand.self,
-        RunCommand.self, WatchCommand.self, CalibrateCommand.self, RecordCommand.self, ReplayCommand.self,
-        WaitEdgeCommand.self,
+        RunCommand.self, WatchCommand.self, PollCommand.self, CalibrateCommand.self, RecordCommand.self,
+        ReplayCommand.self, WaitEdgeCommand.self,
     ]
 
     public static let overview = """
