@@ -240,6 +240,27 @@ let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.system
         }
     }
 
+    /// Ctrl-C ends `run` as it ends `watch`: a clean stop, exit 0, the same
+    /// words. Main: "edge-agent: SIGINT, stopping" (watch: exit 130, silent).
+    @Test(.timeLimit(.minutes(2)))
+    func ctrlCStopsRunCleanlyInTheWordsWatchUses() throws {
+        let dir = try DaemonPaths.makeTemporaryDirectory("ux-int")
+        defer { DaemonPaths.removeTree(dir) }
+        let notify = try FakeSystemdNotify(path: dir + "/notify.sock")
+        let agent = AgentProcess(arguments: ["run", "--config", repositoryRoot + "/config/edge-agent.json5",
+                                             "--socket", dir + "/a.sock", "--duration", "60", "--quiet"],
+                                 environment: AgentProcess.environment(["NOTIFY_SOCKET": notify.path]),
+                                 outputDirectory: dir)
+        try agent.start()
+        defer { agent.kill() }
+        try #require(notify.waitFor("READY=1", DaemonDeadline(seconds: 45), while: { agent.isRunning }), "\(agent.transcript)")
+        agent.signal(SIGINT)
+        let exit = try #require(agent.waitForExit(DaemonDeadline(seconds: 30)), "still runs after SIGINT\n\(agent.transcript)")
+        #expect(exit.status == 0 && !exit.bySignal, "\(exit)\n\(agent.transcript)")
+        #expect(agent.stdout.contains("edge-agent run: SIGINT (Ctrl-C) received, stopping cleanly\n"), "\(agent.transcript)")
+        #expect(EdgeAgentCLI.stopNote(command: "watch", signal: SIGINT) == "edge-agent watch: SIGINT (Ctrl-C) received, stopping cleanly")
+    }
+
     /// Main: `--quiet` silently won.
     @Test func quietWithStatusIsRefused() {
         let (c, _, err) = Console.capturing()

@@ -165,7 +165,10 @@ public enum WatchCommand: Subcommand {
         options.socketSource = choice.explicit ? nil : choice.source
         options.configPath = choice.configPath
         options.configuredGroup = choice.configuredGroup
-        return try watch(options, console: console, handleSignals: true)
+        // Signal dispositions are process-wide: only the program itself (on
+        // the standard console) takes them over, never a test running
+        // watchers side by side in one process.
+        return try watch(options, console: console, handleSignals: console === Console.standard)
     }
 
     /// Runs the watcher until `count` updates, the agent's shutdown, an error
