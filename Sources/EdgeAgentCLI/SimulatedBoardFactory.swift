@@ -21,8 +21,21 @@ enum SimulatedBoardFactory {
         var description: String
     }
 
-    static func loadScenario(_ path: String) throws(ConfigError) -> Scenario {
-        try ConfigLoader.load(Scenario.self, from: path)
+    /// Loads a scenario: the file as given, else found in the data
+    /// directories (``BoardLocator/resolveScenario(_:executablePaths:)``),
+    /// so `scenarios/lift-3m.json5` or `lift-3m` work from any directory.
+    /// A scenario that is missing or invalid is a ``SetupError`` (exit 2).
+    static func loadScenario(_ path: String) throws(SetupError) -> Scenario {
+        let (found, searched) = BoardLocator.resolveScenario(path)
+        guard let found else {
+            throw SetupError(ConfigError(kind: .notFound, file: path, message:
+                "no such file (a scenario; looked in: \(searched.joined(separator: ", "))). Pass the path of a scenario file, e.g. scenarios/desk-idle.json5 of the repository, or the name of one in it such as desk-idle"))
+        }
+        do {
+            return try ConfigLoader.load(Scenario.self, from: found)
+        } catch {
+            throw SetupError(error)
+        }
     }
 
     /// The scenario file a simulated profile names, resolved next to the profile.

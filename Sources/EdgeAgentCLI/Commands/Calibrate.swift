@@ -112,8 +112,25 @@ public enum CalibrateCommand: Subcommand {
         let clock: any TimeSource = fast ? VirtualClock() : MonotonicClock()
         let session = try openSession(selection, scenario: scenario, clock: clock)
         let request = Request(sensor: sensor, chipID: chipID, duration: duration, outputPath: outputPath)
-        return try execute(request, session: session, settings: selection.config.sensors, console: console,
-                           created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
+        // The simulated board's own scenario never turns it: say so at once,
+        // and again if it fails (ux: "0 of 26 directions" alone was a dead end).
+        let hint = scenario == nil ? simulatedScenarioHint(sensor, profile: selection.profile) : nil
+        if let hint { console.error("note: " + hint) }
+        do {
+            return try execute(request, session: session, settings: selection.config.sensors, console: console,
+                               created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
+        } catch let f as Failure where hint != nil {
+            throw Failure(description: f.description + "\n" + hint!)
+        }
+    }
+
+    /// For accel and mag on a simulated board playing a scenario that is not
+    /// a calibration scenario: it cannot finish; which --scenario to pass.
+    static func simulatedScenarioHint(_ sensor: Sensor, profile: BoardProfile) -> String? {
+        guard sensor != .gyro, profile.bus == .simulated, let playing = profile.simulation?.scenario,
+              !playing.contains("calibrate-") else { return nil }
+        let needs = sensor == .mag ? "through the 26 directions" : "into the six poses"
+        return "the simulated board plays \(playing), in which nobody turns it \(needs) this calibration needs, so it cannot finish: pass --scenario scenarios/calibrate-\(sensor.rawValue).json5 (add --fast to skip the waiting)."
     }
 
     /// Opens the board (taking the bus lock for a Linux bus); for a simulated

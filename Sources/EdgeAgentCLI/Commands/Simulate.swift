@@ -98,6 +98,9 @@ public enum SimulateCommand: Subcommand {
         }
 
         let total = duration ?? scenario.durationSeconds
+        if let d = duration, d > scenario.durationSeconds {
+            console.error("warning: --duration \(fixed(d, 3)) s goes beyond the end of \(scenarioPath) (duration_s \(fixed(scenario.durationSeconds, 3)) s): the last \(fixed(d - scenario.durationSeconds, 3)) s hold the board still in its final pose")
+        }
         let period = 1.0 / settings.mpu6050.achievedSampleRateHz
         let periodNs = UInt64((period * 1e9).rounded())
         // Let the gyro settle (kernel: 60 ms) and the first samples land, then
