@@ -75,7 +75,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
 public struct LoopSettings: Decodable, Sendable, Equatable {
     /// IMU samples per loop tick; > 1 reads the MPU-6050 FIFO in batches
     /// (use it above ~250 Hz). Default 1.
-    public var imuBatch: Int = 1
+    public var imuBatch: Int = 0
     /// Wake on the MPU-6050's data-ready edge (the profile's `data_ready`
     /// line) instead of a timer. Default false.
     public var dataReady: Bool = false
@@ -87,7 +87,7 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     public var lockMemory: Bool = true
     public init() {}
     /// 64 records of 14 bytes fit the MPU-6050's 1024-byte FIFO (73 would).
-    static let imuBatchRange = 1...64
+    static let imuBatchRange = 0...64
     static let priorityRange = 1...99
     enum CodingKeys: String, CodingKey, CaseIterable {
         case imuBatch = "imu_batch", dataReady = "data_ready", realtime, priority, lockMemory = "lock_memory"
@@ -95,7 +95,7 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 1, in: Self.imuBatchRange, unit: "IMU samples per tick")
+        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 0, in: Self.imuBatchRange, unit: "IMU samples per tick; 0: automatic")
         dataReady = try c.decodeIfPresent(Bool.self, forKey: .dataReady) ?? false
         realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime) ?? false
         priority = try c.decodeWholeNumber(.priority, default: 50, in: Self.priorityRange, unit: "SCHED_FIFO priority")

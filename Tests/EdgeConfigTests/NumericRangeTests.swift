@@ -105,7 +105,7 @@ let documentedNumbers: [DocumentedNumber] = [
     .config("sensors.qmc5883l.output_rate_hz", ["10", "50", "100", "200"], ["9", "201", "60"], whole: true),
     .config("sensors.qmc5883l.range_gauss", ["2", "8"], ["1", "9", "4"], whole: true),
     .config("sensors.qmc5883l.oversampling", ["512", "256", "128", "64"], ["63", "513", "100"], whole: true),
-    .config("loop.imu_batch", ["1", "64", "0x10"], ["0", "65", "-1"], whole: true),
+    .config("loop.imu_batch", ["0", "1", "64", "0x10"], ["65", "-1"], whole: true),
     .config("loop.priority", ["1", "99"], ["0", "100"], whole: true),
     .config("fusion.declination_deg", ["-180", "180", "0", "12.5"], ["-180.001", "180.001"], whole: false),
     .config("altimeter.sea_level_pa", ["80000", "110000", "101325"], ["79999.9", "110000.1", "0", "-101325"], whole: false),
