@@ -223,7 +223,7 @@ public enum RunCommand: Subcommand {
             loop.run()
         }
         console.print("  loop: \(Double(1_000_000_000 / loop.periodNanoseconds)) Hz" +
-                      (c.settings.imuBatch > 1 ? " (FIFO batches of \(c.settings.imuBatch) at \(c.settings.imuRateHz) Hz)" : "") +
+                      (hub.batch > 1 ? " (FIFO batches of \(hub.batch) at \(fixed(1e9 * Double(hub.batch) / Double(loop.periodNanoseconds), 0)) Hz\(c.settings.imuBatch == 0 ? "; the batch follows demand" : ""))" : "") +
                       (c.dataReady != nil ? ", woken by the data-ready line" : ", absolute deadlines") +
                       (realtime ? ", SCHED_FIFO \(priority) requested" : ""))
 
@@ -239,8 +239,19 @@ public enum RunCommand: Subcommand {
         var exitStatus: Int32 = 0
         var stopReason = "duration elapsed"
         let pingEvery = watchdog.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
+        var waits = 0
         loopWait: while true {
-            let sig = AgentSignals.wait(timeout: 0.25)
+            // Sleep until something is due - a signal, the status line, the
+            // end of --duration, a watchdog ping - not on a fixed beat: a
+            // thread woken without work costs as much as one with it. The
+            // first waits are short, for the loop thread's start-up warnings.
+            let sinceStart = Double(clock.nowNanoseconds &- started) / 1e9
+            var timeout = waits < 4 ? 0.25 : 60
+            waits += 1
+            if let every = c.status { timeout = min(timeout, every - Double(clock.nowNanoseconds &- lastStatus) / 1e9) }
+            if let d = c.duration { timeout = min(timeout, d - sinceStart) }
+            if let every = pingEvery { timeout = min(timeout, Double(every) / 1e9 / 2) }
+            let sig = AgentSignals.wait(timeout: max(0.001, timeout))
             if !reportedWarnings, let w = progress.warnings.withLock({ $0.isEmpty ? nil : $0 }) {
                 for line in w { console.error("warning: \(line)") }
                 reportedWarnings = true
