@@ -18,7 +18,7 @@ enum BenchCommand {
 
     Commands:
       loop        loop wake-up lateness at 200 Hz and 1 kHz (60 s) next to cyclictest
-      footprint   agent CPU and resident memory at 100 Hz with 8 clients (30 s)
+      footprint   agent CPU (vs a 100 Hz wake-up floor) and memory, default config, 8 clients (30 s)
       fanout      64 clients on deviceMotion at 100 Hz, one never reading (20 s)
       altitude    fused altitude vs barometer alone on the simulator (virtual clock)
       altitude-filter
