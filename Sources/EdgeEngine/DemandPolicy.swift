@@ -93,7 +93,8 @@ extension EngineDemand {
         guard !dataReady, rateHz.isFinite, rateHz > 0 else { return 1 }
         let period = 1 / rateHz
         var target = deliveryInterval.isFinite && deliveryInterval > 0 ? deliveryInterval : period
-        if let m = demand[.magnetometer] { target = min(target, m > 0 ? m : magnetometerPeriod) }
+        // The magnetometer stream: as often as asked, but no faster than the chip makes fields.
+        if let m = demand[.magnetometer] { target = min(target, max(m, magnetometerPeriod)) }
         let k = Int((target / period + 1e-9).rounded(.down))
         return min(max(1, k), maximumAutomaticBatch)
     }

@@ -48,7 +48,8 @@ enum FootprintBenchmark {
       --interval S         the clients' subscription interval (default 0.01)
       --streams LIST       comma-separated streams each client subscribes to
       --config FILE        agent configuration (default: ROOT/config/edge-agent.json5)
-      --agents LIST        NAME=PATH,... builds to compare (default: the one --agent names)
+      --agents LIST        NAME=PATH[@CONFIG],... builds to compare (default: the one --agent
+                           names); an older build may need its own CONFIG
       --repeat N           repeats, alternating the builds (default 1); verdicts use
                            the median CPU ratio and the largest memory
       --baseline           also run each build with 1 client
@@ -94,20 +95,23 @@ enum FootprintBenchmark {
         let paths = try common.paths()
         let config = configOption ?? paths.root + "/config/edge-agent.json5"
         guard fileExists(config) else { throw BenchError("no configuration at \(config) (pass --config FILE)") }
-        var builds: [(name: String, agent: String)] = [("agent", paths.agent)]
+        var builds: [(name: String, agent: String, config: String)] = [("agent", paths.agent, config)]
         if let list = agentsOption {
             builds = try list.split(separator: ",").map { item in
                 let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, isExecutable(parts[1]) else {
-                    throw BenchError("--agents wants NAME=PATH,... with executable paths; got '\(item)'")
+                let target = parts.count == 2 ? parts[1].split(separator: "@", maxSplits: 1).map(String.init) : []
+                guard parts.count == 2, let exe = target.first, isExecutable(exe) else {
+                    throw BenchError("--agents wants NAME=PATH[@CONFIG],... with executable paths; got '\(item)'")
                 }
-                return (parts[0], parts[1])
+                let own = target.count == 2 ? target[1] : config
+                guard fileExists(own) else { throw BenchError("no configuration at \(own)") }
+                return (parts[0], exe, own)
             }
         }
         let floorRate = 100
         say("== footprint: \(clients) clients on \(streams.joined(separator: ",")) every \(fixed(interval, 3)) s, window \(fixed(seconds, 0)) s")
         say("   config: \(config) (socket moved to a private directory)")
-        for b in builds { say("   build \(b.name): \(b.agent)") }
+        for b in builds { say("   build \(b.name): \(b.agent)" + (b.config == config ? "" : " with \(b.config)")) }
         say("   load: \(loadAverage())")
         var runs: [Figures] = []
         for rep in 0..<repeats {
@@ -117,7 +121,7 @@ enum FootprintBenchmark {
             for b in order {
                 for n in baseline ? [1, clients] : [clients] {
                     say("   run \(rep + 1): \(b.name), \(n) client(s) ...")
-                    var f = try measure(paths: Paths(root: paths.root, agent: b.agent), config: config, clients: n,
+                    var f = try measure(paths: Paths(root: paths.root, agent: b.agent), config: b.config, clients: n,
                                         streams: streams, interval: interval, seconds: seconds)
                     f.build = b.name
                     f.floorPercent = floor

@@ -108,7 +108,9 @@ func defaultSelection() throws -> BoardSession.Selection {
         let rows = out.split(separator: "\n").dropFirst()
         #expect(rows.count == 20)   // 0.1 s at 200 Hz
         let withMag = rows.filter { !$0.hasSuffix(",,,") }
-        #expect(withMag.count == 10)  // QMC5883L at 100 Hz
+        // One field per output period of the configured QMC5883L rate.
+        let config = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+        #expect(withMag.count == Int((0.1 * Double(config.sensors.qmc5883l.outputRate.hertz)).rounded()))
         let first = try #require(rows.first).split(separator: ",", omittingEmptySubsequences: false)
         #expect(first.count == 10)
         #expect(abs(Double(first[6])! - 9.80665) < 1.5)

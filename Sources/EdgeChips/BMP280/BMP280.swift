@@ -14,7 +14,12 @@ public struct BMP280<Bus: I2CBus> {
     public private(set) var variant: BMP280Variant = .bmp280
     /// Factory calibration (nil until ``readCalibration()``).
     public private(set) var calibration: BMP280Calibration?
-    public private(set) var configuration: BMP280Configuration = .default
+    public private(set) var configuration: BMP280Configuration = .default {
+        didSet { verificationTable = Self.verificationTable(configuration) }
+    }
+    /// What ``verifyConfiguration()`` re-reads, kept so the periodic
+    /// re-check allocates nothing.
+    private var verificationTable = Self.verificationTable(.default)
 
     /// Start-up time after a (soft) power-on reset, which includes copying
     /// the NVM into the calibration image: 2 ms (DS Table 2, t_startup).
@@ -104,15 +109,20 @@ public struct BMP280<Bus: I2CBus> {
 
     /// Re-reads config and ctrl_meas; throws on a mismatch (e.g. after a brown-out).
     public func verifyConfiguration() throws(DriverError) {
-        var rows = [RegisterSetting.value(BMP280Register.config.rawValue, configuration.configValue)]
-        if configuration.mode == .normal {
-            rows.append(.value(BMP280Register.controlMeasurement.rawValue, configuration.controlMeasurementValue(mode: .normal)))
+        try verificationTable.verify(on: bus, address: address, chip: .bmp280)
+    }
+
+    /// config and ctrl_meas as `c` leaves them.
+    static func verificationTable(_ c: BMP280Configuration) -> RegisterTable {
+        var rows = [RegisterSetting.value(BMP280Register.config.rawValue, c.configValue)]
+        if c.mode == .normal {
+            rows.append(.value(BMP280Register.controlMeasurement.rawValue, c.controlMeasurementValue(mode: .normal)))
         } else {
             // Forced: the mode bits fall back to sleep by themselves; check oversampling only.
-            let v = configuration.controlMeasurementValue(mode: .sleep)
+            let v = c.controlMeasurementValue(mode: .sleep)
             rows.append(RegisterSetting(register: BMP280Register.controlMeasurement.rawValue, set: v, clear: ~v & 0xFC))
         }
-        try RegisterTable(rows).verify(on: bus, address: address, chip: .bmp280)
+        return RegisterTable(rows)
     }
 
     /// The 6-byte burst press_msb..temp_xlsb (0xF7..0xFC): one burst, so

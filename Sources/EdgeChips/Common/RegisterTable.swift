@@ -66,11 +66,15 @@ public struct RegisterTable: Sendable, Equatable {
 
     /// Re-checks the table, throwing ``DriverError/configurationMismatch`` for
     /// the first row that does not hold.
+    /// Reads row by row and allocates nothing (the engine re-checks every
+    /// running chip periodically).
     public func verify<Bus: I2CBus>(on bus: Bus, address: UInt8, chip: ChipKind) throws(DriverError) {
-        let bad = try onBus { () throws(I2CError) in try mismatches(on: bus, address: address) }
-        if let first = bad.first {
-            throw .configurationMismatch(chip: chip, address: address, register: first.setting.register,
-                                         expected: first.setting.set, mask: first.setting.mask, found: first.found)
+        for s in settings {
+            let v = try onBus { () throws(I2CError) in try bus.readRegister(address, s.register) }
+            if !s.isSatisfied(by: v) {
+                throw .configurationMismatch(chip: chip, address: address, register: s.register,
+                                             expected: s.set, mask: s.mask, found: v)
+            }
         }
     }
 }

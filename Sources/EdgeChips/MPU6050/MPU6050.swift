@@ -24,7 +24,12 @@ public struct MPU6050<Bus: I2CBus> {
     public private(set) var variant: MPU6050Variant = .genuine
     /// The configuration last applied (``MPU6050Configuration/default`` until
     /// ``configure(_:)``, ``MPU6050Configuration/afterReset`` after ``reset()``).
-    public private(set) var configuration: MPU6050Configuration = .default
+    public private(set) var configuration: MPU6050Configuration = .default {
+        didSet { verificationTable = configuration.registerTable }
+    }
+    /// ``configuration``'s register table, kept so the periodic re-check
+    /// (``verifyConfiguration()``) allocates nothing.
+    private var verificationTable = MPU6050Configuration.default.registerTable
     /// Scale factors for ``configuration`` and ``variant``.
     public private(set) var scales: MPU6050Scales
     /// How many times the FIFO overflowed (and was reset).
@@ -128,7 +133,7 @@ public struct MPU6050<Bus: I2CBus> {
     /// ``DriverError/configurationMismatch`` if a register changed (e.g. a
     /// brown-out reset the chip: then ``reset()`` and ``configure(_:)`` again).
     public func verifyConfiguration() throws(DriverError) {
-        try configuration.registerTable.verify(on: bus, address: address, chip: .mpu6050)
+        try verificationTable.verify(on: bus, address: address, chip: .mpu6050)
     }
 
     /// Sets or clears I2C bypass (INT_PIN_CFG bit 1, with USER_CTRL.I2C_MST_EN

@@ -127,7 +127,12 @@ public struct QMC5883L<Bus: I2CBus> {
     /// 7-bit address, fixed at 0x0D.
     public let address: UInt8
     public let clock: any TimeSource
-    public private(set) var configuration: QMC5883LConfiguration = .default
+    public private(set) var configuration: QMC5883LConfiguration = .default {
+        didSet { verificationTable = configuration.registerTable }
+    }
+    /// ``configuration``'s register table, kept so the periodic re-check
+    /// (``verifyConfiguration()``) allocates nothing.
+    private var verificationTable = QMC5883LConfiguration.default.registerTable
     /// How many reads reported DOR (a sample skipped: read more often).
     public var dataOverrunCount: Int { counters.dataOverrun }
     /// How many reads reported OVL.
@@ -185,7 +190,7 @@ public struct QMC5883L<Bus: I2CBus> {
 
     /// Re-reads SET/RESET period and CTRL1.
     public func verifyConfiguration() throws(DriverError) {
-        try configuration.registerTable.verify(on: bus, address: address, chip: .qmc5883l)
+        try verificationTable.verify(on: bus, address: address, chip: .qmc5883l)
     }
 
     /// STATUS, then (if DRDY) the 6 data bytes in one burst. nil when DRDY is 0
