@@ -30,7 +30,7 @@ systemd and udev. Running it again updates what changed and nothing else.
 Options:
   --binary FILE   the edge-agent executable to install
                   (default: .build/release/edge-agent; build it first with
-                  'swift build -c release --product edge-agent')
+                  'swift build -c release --static-swift-stdlib --product edge-agent')
   --config FILE   default configuration to install if none exists
                   (default: deploy/edge-agent.json5)
   --prefix DIR    install into DIR instead of / (a staging root for packages
@@ -93,7 +93,7 @@ if [[ $dry_run == no && $system == yes && $(id -u) -ne 0 ]]; then
 fi
 
 # --- sources ------------------------------------------------------------------
-[[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --product edge-agent (or pass --binary FILE)"
+[[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --static-swift-stdlib --product edge-agent (or pass --binary FILE)"
 for f in "$here/edge-agent.service" "$here/99-edge-agent.rules"; do
     [[ -f $f ]] || die "missing $f (run from a complete checkout)"
 done
