@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import EdgeBus
+import EdgeLinux
 import EdgeChips
 import EdgeConfig
 import EdgeSim

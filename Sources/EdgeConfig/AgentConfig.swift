@@ -6,7 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import EdgeChips
+import EdgeChipsCore
 
 /// The agent's configuration file (`config/edge-agent.json5`): which board
 /// profile, and how each chip is configured. The agent issue extends this

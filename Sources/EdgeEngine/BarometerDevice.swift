@@ -118,9 +118,13 @@ import EdgeProtocol
         let error = attempt { () throws(DriverError) in
             raw = try d.readRaw()
             guard let c = d.calibration else {
-                throw .invalidCalibration(chip: .bmp280, reason: "calibration has not been read")
+                throw .decode(.invalidCalibration(chip: .bmp280, reason: "calibration has not been read"))
             }
-            reading = try BMP280Compensation.compensate(raw, c, pressureEnabled: pressureOn)
+            do throws(DecodeError) {
+                reading = try BMP280Compensation.compensate(raw, c, pressureEnabled: pressureOn)
+            } catch {
+                throw .decode(error)
+            }
         }
         if let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite {
             health.sampleArrived(at: r.captureNanoseconds)
@@ -134,7 +138,7 @@ import EdgeProtocol
             delivered(at: r.captureNanoseconds, events: &events)
             return r
         }
-        if case .skippedMeasurement? = error {
+        if case .decode(.skippedMeasurement)? = error {
             health.stallCount &+= 1
             recover(now: now, reason: "it reads the 'not measured' value 0x80000: the chip was reset and sleeps",
                     stalled: true, events: &events)

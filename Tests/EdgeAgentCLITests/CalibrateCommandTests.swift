@@ -5,6 +5,7 @@ import EdgeConfig
 import EdgeFusion
 import EdgeSim
 @testable import EdgeAgentCLI
+import EdgeLinux
 
 /// The calibrate command's core on the simulated board, on a virtual clock,
 /// as `edge-agent calibrate SENSOR --scenario scenarios/calibrate-*.json5`

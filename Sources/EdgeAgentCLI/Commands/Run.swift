@@ -8,6 +8,7 @@ import Foundation
 #endif
 import Synchronization
 import EdgeBus
+import EdgeLinux
 import EdgeConfig
 import EdgeEngine
 import EdgeProtocol

@@ -1,4 +1,5 @@
 import EdgeBus
+import EdgeLinux
 
 /// `edge-agent wait-edge`: a wiring check for the data-ready line.
 public enum WaitEdgeCommand: Subcommand {

@@ -1,4 +1,5 @@
-import EdgeBus
+import EdgeValues
+
 
 /// A part that answers at the MPU-6050's address with a WHO_AM_I value the
 /// driver recognises: clones and look-alikes are rows of ``MPU6050Variant/known``,

@@ -1,5 +1,5 @@
 import Testing
-@testable import EdgeChips
+@testable import EdgeChipsCore
 
 @Suite struct RegisterDumpTests {
     static let header = "     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f    0123456789abcdef"

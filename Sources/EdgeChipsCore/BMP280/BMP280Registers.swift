@@ -1,4 +1,5 @@
-import EdgeBus
+import EdgeValues
+
 
 /// BMP280 registers. Source: Bosch BST-BMP280-DS001-26 rev 1.26, §4.2 memory
 /// map and §4.3 register descriptions.
