@@ -120,7 +120,7 @@ make_seeds() {
       local f=$root/Tests/Fixtures/recordings/sim-maglost.log.expected.jsonl n=0 key line
       declare -A seen=()
       while IFS= read -r line; do
-        key=$(printf '%s' "$line" | grep -o '"class":"[a-z]*"\(,"stream":"[A-Za-z]*"\)\?' | head -1)
+        key=$(printf '%s' "$line" | grep -o '"class":"[a-z]*"\(,"stream":"[A-Za-z]*"\)\?' | head -1 || true)
         [ -n "${seen[$key]:-}" ] && continue
         seen[$key]=1; n=$((n + 1)); printf '%s' "$line" >"$dest/agent-$n.jsonl"
       done <"$f" ;;
@@ -135,7 +135,7 @@ make_seeds() {
   if [ -d "$here/corpus/$t" ]; then
     while IFS= read -r f; do
       rel=${f#"$here/corpus/$t/"}
-      if known_open "$t" | grep -qxF "$rel"; then continue; fi
+      if known_open "$t" | grep -xF "$rel" >/dev/null; then continue; fi
       cp "$f" "$dest/committed_$(echo "$rel" | tr '/' '_')"
     done < <(find "$here/corpus/$t" -type f | sort)
   fi
@@ -177,6 +177,7 @@ for t in "${targets[@]}"; do
   [ "$build_only" = 1 ] && continue
   flags=(-max_total_time="$seconds" -rss_limit_mb=$rss_mb -malloc_limit_mb=$rss_mb -timeout=$timeout_s
          -max_len="$(max_len "$t")" -print_final_stats=1 -artifact_prefix="$out/$t/findings/")
+  [ -f "$here/dict/$t.dict" ] && flags+=(-dict="$here/dict/$t.dict")
   [ "$keep_going" = 1 ] && flags+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   before=$(find "$out/$t/findings" -type f | wc -l)
   start=$(date +%s)
@@ -186,16 +187,17 @@ for t in "${targets[@]}"; do
   set -e
   took=$(( $(date +%s) - start ))
   # Executions: the final stats (plain mode) or the last status line (fork mode).
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }')
-  [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$out/$t/fuzz.log" | tail -1 | tr -d '#')
-  cov=$(grep -o 'cov: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }')
-  ft=$(grep -o 'ft: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }')
+  # (`|| true`: a pattern that is not in the log is no error here.)
+  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }' || true)
+  [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$out/$t/fuzz.log" | tail -1 | tr -d '#' || true)
+  cov=$(grep -o 'cov: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }' || true)
+  ft=$(grep -o 'ft: [0-9]*' "$out/$t/fuzz.log" | tail -1 | awk '{ print $2 }' || true)
   corpus=$(find "$out/$t/corpus" -type f | wc -l)
   new=$(( $(find "$out/$t/findings" -type f | wc -l) - before ))
   if [ "$rc" != 0 ] || [ "$new" -gt 0 ]; then
     found=1
     verdict="FINDING (exit $rc, $new new file(s) in $out/$t/findings)"
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*fuzz invariant|ERROR: libFuzzer)' "$out/$t/fuzz.log" | head -5 | sed 's/^/   /'
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*fuzz invariant|ERROR: libFuzzer)' "$out/$t/fuzz.log" | head -5 | sed 's/^/   /' || true
   else
     verdict="no finding"
   fi
