@@ -145,13 +145,15 @@ make_seeds() {
 # --- known open findings -------------------------------------------------------
 # known-findings.txt lists reproducers (TARGET PATH-under-corpus/TARGET) of
 # findings that are reported but not yet fixed (in code other branches own).
-# Each must still fail; one that passes is reported so it can be removed
-# from the list (it then runs as an ordinary regression seed).
+# Each must still fail with the targets' skips of known findings turned
+# off (FUZZ_NO_SKIPS=1); one that passes is reported so it can be removed
+# from the list, with its skip in the target (it then runs as an ordinary
+# regression seed).
 check_known() {
   local t=$1 rel status=0
   while IFS= read -r rel; do
     [ -n "$rel" ] || continue
-    if "$bin/$(binary "$t")" -rss_limit_mb=$rss_mb -malloc_limit_mb=$rss_mb -timeout=$timeout_s \
+    if FUZZ_NO_SKIPS=1 "$bin/$(binary "$t")" -rss_limit_mb=$rss_mb -malloc_limit_mb=$rss_mb -timeout=$timeout_s \
          "$here/corpus/$t/$rel" >"$out/$t/known.log" 2>&1; then
       echo "   known finding now passes: $t $rel (remove it from FuzzTesting/known-findings.txt)"
     else

@@ -62,6 +62,18 @@ private func check(_ log: TransactionLog) {
             invariantBroken("line \(r.line): \(n) bytes asked for, \(b.count) read")
         }
     }
+    // Known open finding (TransactionLogParser, not fixed here): a lone CR
+    // inside an error's text is kept by the parser and written as a space
+    // (corpus/recording/regressions/error-operation-with-lone-cr.log,
+    // known-findings.txt). Skip the rewrite for such logs until it is fixed,
+    // or the fuzzer finds nothing else.
+    if skipKnownFindings, log.records.contains(where: { r in
+        switch r.outcome {
+        case .failed(let e): return e.operation.utf8.contains(0x0D)
+        case .gpioFailed(let e): return e.operation.utf8.contains(0x0D)
+        default: return false
+        }
+    }) { return }
     let writer = TransactionLogWriter(header: log.header)
     for r in log.records { writer.append(r) }
     let text = writer.text
@@ -71,17 +83,33 @@ private func check(_ log: TransactionLog) {
     } catch {
         invariantBroken("a parsed log, written again, does not parse: \(error)\n\(text.prefix(2000))")
     }
-    if withoutLines(again) != withoutLines(log) {
-        invariantBroken("a parsed log, written again, parses to another log:\n\(text.prefix(2000))")
+    if let d = firstDifference(log, again) {
+        invariantBroken("a parsed log, written again, parses to another log: \(d)\n\(text.prefix(2000))")
     }
 }
 
-private func withoutLines(_ log: TransactionLog) -> TransactionLog {
-    var l = log
-    l.file = ""
-    for i in l.header.metadata.indices { l.header.metadata[i].line = 0 }
-    for i in l.records.indices { l.records[i].line = 0 }
-    return l
+/// Where two logs differ first (nil: equal).
+private func firstDifference(_ a: TransactionLog, _ b: TransactionLog) -> String? {
+    func q(_ s: String?) -> String { s.map { String(reflecting: $0) } ?? "nil" }
+    if a.header.bus != b.header.bus { return "@bus \(q(a.header.bus)) became \(q(b.header.bus))" }
+    if a.header.startNanoseconds != b.header.startNanoseconds { return "@start-ns changed" }
+    if a.header.startUTC != b.header.startUTC { return "@start-utc \(q(a.header.startUTC)) became \(q(b.header.startUTC))" }
+    for (i, (x, y)) in zip(a.header.metadata, b.header.metadata).enumerated() where x.key != y.key || x.value != y.value {
+        return "metadata \(i): @\(x.key) \(q(x.value)) became @\(y.key) \(q(y.value))"
+    }
+    if a.header.metadata.count != b.header.metadata.count {
+        return "\(a.header.metadata.count) metadata entries became \(b.header.metadata.count)"
+    }
+    for (i, (x, y)) in zip(a.records, b.records).enumerated() where withoutLine(x) != withoutLine(y) {
+        return "record \(i) (line \(x.line)): \(x) became \(y); outcome \(String(reflecting: x.outcome)) became \(String(reflecting: y.outcome))"
+    }
+    return a.records.count != b.records.count ? "\(a.records.count) records became \(b.records.count)" : nil
+}
+
+private func withoutLine(_ r: TransactionRecord) -> TransactionRecord {
+    var r = r
+    r.line = 0
+    return r
 }
 
 /// ReplayCommand.replayLog, from the parsed log instead of a file.
