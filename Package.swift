@@ -1,4 +1,7 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// Licensed under the Apache License, Version 2.0 (LICENSE). The attitude filter
+// follows VQF (MIT licence); its notice is in THIRD_PARTY_NOTICES.
 // Core Motion for Linux single-board computers. No outside Swift packages:
 // C libraries come from Debian -dev packages as system-library targets.
 import PackageDescription
@@ -7,7 +10,12 @@ import PackageDescription
 /// generic over the bus, and the loop's bus type is only known in the
 /// executable; without this the generic code runs unspecialised (runtime
 /// metadata look-ups on every tick).
-let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+///
+/// Release builds also optimise for size (-Osize): the engine's work per tick
+/// is a few microseconds, and fewer code pages keep the agent inside its
+/// resident-memory budget (edge-bench footprint, docs/benchmarks.md).
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization", "-Osize"], .when(configuration: .release))]
+
 
 let package = Package(
     name: "EdgeMotion",
@@ -19,7 +27,7 @@ let package = Package(
         // targets in FuzzTesting/ (a separate package, so `swift build` and
         // `swift test` here never build or instrument them).
         .library(name: "EdgeMotionInputs",
-                 targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChips", "EdgeSim",
+                 targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChipsCore", "EdgeChips", "EdgeSim",
                            "EdgeEngine", "EdgeAgentCLI"]),
     ],
     targets: [
@@ -43,11 +51,22 @@ let package = Package(
         // Attitude filter, calibration, altitude: no I/O.
         .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
+        // The chips as data and pure functions: register maps, configuration
+        // values and their register tables, variant tables, decoders and the
+        // BMP280 compensation, register-dump parsing. Imports nothing but
+        // EdgeValues: testable and reusable with no bus, no libi2c, no libgpiod.
+        .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+
         // --- I/O layers -----------------------------------------------------
-        // I2CBus protocol, Linux bus, GPIO data-ready seam, clocks, recording.
-        .target(name: "EdgeBus", dependencies: ["CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
-        // Chip drivers generic over I2CBus: register maps, configure, read, decode.
-        .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: crossModule),
+        // I2CBus protocol, clocks, scripted / recording / replaying / retrying
+        // buses, the data-ready seam: no device files.
+        .target(name: "EdgeBus", dependencies: ["EdgeValues", "CEdgeShims"], swiftSettings: crossModule),
+        // The Linux implementations: /dev/i2c-N (libi2c), GPIO lines
+        // (libgpiod 1.6), the per-bus lock.
+        .target(name: "EdgeLinux", dependencies: ["EdgeBus", "CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
+        // Chip drivers generic over I2CBus: probe, reset, configure, read
+        // (re-exports EdgeChipsCore).
+        .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeChipsCore"], swiftSettings: crossModule),
         // Register-accurate chip simulators and scenarios. Must NOT import
         // EdgeChips: the simulators transcribe the datasheets independently.
         .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"], swiftSettings: crossModule),
@@ -62,19 +81,22 @@ let package = Package(
         .target(name: "EdgeEngine",
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
-        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion"], swiftSettings: crossModule),
+        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService", "EdgeEngine"], swiftSettings: crossModule),
-        .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"]),
-        // Benchmarks that print figures (never run by the tests).
+                dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
+                               "EdgeProtocol", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
+        .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
+        // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
                                          "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
 
         // --- tests ----------------------------------------------------------
-        .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus"]),
+        .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),
+        // The pure chip layer alone: no bus module, no C libraries.
+        .testTarget(name: "EdgeChipsCoreTests", dependencies: ["EdgeChipsCore"]),
         .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
@@ -82,7 +104,9 @@ let package = Package(
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
+        .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,8 +12,8 @@ if [ "${1:-}" = "--realtime-too" ]; then realtime_too=yes; shift; fi
 log=${1:-/dev/null}
 
 # One product per `swift build`: with two --product options SwiftPM builds only the last.
-swift build -c release --product edge-agent >&2 || exit 2
-swift build -c release --product edge-bench >&2 || exit 2
+swift build -c release --static-swift-stdlib --product edge-agent >&2 || exit 2
+swift build -c release --static-swift-stdlib --product edge-bench >&2 || exit 2
 bin=$(swift build -c release --show-bin-path)
 
 if ! command -v cyclictest >/dev/null 2>&1; then

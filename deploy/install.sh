@@ -15,12 +15,14 @@ Usage: sudo deploy/install.sh [OPTIONS]
 Installs edge-agent as a systemd service:
   binary      $repo/.build/release/edge-agent  ->  /usr/local/bin/edge-agent
   config      deploy/edge-agent.json5          ->  /etc/edge-agent/edge-agent.json5 (only if absent)
-  boards      boards/*.json5                   ->  /usr/share/edge-agent/boards/
-  scenarios   scenarios/*.json5                ->  /usr/share/edge-agent/scenarios/
+  boards      boards/*.json5                   ->  /usr/local/share/edge-agent/boards/
+  scenarios   scenarios/*.json5                ->  /usr/local/share/edge-agent/scenarios/
   udev rule   deploy/99-edge-agent.rules       ->  /etc/udev/rules.d/
   unit        deploy/edge-agent.service        ->  /etc/systemd/system/
   i2c-dev     loaded at boot via /etc/modules-load.d/edge-agent.conf
-  docs        deploy/README.md                 ->  /usr/share/doc/edge-agent/README.md
+  docs        deploy/README.md, config/README.md ->  /usr/share/doc/edge-agent/
+The binary finds the boards and scenarios in ../share/edge-agent next to it,
+so `edge-agent probe --board simulated`-style names work from any directory.
 creates the groups i2c, gpio (if missing) and edge-motion (clients), and the
 system user edge-agent (member of i2c, gpio, edge-motion), then reloads
 systemd and udev. Running it again updates what changed and nothing else.
@@ -28,7 +30,7 @@ systemd and udev. Running it again updates what changed and nothing else.
 Options:
   --binary FILE   the edge-agent executable to install
                   (default: .build/release/edge-agent; build it first with
-                  'swift build -c release --product edge-agent')
+                  'swift build -c release --static-swift-stdlib --product edge-agent')
   --config FILE   default configuration to install if none exists
                   (default: deploy/edge-agent.json5)
   --prefix DIR    install into DIR instead of / (a staging root for packages
@@ -91,7 +93,7 @@ if [[ $dry_run == no && $system == yes && $(id -u) -ne 0 ]]; then
 fi
 
 # --- sources ------------------------------------------------------------------
-[[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --product edge-agent (or pass --binary FILE)"
+[[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --static-swift-stdlib --product edge-agent (or pass --binary FILE)"
 for f in "$here/edge-agent.service" "$here/99-edge-agent.rules"; do
     [[ -f $f ]] || die "missing $f (run from a complete checkout)"
 done
@@ -153,9 +155,11 @@ fi
 
 # --- files --------------------------------------------------------------------
 install_file "$binary" "$root/usr/local/bin/edge-agent" 0755
-install_dir "$repo/boards" "$root/usr/share/edge-agent/boards"
+# Data next to the binary's prefix (/usr/local/bin -> /usr/local/share), where
+# the binary looks for it (BoardLocator in Sources/EdgeConfig).
+install_dir "$repo/boards" "$root/usr/local/share/edge-agent/boards"
 if [[ -d $repo/scenarios ]]; then
-    install_dir "$repo/scenarios" "$root/usr/share/edge-agent/scenarios"
+    install_dir "$repo/scenarios" "$root/usr/local/share/edge-agent/scenarios"
 else
     warn "no scenarios/ directory in $repo: the simulated board will have no scenarios"
 fi
@@ -176,6 +180,13 @@ fi
 install_file "$here/99-edge-agent.rules" "$root/etc/udev/rules.d/99-edge-agent.rules" 0644
 install_file "$here/edge-agent.service" "$root/etc/systemd/system/edge-agent.service" 0644
 install_file "$here/README.md" "$root/usr/share/doc/edge-agent/README.md" 0644
+if [[ -f $repo/config/README.md ]]; then
+    # deploy/edge-agent.json5 points here for the keys.
+    install_file "$repo/config/README.md" "$root/usr/share/doc/edge-agent/config/README.md" 0644
+fi
+if [[ -d $root/usr/share/edge-agent ]]; then
+    warn "$root/usr/share/edge-agent is left from an older install (data now lives in /usr/local/share/edge-agent); remove it when nothing else uses it"
+fi
 
 modules_conf=$(mktemp)
 trap 'rm -f "$modules_conf"' EXIT

@@ -26,12 +26,28 @@ enum EngineSetup {
         altitude.seaLevelPressure = c.altimeter.seaLevelPa
         altitude.seaLevelPressureUncertainty = c.altimeter.seaLevelUncertaintyPa
         let frame = ReferenceFrame(rawValue: c.fusion.frame) ?? .xMagneticNorthZVertical
-        return EngineSettings(
+        var s = EngineSettings(
             mpu6050: c.sensors.mpu6050, bmp280: c.sensors.bmp280, qmc5883l: c.sensors.qmc5883l,
             imuBatch: c.loop.imuBatch, referenceFrame: frame, fusion: fusion, altitude: altitude,
             failuresBeforeReset: c.faults.failuresBeforeReset, reprobeInterval: c.faults.reprobeIntervalS,
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
             .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
+        s.stallPeriods = c.faults.stallPeriods
+        s.verifyInterval = c.faults.verifyIntervalS
+        s.busRetries = c.faults.busRetries
+        return s
+    }
+
+    /// The service's settings from the `service` section (the socket path is resolved by the caller).
+    static func service(_ c: AgentConfig, socketPath: String) -> ServiceConfiguration {
+        var s = ServiceConfiguration(socketPath: socketPath, socketGroup: c.service.socketGroup)
+        s.queueCapacity = c.service.queueCapacity
+        s.maxClients = c.service.maxClients
+        s.maxClientsPerUID = c.service.maxClientsPerUID
+        s.maxUnentitledClients = c.service.maxUnentitledClients
+        s.demandRaiseLimit = c.service.demandRaiseLimit
+        s.demandRaiseWindowNs = UInt64((c.service.demandRaiseWindowS * 1e9).rounded())
+        return s
     }
 
     static func devices(_ p: BoardProfile) -> [EngineDevice] {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import EdgeBus
+import EdgeLinux
 import EdgeChips
 import EdgeConfig
 import EdgeSim
@@ -50,28 +51,70 @@ final class BoardSession {
 
     /// Reads `--board`, `--bus`, `--config` and resolves them: an explicit
     /// board wins, else `--bus N` (default chips), else the config's board
-    /// (default config: the simulated board).
-    static func select(_ a: inout Arguments, environment: [String: String]) throws -> Selection {
+    /// (default config: the simulated board). The configuration and the
+    /// board are found from any working directory (``BoardLocator``); a
+    /// file that is missing or invalid is a ``SetupError`` (exit 2).
+    static func select(_ a: inout Arguments, environment: [String: String],
+                       executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws -> Selection {
         let boardArg = try a.option("--board")
         let busArg = try a.int("--bus", in: 0...255)
         let configArg = try a.option("--config")
         if boardArg != nil && busArg != nil { throw UsageError("use either --board FILE or --bus N, not both") }
-        let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment)
-        let config = try configPath.map { p throws(ConfigError) in try ConfigLoader.load(AgentConfig.self, from: p) } ?? AgentConfig()
+        let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment, executablePaths: executablePaths)
+        let config: AgentConfig
+        do {
+            config = try configPath.map { p throws(ConfigError) in try ConfigLoader.load(AgentConfig.self, from: p) } ?? AgentConfig()
+        } catch {
+            throw SetupError(error, hint: configHint(error, configArg: configArg, environment: environment))
+        }
         if let n = busArg {
             return Selection(profile: defaultProfile(bus: n), profilePath: nil, config: config, configPath: configPath)
         }
         let ref = boardArg ?? config.board
         let (found, searched) = boardArg != nil
             ? (FileManager.default.fileExists(atPath: ref) ? ref : nil, [ref])
-            : BoardLocator.resolveBoard(ref, relativeTo: configPath)
+            : BoardLocator.resolveBoard(ref, relativeTo: configPath, executablePaths: executablePaths)
         guard let path = found else {
-            throw ConfigError(kind: .notFound, file: boardArg ?? (configPath ?? "(built-in default config)"),
-                              keyPath: boardArg == nil ? "board" : "",
-                              message: "board profile '\(ref)' not found (looked in: \(searched.joined(separator: ", ")))")
+            throw SetupError(boardNotFound(ref, explicit: boardArg != nil, configPath: configPath, searched: searched,
+                                           environment: environment, executablePaths: executablePaths))
         }
-        let profile = try ConfigLoader.load(BoardProfile.self, from: path)
-        return Selection(profile: profile, profilePath: path, config: config, configPath: configPath)
+        do {
+            let profile = try ConfigLoader.load(BoardProfile.self, from: path)
+            return Selection(profile: profile, profilePath: path, config: config, configPath: configPath)
+        } catch {
+            throw SetupError(error)
+        }
+    }
+
+    /// What to do about a configuration that could not be read.
+    static func configHint(_ e: ConfigError, configArg: String?, environment: [String: String]) -> String? {
+        guard e.kind == .notFound || e.kind == .unreadable else { return nil }
+        if configArg != nil { return "check the path given to --config" }
+        if let v = environment[BoardLocator.configEnvironmentVariable], !v.isEmpty {
+            return "$\(BoardLocator.configEnvironmentVariable) names it: correct or unset it, or pass --config FILE"
+        }
+        return nil
+    }
+
+    /// A board profile that is nowhere to be found: which, named by what,
+    /// where we looked, and what to pass instead.
+    static func boardNotFound(_ ref: String, explicit: Bool, configPath: String?, searched: [String],
+                              environment: [String: String], executablePaths: [String]) -> ConfigError {
+        let namedBy: String
+        if explicit {
+            namedBy = "--board"
+        } else if let configPath {
+            namedBy = "board in \(configPath)"
+        } else {
+            let tried = BoardLocator.configCandidates(environment: environment, executablePaths: executablePaths)
+            namedBy = "the built-in default configuration (no configuration file found; looked for \(tried.joined(separator: ", ")))"
+        }
+        var message = "board profile '\(ref)' not found (named by \(namedBy); looked in: \(searched.joined(separator: ", ")))."
+        message += " Pass --board FILE (a board profile, e.g. boards/simulated.json5 of the repository)"
+        message += explicit ? "" : " or --config FILE (a configuration whose board is found)"
+        message += "; deploy/install.sh installs the profiles into /usr/local/share/edge-agent/boards."
+        return ConfigError(kind: .notFound, file: explicit ? ref : (configPath ?? "(built-in default configuration)"),
+                           keyPath: explicit ? "" : "board", message: message)
     }
 
     /// Opens the profile's bus. Simulated boards run on the real monotonic

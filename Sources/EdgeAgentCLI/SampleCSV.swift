@@ -56,6 +56,9 @@ public enum SampleCSV {
     public static let header = "timestampNs,accelX,accelY,accelZ,gyroX,gyroY,gyroZ,magX,magY,magZ,orientationW,orientationX,orientationY,orientationZ"
     /// The column names, in order.
     public static let columns: [String] = header.split(separator: ",").map(String.init)
+    /// The header of the seconds layout (``SampleCSVFormat/seconds``), `simulate --csv` and `fuse`'s input.
+    public static let secondsHeader = "t,gx,gy,gz,ax,ay,az,mx,my,mz"
+    public static let secondsColumns: [String] = secondsHeader.split(separator: ",").map(String.init)
 
     /// Decimals written per group.
     public enum Decimals {
@@ -129,6 +132,12 @@ public enum SampleCSV {
         }
     }
 
+    /// `ns` as seconds with 9 decimals, exactly (`5110000000` → `5.110000000`).
+    public static func seconds(nanoseconds ns: UInt64) -> String {
+        let frac = String(ns % 1_000_000_000)
+        return "\(ns / 1_000_000_000)." + String(repeating: "0", count: 9 - frac.count) + frac
+    }
+
     /// A whole file's rows (header first).
     public static func write(_ rows: [SampleRow]) -> String {
         var w = SampleCSVWriter()
@@ -149,12 +158,81 @@ public enum SampleCSV {
         try parse(try readFile(path), file: path)
     }
 
+    /// The rows of the sample CSV at `path` the way a tool wants a recording
+    /// that may have been cut short: when the file stops part-way through a
+    /// row (every writer ends each row with `\n`, so a last line without
+    /// one was cut by a power loss or a full disk), that row is left out and
+    /// the cut is returned. A file that ends inside its header is an error.
+    /// Either format (``SampleCSVFormat``) is read.
+    public static func loadKeepingCompleteLines(path: String) throws(SampleCSVError) -> (rows: [SampleRow], format: SampleCSVFormat, cut: SampleCSVCut?) {
+        var reader = SampleCSVReader(text: try readFile(path), file: path, keepingCompleteLines: true)
+        var rows: [SampleRow] = []
+        while let r = try reader.next() { rows.append(r) }
+        return (rows, reader.format ?? .wearables, reader.cut)
+    }
+
     static func readFile(_ path: String) throws(SampleCSVError) -> String {
         do {
             return String(decoding: try readWholeFile(path), as: UTF8.self)
         } catch {
             throw SampleCSVError(file: path, line: 0, kind: .cannotRead(errno: error.errno), message: error.message)
         }
+    }
+}
+
+/// The two sample layouts the tools write, told apart by the header; every
+/// tool that reads samples (`replay`, `fuse`) reads both.
+public enum SampleCSVFormat: String, Sendable, CaseIterable, Equatable {
+    /// `timestampNs,accelX,…,orientationZ` (``SampleCSV/header``): written by
+    /// `record --csv`. Monotonic ns; orientation included.
+    case wearables
+    /// `t,gx,gy,gz,ax,ay,az,mx,my,mz` (or its first 7 columns): written by
+    /// `simulate --csv`, `fuse`'s own input. `t` in seconds (any decimals);
+    /// `mx,my,mz` empty, or all 0, when the magnetometer has no new sample.
+    case seconds
+
+    /// The header line as the tools write it.
+    public var header: String {
+        switch self {
+        case .wearables: return SampleCSV.header
+        case .seconds: return SampleCSV.secondsHeader
+        }
+    }
+
+    /// The format a header line announces (cells trimmed of spaces), or nil.
+    public static func detect(_ line: Substring) -> SampleCSVFormat? {
+        let names = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " ") }
+        if names == SampleCSV.columns.map({ Substring($0) }) { return .wearables }
+        let s = SampleCSV.secondsColumns.map { Substring($0) }
+        if names == Array(s) || names == Array(s.prefix(7)) { return .seconds }
+        return nil
+    }
+
+    /// What the error says when a header is neither.
+    static func unknownHeaderMessage(_ line: Substring) -> String {
+        var hint = ""
+        if line.hasPrefix("t,qw,qx,qy,qz,roll_rad") { hint = " (this is the output of `edge-agent fuse`: fused attitude, not sensor samples)" }
+        else if line.hasPrefix("t,qw,qx,qy,qz,altitude_m") { hint = " (this is a truth file from `simulate --truth`, not sensor samples)" }
+        return "unknown header '\(line.prefix(200))'\(hint): a sample CSV starts with one of\n  \(SampleCSV.header)   (record --csv)\n  \(SampleCSV.secondsHeader)   (simulate --csv; mx,my,mz may be left out)"
+    }
+}
+
+/// Where a sample CSV that was cut short ends.
+public struct SampleCSVCut: Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    /// The line the file stops in the middle of.
+    public var line: Int
+    /// What is left of it (at most 60 characters).
+    public var fragment: String
+    /// Complete rows before it.
+    public var rows: Int
+    /// The last complete row's time (nil: none), monotonic ns.
+    public var lastTimestampNs: UInt64?
+
+    public var description: String {
+        "\(file):\(line): the file is cut off in the middle of this row ('\(fragment)'), as a power loss or a full disk leaves it: "
+            + "the \(rows) complete row\(rows == 1 ? "" : "s") before it are used"
+            + (lastTimestampNs.map { ", so the recording ends at \(Double($0) / 1e9) s (\($0) ns)" } ?? "")
     }
 }
 
@@ -185,8 +263,10 @@ public struct SampleCSVWriter {
 public struct SampleCSVError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
         case cannotRead(errno: Int32)
-        /// The first line is not ``SampleCSV/header``.
+        /// The first line is neither format's header (``SampleCSVFormat``).
         case badHeader
+        /// The file ends part-way through its header line.
+        case cutOff
         /// A row without the 14 cells.
         case wrongCellCount(found: Int)
         /// `timestampNs` is empty or not a whole number.
@@ -217,18 +297,32 @@ public struct SampleCSVError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// Reads a sample CSV row by row, validating as it goes.
+/// Reads a sample CSV row by row, validating as it goes. The header says
+/// which layout follows (``SampleCSVFormat``); rows of either come back as
+/// ``SampleRow``s (seconds become nanoseconds, rounded).
 public struct SampleCSVReader {
     public let file: String
     private let lines: [Substring]
+    /// Whether the text's last line has a line end.
+    private let lastLineEnded: Bool
+    private let keepingCompleteLines: Bool
     private var index = 0
-    private var sawHeader = false
     private var previous: UInt64?
+    private var rowsRead = 0
+    /// The layout, once the header is read.
+    public private(set) var format: SampleCSVFormat?
+    /// Set when `keepingCompleteLines` left out a row the file stops in the middle of.
+    public private(set) var cut: SampleCSVCut?
 
-    public init(text: String, file: String = "(memory)") {
+    /// - Parameter keepingCompleteLines: a last line without a line end is
+    ///   a row cut off by a power loss: leave it out and say so in ``cut``
+    ///   (otherwise it is read, and an error if it cannot be).
+    public init(text: String, file: String = "(memory)", keepingCompleteLines: Bool = false) {
         self.file = file
+        self.keepingCompleteLines = keepingCompleteLines
         var t = Substring(text)
         if t.hasPrefix("\u{FEFF}") { t = t.dropFirst() }
+        lastLineEnded = t.isEmpty || t.hasSuffix("\n") || t.hasSuffix("\r\n")
         // "\r\n" is one Character in Swift: split on both line ends.
         lines = t.isEmpty ? [] : t.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
     }
@@ -242,20 +336,35 @@ public struct SampleCSVReader {
             var l = lines[index]
             index += 1
             if l.hasSuffix("\r") { l = l.dropLast() }
-            if !sawHeader {
-                guard l == SampleCSV.header else {
-                    throw SampleCSVError(file: file, line: index, kind: .badHeader,
-                                         message: "the header must be '\(SampleCSV.header)', found '\(l.prefix(200))'")
+            let isCut = index == lines.count && !lastLineEnded && !l.isEmpty
+            guard let format else {
+                guard let f = SampleCSVFormat.detect(l) else {
+                    if isCut, SampleCSVFormat.allCases.contains(where: { $0.header.hasPrefix(l) }) {
+                        throw SampleCSVError(file: file, line: index, kind: .cutOff,
+                                             message: "the file ends in the middle of its header line '\(l.prefix(200))': no rows were recorded")
+                    }
+                    throw SampleCSVError(file: file, line: index, kind: .badHeader, message: SampleCSVFormat.unknownHeaderMessage(l))
                 }
-                sawHeader = true
+                format = f
                 continue
             }
-            if l.isEmpty { continue }
-            return try row(l)
+            if l.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\0" }) { continue }
+            if isCut && keepingCompleteLines {
+                cut = SampleCSVCut(file: file, line: index, fragment: String(l.prefix(60)), rows: rowsRead, lastTimestampNs: previous)
+                return nil
+            }
+            do {
+                let r = try format == .wearables ? row(l) : secondsRow(l)
+                rowsRead += 1
+                return r
+            } catch where isCut {
+                throw SampleCSVError(file: file, line: index, column: error.column, kind: error.kind,
+                                     message: error.message + " (the file ends in the middle of this row, without a line end: cut off by a power loss or a full disk?)")
+            }
         }
-        if !sawHeader {
+        if format == nil {
             throw SampleCSVError(file: file, line: 0, kind: .badHeader,
-                                 message: "empty file: a sample CSV starts with the header '\(SampleCSV.header)'")
+                                 message: "empty file: a sample CSV starts with the header '\(SampleCSV.header)' or '\(SampleCSV.secondsHeader)'")
         }
         return nil
     }
@@ -274,29 +383,10 @@ public struct SampleCSVReader {
         guard !ts.isEmpty, let t = UInt64(ts) else {
             throw fail("timestampNs", .badTimestamp, "'\(ts)' is not whole monotonic nanoseconds")
         }
-        if let p = previous, t < p {
-            throw fail("timestampNs", .timestampWentBackwards(previous: p),
-                       "\(t) is before the previous row's \(p): timestamps never decrease")
-        }
-        previous = t
-        func group(_ range: Range<Int>, _ name: String) throws(SampleCSVError) -> [Double]? {
-            let g = range.map { cells[$0].trimmingCharacters(in: " ") }
-            if g.allSatisfy(\.isEmpty) { return nil }
-            if let e = g.firstIndex(where: \.isEmpty) {
-                throw fail(SampleCSV.columns[range.lowerBound + e], .partialGroup,
-                           "empty while other \(name) cells are filled: a sensor's cells are all empty (absent) or all filled")
-            }
-            var out: [Double] = []
-            for (i, s) in g.enumerated() {
-                guard let v = Double(s), v.isFinite else {
-                    throw fail(SampleCSV.columns[range.lowerBound + i], .badNumber, "'\(s)' is not a finite number")
-                }
-                out.append(v)
-            }
-            return out
-        }
-        let a = try group(1..<4, "accel"), g = try group(4..<7, "gyro"), m = try group(7..<10, "mag")
-        let q = try group(10..<14, "orientation")
+        try checkOrder(t, "timestampNs", "\(t)")
+        let a = try group(cells, 1..<4, "accel", SampleCSV.columns), g = try group(cells, 4..<7, "gyro", SampleCSV.columns)
+        let m = try group(cells, 7..<10, "mag", SampleCSV.columns)
+        let q = try group(cells, 10..<14, "orientation", SampleCSV.columns)
         var orientation: Quaternion?
         if let q {
             let norm = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).squareRoot()
@@ -309,6 +399,54 @@ public struct SampleCSVReader {
         return SampleRow(timestampNs: t, accel: a.map { Vector3($0[0], $0[1], $0[2]) },
                          gyro: g.map { Vector3($0[0], $0[1], $0[2]) }, mag: m.map { Vector3($0[0], $0[1], $0[2]) },
                          orientation: orientation)
+    }
+
+    /// `t,gx,gy,gz,ax,ay,az[,mx,my,mz]`: t in seconds; gyro and accel on every
+    /// row; mag all three or none (all 0: none, as `fuse` reads it).
+    private mutating func secondsRow(_ l: Substring) throws(SampleCSVError) -> SampleRow {
+        let cells = l.split(separator: ",", omittingEmptySubsequences: false)
+        let names = SampleCSV.secondsColumns
+        guard cells.count == 7 || cells.count == 10 else {
+            throw fail(nil, .wrongCellCount(found: cells.count), "expected 10 cells (or 7 without the magnetometer), found \(cells.count) in '\(l.prefix(200))'")
+        }
+        let ts = cells[0].trimmingCharacters(in: " ")
+        guard let seconds = Double(ts), seconds.isFinite, seconds >= 0, seconds < 1.8e10 else {
+            throw fail("t", .badTimestamp, "'\(ts)' is not a time in seconds (a number ≥ 0)")
+        }
+        let t = UInt64((seconds * 1e9).rounded())
+        try checkOrder(t, "t", String(ts))
+        guard let g = try group(cells, 1..<4, "gyro", names) else { throw fail("gx", .partialGroup, "empty: gx, gy, gz are needed on every row") }
+        guard let a = try group(cells, 4..<7, "accel", names) else { throw fail("ax", .partialGroup, "empty: ax, ay, az are needed on every row") }
+        var mag: Vector3?
+        if cells.count == 10, let m = try group(cells, 7..<10, "mag", names), !(m[0] == 0 && m[1] == 0 && m[2] == 0) {
+            mag = Vector3(m[0], m[1], m[2])
+        }
+        return SampleRow(timestampNs: t, accel: Vector3(a[0], a[1], a[2]), gyro: Vector3(g[0], g[1], g[2]), mag: mag)
+    }
+
+    private mutating func checkOrder(_ t: UInt64, _ column: String, _ text: String) throws(SampleCSVError) {
+        if let p = previous, t < p {
+            throw fail(column, .timestampWentBackwards(previous: p),
+                       "\(text) is before the previous row's \(column == "t" ? "\(Double(p) / 1e9)" : "\(p)"): timestamps never decrease")
+        }
+        previous = t
+    }
+
+    private func group(_ cells: [Substring], _ range: Range<Int>, _ name: String, _ columns: [String]) throws(SampleCSVError) -> [Double]? {
+        let g = range.map { cells[$0].trimmingCharacters(in: " ") }
+        if g.allSatisfy(\.isEmpty) { return nil }
+        if let e = g.firstIndex(where: \.isEmpty) {
+            throw fail(columns[range.lowerBound + e], .partialGroup,
+                       "empty while other \(name) cells are filled: a sensor's cells are all empty (absent) or all filled")
+        }
+        var out: [Double] = []
+        for (i, s) in g.enumerated() {
+            guard let v = Double(s), v.isFinite else {
+                throw fail(columns[range.lowerBound + i], .badNumber, "'\(s)' is not a finite number")
+            }
+            out.append(v)
+        }
+        return out
     }
 }
 

@@ -80,13 +80,19 @@ struct WatchAbsoluteAltitude: Equatable, Sendable {
 struct WatchDevice: Equatable, Sendable {
     var id: String
     var kind: String
-    /// present, missing, failed, idle (or whatever a newer agent sends).
+    /// present, idle, degraded, missing, failed (or whatever a newer agent sends).
     var state: String
     var errorCount: Int
     var resetCount: Int
     var lastError: String?
     /// Streams the device feeds (to spot an accessory IMU).
     var streams: [String] = []
+    /// Why it is not `present` (degraded, missing, failed), as the agent says.
+    var reason: String? = nil
+    /// Transfers that failed once and succeeded when retried.
+    var retryCount: Int = 0
+    /// Times its data stopped (stall watchdog).
+    var stallCount: Int = 0
 }
 
 /// What became of a subscription the watcher asked for.
@@ -104,6 +110,9 @@ enum WatchStreamStatus: Equatable, Sendable {
 /// Everything the watcher shows, built from the agent's messages.
 struct WatchState: Equatable, Sendable {
     var socketPath: String
+    /// How the socket was chosen, when not given with --socket (e.g.
+    /// "service.socket_path of config/edge-agent.json5").
+    var socketSource: String?
     /// `agent agentVersion`, from the version line.
     var agent: String = ""
     var protocolVersion: Int = 0
@@ -189,6 +198,7 @@ enum WatchView {
         var out: [String] = []
         let agent = s.agent.isEmpty ? "" : "  \(s.agent), protocol \(s.protocolVersion)"
         out.append("edge-agent watch  \(s.socketPath)\(agent)")
+        if let source = s.socketSource { out.append("  socket from " + source) }
         let rate = s.motionRateHz.map { fixed($0, 1) + " Hz" } ?? "-"
         let dropped = s.dropped.map(String.init) ?? "-"
         out.append("deviceMotion \(rate)  updates \(s.updates)  dropped \(dropped)")
@@ -218,8 +228,9 @@ enum WatchView {
             out.append("User accel.    " + vector(m.userAcceleration, 3, width: 7) + "  m/s²")
         }
         if let a = s.altitude {
+            // hPa, as `edge-agent run`'s status line (plain lines keep the wire's Pa).
             out.append("Altitude       relative " + fixed(a.relative, 2, sign: true) + " m  pressure "
-                       + fixed(a.pressure, 1) + " Pa  " + fixed(a.temperature, 1) + " °C")
+                       + fixed(a.pressure / 100, 2) + " hPa  " + fixed(a.temperature, 1) + " °C")
         } else {
             out.append("Altitude       " + streamNote(s, "altitude", waiting: "waiting for samples"))
         }
@@ -247,8 +258,11 @@ enum WatchView {
         let kindWidth = s.devices.map(\.kind.count).max() ?? 0
         let stateWidth = max(7, s.devices.map(\.state.count).max() ?? 0)
         for d in s.devices {
-            out.append("  " + rpad(d.id, idWidth) + "  " + rpad(d.kind, kindWidth) + "  " + rpad(d.state, stateWidth)
-                       + "  errors " + rpad(String(d.errorCount), 4) + " resets " + String(d.resetCount))
+            var row = "  " + rpad(d.id, idWidth) + "  " + rpad(d.kind, kindWidth) + "  " + rpad(d.state, stateWidth)
+                + "  errors " + rpad(String(d.errorCount), 4) + " resets " + String(d.resetCount)
+            if d.retryCount > 0 || d.stallCount > 0 { row += "  retries \(d.retryCount)  stalls \(d.stallCount)" }
+            out.append(row)
+            if let r = d.reason, d.state != "present" { out.append("    why: " + truncate(r, 70)) }
             if let e = d.lastError { out.append("    last error: " + truncate(e, 60)) }
         }
         return out.joined(separator: "\n")

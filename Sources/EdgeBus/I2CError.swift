@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_exported import EdgeValues
 
 /// A failed bus operation: which bus, address and register, the errno the
 /// kernel gave, and what a Raspberry Pi user can do about it.
@@ -102,11 +103,4 @@ public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {
         }
         return s
     }
-}
-
-/// `0x68`-style formatting for addresses and registers.
-@inlinable
-public func hex(_ v: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return "0x" + String(digits[Int(v >> 4)]) + String(digits[Int(v & 0xF)])
 }

@@ -40,6 +40,12 @@ public struct TransactionLogError: Error, Equatable, Sendable, CustomStringConve
         case unknownErrorKind(String)
         /// The errno or register of an error is malformed.
         case badError
+        /// The file ends part-way through a line (no line end after it) that
+        /// cannot be read: what a power loss or a full disk leaves. In the
+        /// header this is always an error; after records,
+        /// ``TransactionLog/loadKeepingCompleteLines(path:)`` replays what
+        /// came before.
+        case cutOff
     }
 
     public var file: String
@@ -59,15 +65,29 @@ public struct TransactionLogError: Error, Equatable, Sendable, CustomStringConve
 }
 
 extension TransactionLog {
-    /// Reads and parses the log at `path`.
+    /// Reads and parses the log at `path`. Any damage is an error, a line cut
+    /// off at the end of the file included (kind ``TransactionLogError/Kind/cutOff``).
     public static func load(path: String) throws(TransactionLogError) -> TransactionLog {
-        let bytes: [UInt8]
+        try parse(try readLog(path), file: path)
+    }
+
+    /// Reads the log at `path` the way a replay wants a recording that may
+    /// have been cut short by a power loss or a full disk: when the file ends
+    /// part-way through a record line (the writer ends every line with
+    /// `\n`), that line is left out and the records before it are returned
+    /// with a ``TransactionLogCut`` saying where the recording ends. A cut in
+    /// the header (`@` lines, before the first record) is still an error:
+    /// without the whole header the drivers cannot be rebuilt.
+    public static func loadKeepingCompleteLines(path: String) throws(TransactionLogError) -> (log: TransactionLog, cut: TransactionLogCut?) {
+        try parseKeepingCompleteLines(try readLog(path), file: path)
+    }
+
+    static func readLog(_ path: String) throws(TransactionLogError) -> [UInt8] {
         do {
-            bytes = try readWholeFile(path)
+            return try readWholeFile(path)
         } catch {
             throw TransactionLogError(file: path, line: 0, kind: .cannotRead(errno: error.errno), message: error.message)
         }
-        return try parse(bytes, file: path)
     }
 
     /// Parses a log held in a string. `file` names it in errors.
@@ -77,7 +97,17 @@ extension TransactionLog {
 
     /// Parses a log held in bytes (UTF-8). `file` names it in errors.
     public static func parse(_ bytes: [UInt8], file: String = "(memory)") throws(TransactionLogError) -> TransactionLog {
+        try parse(bytes, file: file, keepingCompleteLines: false).log
+    }
+
+    /// ``loadKeepingCompleteLines(path:)`` for bytes in memory.
+    public static func parseKeepingCompleteLines(_ bytes: [UInt8], file: String = "(memory)") throws(TransactionLogError) -> (log: TransactionLog, cut: TransactionLogCut?) {
+        try parse(bytes, file: file, keepingCompleteLines: true)
+    }
+
+    static func parse(_ bytes: [UInt8], file: String, keepingCompleteLines: Bool) throws(TransactionLogError) -> (log: TransactionLog, cut: TransactionLogCut?) {
         var parser = TransactionLogParser(file: file)
+        var cut: TransactionLogCut?
         try bytes.withUnsafeBufferPointer { (all) throws(TransactionLogError) in
             var start = 0
             var lineNumber = 0
@@ -87,11 +117,45 @@ extension TransactionLog {
                 var stop = end
                 if stop > start && all[stop - 1] == 0x0D { stop -= 1 }
                 lineNumber += 1
-                try parser.line(UnsafeBufferPointer(rebasing: all[start..<stop]), number: lineNumber)
+                let line = UnsafeBufferPointer(rebasing: all[start..<stop])
+                if end == all.count {
+                    // No line end: the file stops part-way through this line.
+                    if let c = try parser.lastLine(line, number: lineNumber, keepingCompleteLines: keepingCompleteLines) { cut = c }
+                } else {
+                    try parser.line(line, number: lineNumber)
+                }
                 start = end + 1
             }
         }
-        return try parser.finish()
+        return (try parser.finish(), cut)
+    }
+}
+
+/// Where a recording that was cut short ends: the line the file stops in
+/// the middle of, and the last complete record before it.
+public struct TransactionLogCut: Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    /// The line that is cut off (1-based).
+    public var line: Int
+    /// What is left of it (at most 60 characters).
+    public var fragment: String
+    /// Complete records before it.
+    public var records: Int
+    /// Line of the last complete record (0: none).
+    public var lastRecordLine: Int
+    /// Monotonic ns of the last complete record (`@start-ns` when there is none).
+    public var lastTimeNanoseconds: UInt64
+    public var startNanoseconds: UInt64
+
+    /// Seconds from `@start-ns` to the last complete record.
+    public var secondsRecorded: Double { Double(lastTimeNanoseconds &- startNanoseconds) / 1e9 }
+
+    public var description: String {
+        let s = (secondsRecorded * 1000).rounded() / 1000
+        return "\(file):\(line): the recording is cut off in the middle of this line ('\(fragment)'), as a power loss "
+            + "or a full disk leaves it: the \(records) complete record\(records == 1 ? "" : "s") before it are used, "
+            + "so the recording ends at \(s) s (monotonic \(lastTimeNanoseconds) ns"
+            + (lastRecordLine > 0 ? ", line \(lastRecordLine))" : ")")
     }
 }
 
@@ -137,6 +201,44 @@ struct TransactionLogParser {
         if first == 0x23 { return }                                   // # comment
         if first == 0x40 { try metadataLine(l, number: n); return }   // @key value
         try recordLine(l, number: n)
+    }
+
+    /// The last line of a file that does not end with a line end. In the
+    /// header it is an error; after records, with `keepingCompleteLines`, it
+    /// is left out (the writer ends every line, so it was cut); otherwise it
+    /// is read like any line, and an error says it was cut off.
+    mutating func lastLine(_ l: UnsafeBufferPointer<UInt8>, number n: Int,
+                           keepingCompleteLines: Bool) throws(TransactionLogError) -> TransactionLogCut? {
+        var content = l[...]
+        while let last = content.last, last == 0x20 || last == 0x09 || last == 0x00 { content = content.dropLast() }
+        let fragment = String(Self.text(l).unicodeScalars.filter { $0.value >= 0x20 }.prefix(60).map(Character.init))
+        if content.isEmpty { return nil }                    // trailing blanks or the zeros a crash leaves
+        if content.first == 0x23 && sawMagic { return nil }   // a comment: nothing lost
+        let inHeader = !sawMagic || content.first == 0x40
+        if inHeader {
+            let what = !sawMagic ? "the first line" : "the header line '\(fragment)'"
+            do {
+                try line(l, number: n)
+            } catch {
+                throw fail(n, .cutOff, "the file ends in the middle of \(what): \(error.message). The header (the board profile and configuration) is incomplete, so nothing can be replayed; record again")
+            }
+            if content.first == 0x40 {
+                // A metadata line may parse and still have lost its end (the embedded JSON).
+                throw fail(n, .cutOff, "the file ends in the middle of \(what) (no line end): the header (the board profile and configuration) is incomplete, so nothing can be replayed; record again")
+            }
+            return nil
+        }
+        if keepingCompleteLines {
+            return TransactionLogCut(file: file, line: n, fragment: fragment, records: records.count,
+                                     lastRecordLine: records.last?.line ?? 0, lastTimeNanoseconds: lastTime,
+                                     startNanoseconds: start ?? 0)
+        }
+        do {
+            try line(l, number: n)
+        } catch {
+            throw fail(n, .cutOff, "the file ends in the middle of this line (no line end), as a power loss or a full disk leaves it: \(error.message)")
+        }
+        return nil
     }
 
     mutating func metadataLine(_ l: UnsafeBufferPointer<UInt8>, number n: Int) throws(TransactionLogError) {

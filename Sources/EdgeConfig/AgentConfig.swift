@@ -6,7 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import EdgeChips
+import EdgeChipsCore
 
 /// The agent's configuration file (`config/edge-agent.json5`): which board
 /// profile, and how each chip is configured. The agent issue extends this
@@ -75,7 +75,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
 public struct LoopSettings: Decodable, Sendable, Equatable {
     /// IMU samples per loop tick; > 1 reads the MPU-6050 FIFO in batches
     /// (use it above ~250 Hz). Default 1.
-    public var imuBatch: Int = 1
+    public var imuBatch: Int = 0
     /// Wake on the MPU-6050's data-ready edge (the profile's `data_ready`
     /// line) instead of a timer. Default false.
     public var dataReady: Bool = false
@@ -87,7 +87,7 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     public var lockMemory: Bool = true
     public init() {}
     /// 64 records of 14 bytes fit the MPU-6050's 1024-byte FIFO (73 would).
-    static let imuBatchRange = 1...64
+    static let imuBatchRange = 0...64
     static let priorityRange = 1...99
     enum CodingKeys: String, CodingKey, CaseIterable {
         case imuBatch = "imu_batch", dataReady = "data_ready", realtime, priority, lockMemory = "lock_memory"
@@ -95,7 +95,7 @@ public struct LoopSettings: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 1, in: Self.imuBatchRange, unit: "IMU samples per tick")
+        imuBatch = try c.decodeWholeNumber(.imuBatch, default: 0, in: Self.imuBatchRange, unit: "IMU samples per tick; 0: automatic")
         dataReady = try c.decodeIfPresent(Bool.self, forKey: .dataReady) ?? false
         realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime) ?? false
         priority = try c.decodeWholeNumber(.priority, default: 50, in: Self.priorityRange, unit: "SCHED_FIFO priority")
@@ -156,10 +156,24 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     /// (0: every tick). Default 20: at 100 Hz every other tick, which halves
     /// its wake-ups for at most one tick of extra latency.
     public var deliveryIntervalMs: Double = 20
+    /// Clients served at once. Default 128.
+    public var maxClients: Int = 128
+    /// Connections one uid may hold at once. Default 64.
+    public var maxClientsPerUID: Int = 64
+    /// Connections holding no entitlement, together (at most
+    /// `max_clients` − 1 take effect, so they never take every slot). Default 8.
+    public var maxUnentitledClients: Int = 8
+    /// Subscriptions one uid may make per window that start a stream or
+    /// speed one up (each changes the sensors' configuration). Default 32.
+    public var demandRaiseLimit: Int = 32
+    /// The window of `demand_raise_limit`, seconds. Default 10.
+    public var demandRaiseWindowS: Double = 10
     public init() {}
     enum CodingKeys: String, CodingKey, CaseIterable {
         case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity"
-        case deliveryIntervalMs = "delivery_interval_ms"
+        case deliveryIntervalMs = "delivery_interval_ms", maxClients = "max_clients"
+        case maxClientsPerUID = "max_clients_per_uid", maxUnentitledClients = "max_unentitled_clients"
+        case demandRaiseLimit = "demand_raise_limit", demandRaiseWindowS = "demand_raise_window_s"
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -174,6 +188,12 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         socketGroup = try c.decodePathIfPresent(.socketGroup, what: "a group name")
         queueCapacity = try c.decodeWholeNumber(.queueCapacity, default: 256, in: 1...65_536, unit: "samples per client")
         deliveryIntervalMs = try c.decodeNumber(.deliveryIntervalMs, default: 20, in: 0...1000, unit: "ms; 0: every tick")
+        maxClients = try c.decodeWholeNumber(.maxClients, default: 128, in: 1...4096, unit: "clients")
+        maxClientsPerUID = try c.decodeWholeNumber(.maxClientsPerUID, default: 64, in: 1...4096, unit: "connections per uid")
+        maxUnentitledClients = try c.decodeWholeNumber(.maxUnentitledClients, default: 8, in: 0...4096,
+                                                       unit: "connections without an entitlement")
+        demandRaiseLimit = try c.decodeWholeNumber(.demandRaiseLimit, default: 32, in: 1...100_000, unit: "subscriptions per window")
+        demandRaiseWindowS = try c.decodeNumber(.demandRaiseWindowS, default: 10, in: 0.001...86400, unit: "seconds")
     }
 }
 
@@ -276,20 +296,37 @@ public enum SystemAccounts {
 
 /// `faults`: when to reset and re-probe devices.
 public struct FaultSettings: Decodable, Sendable, Equatable {
-    /// Consecutive failed reads before a device is reset. Default 3.
+    /// Consecutive failed operations (each after its transfers' retries)
+    /// before a device is re-initialised. Default 3.
     public var failuresBeforeReset: Int = 3
-    /// Seconds between re-probes of a missing device. Default 1.
-    public var reprobeIntervalS: Double = 1
+    /// Seconds between probes of a device that does not answer. Default
+    /// 0.05: data resume within a few hundred ms of a chip answering again.
+    public var reprobeIntervalS: Double = 0.05
+    /// A device whose samples stop for this many expected periods is
+    /// reported degraded and re-initialised. Default 4.
+    public var stallPeriods: Double = 4
+    /// Seconds between re-checks of a running device's configuration
+    /// registers (a brown-out can reset a chip without a bus error). Default 1.
+    public var verifyIntervalS: Double = 1
+    /// Extra attempts for a transfer that failed transiently (no
+    /// acknowledge, timeout, EIO). Default 2.
+    public var busRetries: Int = 2
     public init() {}
-    enum CodingKeys: String, CodingKey, CaseIterable { case failuresBeforeReset = "failures_before_reset", reprobeIntervalS = "reprobe_interval_s" }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case failuresBeforeReset = "failures_before_reset", reprobeIntervalS = "reprobe_interval_s"
+        case stallPeriods = "stall_periods", verifyIntervalS = "verify_interval_s", busRetries = "bus_retries"
+    }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         failuresBeforeReset = try c.decodeWholeNumber(.failuresBeforeReset, default: 3, in: 1...1000,
-                                                      unit: "consecutive failed reads")
+                                                      unit: "consecutive failed operations")
         // The engine keeps the interval in UInt64 nanoseconds: an hour is far
         // inside it (1.8e10 s would trap), 10 ms is a re-probe every tick or two.
-        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 1, in: 0.01...3600, unit: "seconds")
+        reprobeIntervalS = try c.decodeNumber(.reprobeIntervalS, default: 0.05, in: 0.01...3600, unit: "seconds")
+        stallPeriods = try c.decodeNumber(.stallPeriods, default: 4, in: 2...100, unit: "expected sample periods")
+        verifyIntervalS = try c.decodeNumber(.verifyIntervalS, default: 1, in: 0.05...3600, unit: "seconds")
+        busRetries = try c.decodeWholeNumber(.busRetries, default: 2, in: 0...10, unit: "extra attempts per transfer")
     }
 }
 
@@ -324,46 +361,5 @@ public struct SensorSettings: Decodable, Sendable, Equatable {
         mpu6050 = try c.decodeIfPresent(MPU6050Configuration.self, forKey: .mpu6050) ?? .default
         bmp280 = try c.decodeIfPresent(BMP280Configuration.self, forKey: .bmp280) ?? .default
         qmc5883l = try c.decodeIfPresent(QMC5883LConfiguration.self, forKey: .qmc5883l) ?? .default
-    }
-}
-
-/// Finds configuration and board files.
-public enum BoardLocator {
-    /// Where the agent looks for its configuration when none is given:
-    /// `$EDGE_AGENT_CONFIG`, then `/etc/edge-agent/edge-agent.json5` when
-    /// installed, then `config/edge-agent.json5` in the working directory.
-    public static func defaultConfigPath(environment: [String: String]) -> String? {
-        if let p = environment["EDGE_AGENT_CONFIG"], !p.isEmpty { return p }
-        for p in ["/etc/edge-agent/edge-agent.json5", "config/edge-agent.json5"]
-        where FileManager.default.fileExists(atPath: p) {
-            return p
-        }
-        return nil
-    }
-
-    /// Resolves a board reference from a config file: a path (contains `/`
-    /// or ends in `.json5`) is relative to the config file's directory; a
-    /// bare name is looked up as `NAME.json5` in `<config dir>/../boards`,
-    /// `<config dir>/boards`, `/usr/share/edge-agent/boards` and `./boards`.
-    public static func resolveBoard(_ reference: String, relativeTo configPath: String?) -> (path: String?, searched: [String]) {
-        let configDir = configPath.map { directory(of: $0) } ?? "."
-        if reference.contains("/") || reference.hasSuffix(".json5") {
-            let p = reference.hasPrefix("/") ? reference : configDir + "/" + reference
-            return (FileManager.default.fileExists(atPath: p) ? p : nil, [p])
-        }
-        let candidates = [configDir + "/../boards", configDir + "/boards", "/usr/share/edge-agent/boards", "boards"]
-            .map { $0 + "/" + reference + ".json5" }
-        return (candidates.first { FileManager.default.fileExists(atPath: $0) }, candidates)
-    }
-
-    /// The directory part of a path (`.` for a bare file name).
-    public static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Resolves `relative` against the directory of `file`.
-    public static func resolve(_ relative: String, nextTo file: String) -> String {
-        relative.hasPrefix("/") ? relative : directory(of: file) + "/" + relative
     }
 }

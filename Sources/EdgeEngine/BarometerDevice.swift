@@ -3,12 +3,18 @@ import EdgeChips
 import EdgeProtocol
 
 /// The BMP280 in normal mode and its upkeep (``SupervisedDevice``). It has
-/// no data-ready flag: reads are spaced by the worst-case cycle (t_max +
-/// t_sb) so no conversion is read twice. A chip reset by a brown-out sleeps
-/// and reads the "not measured" value 0x80000 (DS §3.9, Table 18 reset
-/// values): that is a chip that stopped measuring, not a bus glitch, and it
-/// is re-initialised at once; the periodic configuration check catches a
-/// reset that left the data registers as they were.
+/// no data-ready flag: reads follow a grid of the worst-case conversion
+/// cycle (t_meas,max + t_sb), so on average no conversion is read twice and
+/// the rate does not depend on the loop's tick. When the tick's jitter puts
+/// two reads closer than one worst-case cycle, a second read whose raw
+/// pressure and temperature equal the first is not published (it may be
+/// the same conversion); further apart, equal values are a new conversion
+/// (the IIR filter repeats values) and are published. A chip reset by a brown-out sleeps and reads the "not
+/// measured" value 0x80000 (DS §3.9, Table 18 reset values): that is a chip
+/// that stopped measuring, not a bus glitch, and it is re-initialised at
+/// once; the periodic configuration check catches a reset that left the
+/// data registers as they were. (Identical readings are no stall sign: at
+/// low oversampling with the IIR filter on they repeat for seconds.)
 @usableFromInline struct BarometerDevice<Bus: I2CBus>: SupervisedDevice {
     let device: EngineDevice
     var driver: BMP280<Bus>
@@ -19,6 +25,9 @@ import EdgeProtocol
     let policy: DevicePolicy
     /// Read spacing, ns (``readPeriod(_:)``).
     let period: UInt64
+    /// The raw values and capture time of the last conversion published
+    /// (nil: none since it came up).
+    var lastRaw: (p: Int32, t: Int32, at: UInt64)?
     /// The part found at the last bring-up.
     var variant: BMP280Variant?
 
@@ -28,10 +37,8 @@ import EdgeProtocol
         health = DeviceHealth(failuresBeforeReset: policy.failuresBeforeReset)
     }
 
-    /// Reads are spaced by the worst-case normal-mode cycle (t_max + t_sb):
-    /// with the IIR filter on, two conversions can give identical bytes, so
-    /// spacing - not comparing values - is what guarantees that no
-    /// conversion is published twice.
+    /// Read spacing: the worst-case normal-mode cycle, t_meas,max + t_sb
+    /// (DS §3.8.1, Table 13 and §3.6.3 Table 14).
     static func readPeriod(_ c: BMP280Configuration) -> UInt64 {
         nanoseconds(seconds: (c.measurementTime.maximum + c.standby.milliseconds) / 1e3)
     }
@@ -87,6 +94,7 @@ import EdgeProtocol
 
     mutating func resume(now: UInt64) {
         isUp = true
+        lastRaw = nil
         nextRead = now &+ nanoseconds(seconds: effectiveConfiguration.measurementTime.maximum / 1e3)
         health.watch(from: now)
         health.nextVerify = now &+ policy.verifyNanoseconds
@@ -100,16 +108,37 @@ import EdgeProtocol
     @inline(__always)
     mutating func read(now: UInt64, events: inout [ConnectionEvent]) -> BMP280Sample? {
         guard isUp, !health.idle, now >= nextRead else { return nil }
-        nextRead = now &+ period
+        // On the grid (the average spacing stays one cycle whatever the
+        // tick); a restart after falling more than a cycle behind.
+        nextRead = nextRead &+ period > now ? nextRead &+ period : now &+ period
         var reading: BMP280Sample?
+        var raw = BMP280RawSample(adcP: 0, adcT: 0)
         let d = driver
-        let error = attempt { () throws(DriverError) in reading = try d.read() }
+        let pressureOn = configuration.pressureOversampling != .skipped
+        let error = attempt { () throws(DriverError) in
+            raw = try d.readRaw()
+            guard let c = d.calibration else {
+                throw .decode(.invalidCalibration(chip: .bmp280, reason: "calibration has not been read"))
+            }
+            do throws(DecodeError) {
+                reading = try BMP280Compensation.compensate(raw, c, pressureEnabled: pressureOn)
+            } catch {
+                throw .decode(error)
+            }
+        }
         if let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite {
             health.sampleArrived(at: r.captureNanoseconds)
+            if let last = lastRaw, last.p == raw.adcP, last.t == raw.adcT, r.captureNanoseconds &- last.at < period {
+                // Perhaps the same conversion read twice: read again once a
+                // new one is certain.
+                nextRead = last.at &+ period
+                return nil
+            }
+            lastRaw = (raw.adcP, raw.adcT, r.captureNanoseconds)
             delivered(at: r.captureNanoseconds, events: &events)
             return r
         }
-        if case .skippedMeasurement? = error {
+        if case .decode(.skippedMeasurement)? = error {
             health.stallCount &+= 1
             recover(now: now, reason: "it reads the 'not measured' value 0x80000: the chip was reset and sleeps",
                     stalled: true, events: &events)

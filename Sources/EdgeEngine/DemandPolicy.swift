@@ -71,6 +71,35 @@ public struct EngineDemand: Sendable, Equatable {
     }
 }
 
+extension EngineDemand {
+    /// Most IMU samples one tick drains from the FIFO (1024 bytes hold 73
+    /// records; the driver resets it within three records of full).
+    public static var maximumAutomaticBatch: Int { 32 }
+
+    /// IMU samples per loop tick. `fixed` > 0: that. Otherwise automatic:
+    /// as many samples as fit in one delivery interval (the service hands
+    /// samples to clients no more often, so ticking faster only costs
+    /// wake-ups), but a tick at least as often as a client wants the
+    /// magnetometer (it has no FIFO: one field a tick), and one sample a
+    /// tick when the loop wakes on the data-ready edge.
+    /// - Parameters:
+    ///   - rateHz: the IMU rate.
+    ///   - deliveryInterval: ``EngineSettings/deliveryInterval``, s.
+    ///   - demand: fastest requested interval per stream, s.
+    ///   - magnetometerPeriod: the QMC5883L's output period, s.
+    public static func imuBatch(fixed: Int, rateHz: Double, deliveryInterval: Double, demand: [StreamName: Double],
+                                magnetometerPeriod: Double, dataReady: Bool) -> Int {
+        if fixed > 0 { return fixed }
+        guard !dataReady, rateHz.isFinite, rateHz > 0 else { return 1 }
+        let period = 1 / rateHz
+        var target = deliveryInterval.isFinite && deliveryInterval > 0 ? deliveryInterval : period
+        // The magnetometer stream: as often as asked, but no faster than the chip makes fields.
+        if let m = demand[.magnetometer] { target = min(target, max(m, magnetometerPeriod)) }
+        let k = Int((target / period + 1e-9).rounded(.down))
+        return min(max(1, k), maximumAutomaticBatch)
+    }
+}
+
 extension EngineDevice {
     /// A device a stream needs awake.
     public enum Need: Sendable, Hashable { case imu, accessory, magnetometer, barometer }

@@ -56,6 +56,9 @@ public struct EngineSettings: Sendable, Equatable {
     /// IMU samples read per loop tick. 1: one register burst per tick at the
     /// IMU rate (the loop runs at the IMU rate). More: the loop runs at
     /// rate/batch and drains the MPU-6050 FIFO, as needed up to 1 kHz.
+    /// 0: automatic - the loop ticks once per ``deliveryInterval`` (samples
+    /// are delivered no sooner anyway), or faster when a client wants the
+    /// magnetometer faster; see ``EngineDemand/imuBatch(fixed:rateHz:deliveryInterval:demand:magnetometerPeriod:dataReady:)``.
     public var imuBatch: Int
     /// Frame of published device motion (falls back to a 6D frame and says
     /// so in the samples' frame when the magnetometer is missing).
@@ -96,7 +99,7 @@ public struct EngineSettings: Sendable, Equatable {
                 failuresBeforeReset: Int = 3, reprobeInterval: Double = 0.05,
                 alwaysOn: Set<StreamName> = []) {
         self.mpu6050 = mpu6050; self.bmp280 = bmp280; self.qmc5883l = qmc5883l
-        self.imuBatch = max(1, imuBatch); self.referenceFrame = referenceFrame
+        self.imuBatch = max(0, imuBatch); self.referenceFrame = referenceFrame
         self.fusion = fusion; self.altitude = altitude
         self.failuresBeforeReset = max(1, failuresBeforeReset); self.reprobeInterval = reprobeInterval
         self.alwaysOn = alwaysOn
@@ -120,7 +123,7 @@ public struct EngineSettings: Sendable, Equatable {
     /// Total: a rate that is not finite and positive (impossible from a
     /// checked configuration) gives 10 ms; the period is at most 1 s.
     public var loopPeriodNanoseconds: UInt64 {
-        let p = nanoseconds(seconds: Double(imuBatch) / imuRateHz)
+        let p = nanoseconds(seconds: Double(max(1, imuBatch)) / imuRateHz)
         return p == 0 || p > 1_000_000_000 ? (p == 0 ? 10_000_000 : 1_000_000_000) : p
     }
 }

@@ -32,7 +32,8 @@ import EdgeProtocol
     var calibration: EngineCalibration.IMU
     var health: DeviceHealth
     var phase: Phase = .down
-    let fifo: Bool
+    /// Read through the FIFO (batches), or one register burst a tick.
+    var fifo: Bool { configuration.fifo }
     /// Samples captured before this are discarded (gyro settling after a wake or reset).
     var settleUntil: UInt64 = 0
     /// Capture time of the last sample handed on (for dt).
@@ -41,9 +42,9 @@ import EdgeProtocol
     var fifoOverflows = 0
     let policy: DevicePolicy
 
-    init(device: EngineDevice, driver: MPU6050<Bus>, configuration: MPU6050Configuration, fifo: Bool,
+    init(device: EngineDevice, driver: MPU6050<Bus>, configuration: MPU6050Configuration,
          calibration: EngineCalibration.IMU, policy: DevicePolicy) {
-        self.device = device; self.driver = driver; self.configuration = configuration; self.fifo = fifo
+        self.device = device; self.driver = driver; self.configuration = configuration
         self.calibration = calibration; self.policy = policy
         nominalDt = 1 / configuration.achievedSampleRateHz
         health = DeviceHealth(failuresBeforeReset: policy.failuresBeforeReset)
@@ -224,19 +225,21 @@ import EdgeProtocol
 
     // MARK: demand
 
-    /// Runs the chip at `rateHz` (the divider's nearest rate at or above it):
-    /// rewrites the configuration table. True when the rate changed.
-    mutating func setRate(_ rateHz: Double, now: UInt64) -> Bool {
+    /// Runs the chip at `rateHz` (the divider's nearest rate at or above
+    /// it), through the FIFO or not: rewrites the configuration table (which
+    /// empties the FIFO). True when anything changed.
+    mutating func setRate(_ rateHz: Double, fifo: Bool, now: UInt64) -> Bool {
         var c = configuration
         c.sampleRateHz = rateHz
-        guard c.sampleRateDivider != configuration.sampleRateDivider else { return false }
+        c.fifo = fifo
+        guard c.sampleRateDivider != configuration.sampleRateDivider || c.fifo != configuration.fifo else { return false }
         configuration = c
         nominalDt = 1 / c.achievedSampleRateHz
         health.watch(from: now)
         guard phase == .running else { return true }
         var d = driver
         let asleep = health.idle
-        _ = health.attempt { () throws(DriverError) in
+        _ = attempt { () throws(DriverError) in
             try d.configure(c)
             if asleep { try d.setSleep(true) }
         }
@@ -250,7 +253,7 @@ import EdgeProtocol
         health.idle = idle
         guard phase == .running else { return true }
         let d = driver
-        _ = health.attempt { () throws(DriverError) in try d.setSleep(idle) }
+        _ = attempt { () throws(DriverError) in try d.setSleep(idle) }
         if !idle {
             settleUntil = now &+ Self.settleNanoseconds
             lastProcessed = nil

@@ -45,7 +45,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     var demand: EngineDemand
     var seenDemandGeneration = -1
     /// Raw samples of this tick, reused (capacity reserved once).
-    var batch: [MPU6050RawSample] = {
+    var raw: [MPU6050RawSample] = {
         var a = [MPU6050RawSample]()
         a.reserveCapacity(128)
         return a
@@ -64,6 +64,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     public private(set) var ticks = 0
     /// The loop period for the IMU's current rate, ns (the loop follows it).
     public private(set) var loopPeriodNanoseconds: UInt64
+    /// IMU samples per tick now (fixed, or following demand; see
+    /// ``EngineDemand/imuBatch(fixed:rateHz:deliveryInterval:demand:magnetometerPeriod:dataReady:)``).
+    public private(set) var batch: Int
 
     public init(bus: Bus, clock: any TimeSource, devices: [EngineDevice],
                 settings: EngineSettings, calibration: EngineCalibration = EngineCalibration(),
@@ -71,36 +74,39 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         self.bus = bus
         self.clock = clock
         var s = settings
-        if s.imuBatch > 1 { s.mpu6050.fifo = true }
         if s.bmp280.mode == .forced { s.bmp280.mode = .normal }
         if devices.contains(where: { d in d.behind != nil && devices.contains { $0.kind == .mpu6050 && $0.role == .primary && $0.address == d.behind } }) {
             s.mpu6050.i2cBypass = true
         }
-        self.settings = s
         self.calibration = calibration
         let rb = RetryingBus(bus, retries: s.busRetries)
         retryingBus = rb
         publisher = Publisher(sink: sink)
-        loopPeriodNanoseconds = s.loopPeriodNanoseconds
-        demand = EngineDemand(demand: StreamName.demandEverything, alwaysOn: s.alwaysOn, configured: s.mpu6050)
+        demand = EngineDemand(demand: [:], alwaysOn: s.alwaysOn, configured: s.mpu6050)
+        batch = EngineDemand.imuBatch(fixed: s.imuBatch, rateHz: s.imuRateHz, deliveryInterval: s.deliveryInterval, demand: [:],
+                                      magnetometerPeriod: 1 / Double(s.qmc5883l.outputRate.hertz),
+                                      dataReady: s.mpu6050.dataReadyInterrupt)
+        s.mpu6050.fifo = batch > 1
+        loopPeriodNanoseconds = s.mpu6050.loopPeriodNanoseconds(batch: batch)
+        self.settings = s
         let policy = DevicePolicy(s)
         let magPeriod = nanoseconds(seconds: 1 / Double(s.qmc5883l.outputRate.hertz))
         fusion = FusionStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
-                             fieldLifetime: policy.stallNanoseconds(samplePeriod: magPeriod, loopPeriod: s.loopPeriodNanoseconds))
+                             fieldLifetime: policy.stallNanoseconds(samplePeriod: magPeriod, loopPeriod: loopPeriodNanoseconds))
         accessoryFusion = AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)
         altitude = AltitudeStage(settings: s.altitude)
         for d in devices {
             switch (d.kind, d.role) {
             case (.mpu6050, .primary) where imu == nil:
                 imu = IMUDevice(device: d, driver: MPU6050(bus: rb, address: d.address, clock: clock),
-                                configuration: s.mpu6050, fifo: s.imuBatch > 1,
+                                configuration: s.mpu6050,
                                 calibration: calibration.imu[d.id] ?? .init(), policy: policy)
             case (.mpu6050, _) where accessory == nil:
                 var c = s.mpu6050
                 c.fifo = false
                 c.i2cBypass = false
                 accessory = IMUDevice(device: d, driver: MPU6050(bus: rb, address: d.address, clock: clock),
-                                      configuration: c, fifo: false,
+                                      configuration: c,
                                       calibration: calibration.imu[d.id] ?? .init(), policy: policy)
             case (.qmc5883l, _) where magnetometer == nil:
                 magnetometer = MagnetometerDevice(device: d, driver: QMC5883L(bus: rb, address: d.address, clock: clock),
@@ -164,14 +170,24 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let g = sink.demandGeneration
         guard g != seenDemandGeneration else { return }
         seenDemandGeneration = g
-        demand = EngineDemand(demand: sink.demand(), alwaysOn: settings.alwaysOn, configured: settings.mpu6050)
+        let requested = sink.demand()
+        demand = EngineDemand(demand: requested, alwaysOn: settings.alwaysOn, configured: settings.mpu6050)
         publisher.wanted = demand.wanted
         var changed = false
         if imu != nil {
-            if imu!.setRate(demand.imuRateHz, now: now) {
+            let rate = demand.imuRateHz
+            let k = EngineDemand.imuBatch(fixed: settings.imuBatch, rateHz: imu!.configuration.withRate(rate).achievedSampleRateHz,
+                                          deliveryInterval: settings.deliveryInterval, demand: requested,
+                                          magnetometerPeriod: 1 / Double(settings.qmc5883l.outputRate.hertz),
+                                          dataReady: settings.mpu6050.dataReadyInterrupt)
+            if imu!.setRate(rate, fifo: k > 1, now: now) || k != batch {
                 changed = true
-                loopPeriodNanoseconds = imu!.configuration.loopPeriodNanoseconds(batch: settings.imuBatch)
+                batch = k
+                loopPeriodNanoseconds = imu!.configuration.loopPeriodNanoseconds(batch: k)
                 publisher.wakeEveryTicks = wakeEveryTicks
+                let magPeriod = nanoseconds(seconds: 1 / Double(settings.qmc5883l.outputRate.hertz))
+                fusion.fieldLifetimeNanoseconds = DevicePolicy(settings).stallNanoseconds(samplePeriod: magPeriod,
+                                                                                          loopPeriod: loopPeriodNanoseconds)
             }
             if imu!.setIdle(!demand.devices.contains(.imu), now: now) { changed = true }
         }
@@ -208,12 +224,12 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     func readPrimaryIMU(now: UInt64) {
         let eventsBefore = publisher.events.count
-        imu!.read(into: &batch, now: now, loopPeriod: loopPeriodNanoseconds, events: &publisher.events)
-        let n = batch.count
+        imu!.read(into: &raw, now: now, loopPeriod: loopPeriodNanoseconds, events: &publisher.events)
+        let n = raw.count
         var delivered: UInt64?
         for i in 0..<n {
-            guard let (acc, gyr, dt) = imu!.prepare(batch[i]) else { continue }   // in place: no copy of the device
-            let t = batch[i].captureNanoseconds
+            guard let (acc, gyr, dt) = imu!.prepare(raw[i]) else { continue }   // in place: no copy of the device
+            let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
             fusion.motion(accel: acc, gyro: gyr, dt: dt, at: t, last: i == n - 1, publisher: &publisher)
             if barometer != nil { altitude.motion(attitude6D: fusion.filter.quaternion6D, accel: acc, dt: dt) }
@@ -224,11 +240,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     func readAccessoryIMU(now: UInt64) {
         let eventsBefore = publisher.events.count
-        accessory!.read(into: &batch, now: now, loopPeriod: loopPeriodNanoseconds, events: &publisher.events)
+        accessory!.read(into: &raw, now: now, loopPeriod: loopPeriodNanoseconds, events: &publisher.events)
         var delivered: UInt64?
-        for i in 0..<batch.count {
-            guard let (acc, gyr, dt) = accessory!.prepare(batch[i]) else { continue }
-            let t = batch[i].captureNanoseconds
+        for i in 0..<raw.count {
+            guard let (acc, gyr, dt) = accessory!.prepare(raw[i]) else { continue }
+            let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
             accessoryFusion.motion(accel: acc, gyro: gyr, dt: dt, at: t, publisher: &publisher)
         }
@@ -335,6 +351,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 }
 
 extension MPU6050Configuration {
+    /// The same configuration at another rate.
+    func withRate(_ hz: Double) -> MPU6050Configuration {
+        var c = self
+        c.sampleRateHz = hz
+        return c
+    }
+
     /// The loop period for this rate with `batch` samples per tick, ns.
     func loopPeriodNanoseconds(batch: Int) -> UInt64 {
         var s = EngineSettings()

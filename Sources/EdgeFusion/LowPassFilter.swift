@@ -1,3 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0 AND MIT
+// SPDX-FileCopyrightText: 2021 Daniel Laidig <laidig@control.tu-berlin.de>
+//
+// This file follows VQF's reference implementation (github.com/dlaidig/vqf,
+// vqf/cpp/vqf.cpp, MIT licence) closely. VQF's copyright and permission
+// notice is reproduced in THIRD_PARTY_NOTICES at the repository root.
+
 /// Second-order Butterworth low-pass filter, as VQF uses it for the
 /// accelerometer in the almost-inertial frame, the bias-estimation terms, rest
 /// detection and the magnetic norm/dip.

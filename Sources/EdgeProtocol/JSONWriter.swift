@@ -2,8 +2,10 @@
 ///
 /// Allocation-light: keys are `StaticString`s, integers are formatted
 /// digit by digit, and the buffer keeps its capacity across `reset()`.
-/// Doubles use Swift's shortest round-trip formatting (`description`),
-/// which allocates only for representations longer than 15 bytes.
+/// Doubles use Swift's shortest round-trip formatting (the digits of
+/// `description`), written straight into the buffer: formatting allocates
+/// nothing (``description`` would, for any representation over 15 bytes -
+/// most sensor values).
 /// Commas are inserted automatically between members and elements.
 ///
 /// A non-finite double is a programmer error upstream (fusion must never
@@ -92,7 +94,9 @@ public struct JSONWriter: Sendable {
             bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: r))
             magnitude = q
         }
-        bytes[start...].reverse()
+        // Flip in place by index (reversing the slice would copy it).
+        var i = start, j = bytes.count - 1
+        while i < j { bytes.swapAt(i, j); i += 1; j -= 1 }
         needsComma = true
     }
 
@@ -105,8 +109,12 @@ public struct JSONWriter: Sendable {
             return
         }
         separator()
-        var d = v.description
-        d.withUTF8 { bytes.append(contentsOf: $0) }
+        // Double.write(to:) formats into a stack buffer and hands the ASCII
+        // to the stream's _writeASCII: no String is made.
+        var sink = ByteSink()
+        swap(&sink.bytes, &bytes)
+        v.write(to: &sink)
+        swap(&sink.bytes, &bytes)
         needsComma = true
     }
 
@@ -153,4 +161,12 @@ public struct JSONWriter: Sendable {
         key("x"); double(v.x); key("y"); double(v.y); key("z"); double(v.z)
         endObject()
     }
+}
+
+/// Appends what a `TextOutputStreamable` writes to a byte buffer; ASCII
+/// from the standard library's number formatting arrives without a String.
+struct ByteSink: TextOutputStream {
+    var bytes: [UInt8] = []
+    mutating func write(_ string: String) { bytes.append(contentsOf: string.utf8) }
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: buffer) }
 }

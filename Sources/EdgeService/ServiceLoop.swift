@@ -62,7 +62,7 @@ final class Client {
 
     var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
 
-    func enqueue(_ line: [UInt8]) {
+    func enqueue(_ line: Line) {
         if queue.push(line) { counters.addDropped(1) }
         counters.queued.store(queue.count, ordering: .relaxed)
     }
@@ -85,6 +85,7 @@ final class ServiceLoop: @unchecked Sendable {
     var clients: [Client] = []
     var pollFDs: [pollfd] = []
     var writer = JSONWriter(capacity: 4096)
+    var pool = LinePool()
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var nextClientID = 1
@@ -113,25 +114,27 @@ final class ServiceLoop: @unchecked Sendable {
         self.listener = listener
     }
 
+    /// Held while clients' state is touched: by the service thread while it
+    /// handles what poll reported, by the loop thread while it delivers inline.
+    let lock = Mutex<Void>(())
+
+    /// On the loop thread: deliver what was published, if the service thread
+    /// is not busy. True when everything was written (no wake-up needed).
+    func deliverInline() -> Bool {
+        lock.withLockIfAvailable { _ -> Bool in
+            deliverEvents()
+            drainSamples()
+            return !clients.contains { !$0.dead && $0.hasOutput }
+        } ?? false
+    }
+
     // MARK: main loop
 
     func run() {
         while !core.stopRequested.load(ordering: .acquiring) {
-            pollFDs.removeAll(keepingCapacity: true)
-            pollFDs.append(pollfd(fd: core.wakeReadFD, events: Int16(POLLIN), revents: 0))
-            // While out of descriptors (EMFILE), stop polling the listener for
-            // a moment instead of spinning on a connection we cannot accept.
-            let acceptEvents = edge_monotonic_ns() >= acceptPausedUntil ? Int16(POLLIN) : 0
-            pollFDs.append(pollfd(fd: listener.fd, events: acceptEvents, revents: 0))
-            var anyClosing = false
-            for c in clients {
-                var ev = Int16(0)
-                if c.closingDeadline != nil { anyClosing = true } else if !c.readClosed { ev |= Int16(POLLIN) }
-                if c.hasOutput { ev |= Int16(POLLOUT) }
-                pollFDs.append(pollfd(fd: c.fd, events: ev, revents: 0))
-            }
+            let timeout = lock.withLock { _ in preparePoll() }
             do {
-                _ = try Posix.poll(&pollFDs, timeoutMs: anyClosing || acceptPausedUntil != 0 ? 50 : config.idlePollTimeoutMs)
+                _ = try Posix.poll(&pollFDs, timeoutMs: timeout)
             } catch {
                 // EINVAL/ENOMEM: nothing sane to do but retry after a pause.
                 var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
@@ -139,7 +142,30 @@ final class ServiceLoop: @unchecked Sendable {
                 continue
             }
             if core.stopRequested.load(ordering: .acquiring) { break }
+            lock.withLock { _ in handlePolled() }
+        }
+        lock.withLock { _ in shutdown() }
+    }
 
+    /// The descriptors to poll (wake pipe, listener, clients) and the timeout, ms.
+    func preparePoll() -> Int32 {
+        pollFDs.removeAll(keepingCapacity: true)
+        pollFDs.append(pollfd(fd: core.wakeReadFD, events: Int16(POLLIN), revents: 0))
+        // While out of descriptors (EMFILE), stop polling the listener for
+        // a moment instead of spinning on a connection we cannot accept.
+        let acceptEvents = edge_monotonic_ns() >= acceptPausedUntil ? Int16(POLLIN) : 0
+        pollFDs.append(pollfd(fd: listener.fd, events: acceptEvents, revents: 0))
+        var anyClosing = false
+        for c in clients {
+            var ev = Int16(0)
+            if c.closingDeadline != nil { anyClosing = true } else if !c.readClosed { ev |= Int16(POLLIN) }
+            if c.hasOutput { ev |= Int16(POLLOUT) }
+            pollFDs.append(pollfd(fd: c.fd, events: ev, revents: 0))
+        }
+        return anyClosing || acceptPausedUntil != 0 ? 50 : config.idlePollTimeoutMs
+    }
+
+    func handlePolled() {
             if pollFDs[0].revents != 0 { drainWakePipe() }
             deliverEvents()
             drainSamples()
@@ -166,8 +192,6 @@ final class ServiceLoop: @unchecked Sendable {
             }
             removeDeadClients()
             if demandDirty { publishDemand() }
-        }
-        shutdown()
     }
 
     /// Consumes the wake-up bytes, then re-arms the wake flag. In this order
@@ -195,7 +219,7 @@ final class ServiceLoop: @unchecked Sendable {
     func distribute(_ sample: Sample) {
         let idx = sample.stream.index
         latest[idx] = sample
-        var encoded: [UInt8]?
+        var encoded: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
@@ -204,7 +228,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    func encode(_ sample: Sample) -> [UInt8] {
+    func encode(_ sample: Sample) -> Line {
         writer.reset()
         let before = writer.nonFiniteCount
         MessageEncoder.sample(sample, into: &writer)
@@ -215,9 +239,9 @@ final class ServiceLoop: @unchecked Sendable {
         return currentLine()
     }
 
-    /// A right-sized copy of the writer's bytes (the writer keeps its buffer).
-    func currentLine() -> [UInt8] {
-        writer.bytes.withUnsafeBufferPointer { Array($0) }
+    /// The writer's bytes in a pooled line (the writer keeps its buffer).
+    func currentLine() -> Line {
+        writer.bytes.withUnsafeBufferPointer { pool.line($0) }
     }
 
     func deliverEvents() {
@@ -486,7 +510,7 @@ final class ServiceLoop: @unchecked Sendable {
                 c.staging.removeAll(keepingCapacity: true)
                 c.stagingOffset = 0
                 while c.staging.count < stagingTarget, let line = c.queue.popFirst() {
-                    c.staging.append(contentsOf: line)
+                    c.staging.append(contentsOf: line.bytes)
                     c.stagedLines += 1
                 }
                 c.counters.queued.store(c.queue.count, ordering: .relaxed)

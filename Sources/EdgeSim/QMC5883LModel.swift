@@ -1,11 +1,12 @@
-// QST QMC5883L register-file model, transcribed from the QMC5883L data sheet
-// rev 1.0 via /work/shared/reference/sensors.md §3 (not from any driver).
+// QST QMC5883L register-file model, transcribed from the QST QMC5883L data
+// sheet rev 1.0 itself (not from any driver).
 import EdgeBus
 import EdgeFusion
 
-/// Imperfections of one QMC5883L (DS 1.0 Table 2; sensors.md 3.6 and §5), µT, chip frame.
+/// Imperfections of one QMC5883L (QST QMC5883L data sheet rev 1.0 Table 2), µT, chip frame.
 public struct QMC5883LImperfections: Codable, Sendable, Equatable {
-    /// The sensing element: noise (2 mG = 0.2 µT σ at OSR 512, × √(512/OSR)),
+    /// The sensing element: noise (2 mG = 0.2 µT σ at OSR 512, the data sheet's
+    /// field resolution; × √(512/OSR) at lower OSR, our assumption: the DS gives none),
     /// offset (DS ±10 mG, plus board hard iron), sensitivity, cross-axis.
     public var field: AxisImperfections
     /// Soft-iron distortion of the field around the chip (3x3, applied before

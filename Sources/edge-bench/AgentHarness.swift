@@ -89,7 +89,7 @@ struct AgentSetup {
             qmc5883l: { mode: "continuous", output_rate_hz: 100 },
           },
           loop: { imu_batch: \(imuBatch), data_ready: false, realtime: \(realtime), priority: \(priority) },
-          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity) },
+          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity), max_clients_per_uid: 128 },
           always_on: [],
         }
         """
@@ -175,6 +175,36 @@ final class AgentRun {
         if let d = duration { argv += ["--duration", fixed(d, 3)] }
         process = try ChildProcess(argv, stdout: dir.file("agent.out"), stderr: dir.file("agent.err"))
         startedNs = monotonicNanoseconds()
+        let deadline = startedNs + 20_000_000_000
+        while true {
+            if process.poll() {
+                throw BenchError("edge-agent exited (status \(process.exitStatus ?? -1)) before serving clients:\n\(process.stderrText)\(process.stdoutText)")
+            }
+            if fileExists(socketPath), let fd = try? UnixSocket.connect(socketPath) { close(fd); break }
+            if monotonicNanoseconds() > deadline {
+                process.stop(grace: 2)
+                throw BenchError("edge-agent did not open its socket \(socketPath) within 20 s:\n\(process.stderrText)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// Starts `edge-agent run --config CONFIG --socket <private> --quiet
+    /// [--duration S]`: an existing configuration (the repository's default)
+    /// with only the socket moved.
+    init(paths: Paths, config: String, duration: Double?) throws {
+        dir = try TempDirectory(prefix: "edge-bench-agent")
+        socketPath = dir.file("agent.sock")
+        configPath = config
+        setup = AgentSetup()
+        var argv = [paths.agent, "run", "--config", config, "--socket", socketPath, "--quiet"]
+        if let d = duration { argv += ["--duration", fixed(d, 3)] }
+        process = try ChildProcess(argv, stdout: dir.file("agent.out"), stderr: dir.file("agent.err"))
+        startedNs = monotonicNanoseconds()
+        try Self.waitForSocket(process, socketPath, startedNs)
+    }
+
+    static func waitForSocket(_ process: ChildProcess, _ socketPath: String, _ startedNs: UInt64) throws {
         let deadline = startedNs + 20_000_000_000
         while true {
             if process.poll() {

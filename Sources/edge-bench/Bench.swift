@@ -18,9 +18,11 @@ enum BenchCommand {
 
     Commands:
       loop        loop wake-up lateness at 200 Hz and 1 kHz (60 s) next to cyclictest
-      footprint   agent CPU and resident memory at 100 Hz with 8 clients (30 s)
+      footprint   agent CPU (vs a 100 Hz wake-up floor) and memory, default config, 8 clients (30 s)
       fanout      64 clients on deviceMotion at 100 Hz, one never reading (20 s)
       altitude    fused altitude vs barometer alone on the simulator (virtual clock)
+      altitude-filter
+                  the altitude filters alone on synthetic data (instant, deterministic)
       step        CPU time of one loop step in process: engine tick vs simulated chips alone
       alloc       heap allocations on the loop thread in steady state (target: none)
       all         everything above with short durations (about 1.5 min)
@@ -43,6 +45,7 @@ enum BenchCommand {
             case "footprint": ok = try FootprintBenchmark.run(rest)
             case "fanout": ok = try FanoutBenchmark.run(rest)
             case "altitude": ok = try AltitudeEngineBenchmark.run(rest)
+            case "altitude-filter": ok = try AltitudeFilterBenchmark.run(rest)
             case "step": ok = try StepBenchmark.run(rest)
             case "alloc": ok = try AllocBenchmark.run(rest)
             case "all": ok = try runAll(rest)

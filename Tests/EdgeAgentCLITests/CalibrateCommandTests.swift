@@ -3,36 +3,54 @@ import Foundation
 import EdgeBus
 import EdgeConfig
 import EdgeFusion
+import EdgeSim
 @testable import EdgeAgentCLI
+import EdgeLinux
 
-/// The calibrate command's core on the simulated board, on a virtual clock.
-/// The calibrate-* scenarios give the chips known imperfections (chip frame):
-/// MPU-6050 0x68 gyro bias (0.031, −0.022, 0.012) rad/s, accel bias
-/// (0.25, −0.18, 0.4) m/s² and gain error (+2 %, −1.5 %, +1 %); QMC5883L
-/// 0x0D hard iron (12, −8, 5) µT and gain error (+3 %, −2 %, +1 %).
+/// The calibrate command's core on the simulated board, on a virtual clock,
+/// as `edge-agent calibrate SENSOR --scenario scenarios/calibrate-*.json5`
+/// runs it on the default board: the calibration scenarios move the board's
+/// own chips. What the calibration must recover is the simulator's model of
+/// those chips (their imperfections, chip frame), taken from the board the
+/// session built - an independent truth, transcribed from the data sheet in
+/// EdgeSim, not from the calibration code.
 @Suite struct CalibrateCommandTests {
-    static let gyroBias = Vector3(0.031, -0.022, 0.012)
-    static let accelBias = Vector3(0.25, -0.18, 0.4)
-    static let accelGain = Vector3(1.02, 0.985, 1.01)
-    static let hardIron = Vector3(12, -8, 5)
-    static let magGain = Vector3(1.03, 0.98, 1.01)
-
     static func tempDir() -> String {
         let d = NSTemporaryDirectory() + "calibrate-tests-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         return d
     }
 
+    /// The default board's session playing `scenario` (a scenarios/ name) on a virtual clock.
+    static func session(_ scenario: String) throws -> (BoardSession, BoardSession.Selection) {
+        let selection = try defaultSelection()
+        let path = repositoryRoot + "/scenarios/\(scenario).json5"
+        return (try CalibrateCommand.openSession(selection, scenario: path, clock: VirtualClock()), selection)
+    }
+
     /// Runs the command's core; returns the exit status (or throws) and the console output.
     static func calibrate(_ sensor: CalibrateCommand.Sensor, scenario: String, duration: Double? = nil,
                           output: String, chip: String? = nil) throws -> (Int32, String, String) {
-        let selection = try simulatedSelection(scenario: scenario)
-        let session = try BoardSession.open(selection, clock: VirtualClock())
+        let (session, selection) = try Self.session(scenario)
         let (console, out, err) = Console.capturing()
         let rc = try CalibrateCommand.execute(
             .init(sensor: sensor, chipID: chip, duration: duration, outputPath: output),
             session: session, settings: selection.config.sensors, console: console, created: "2026-11-29T17:00:00Z")
         return (rc, out(), err())
+    }
+
+    /// The simulator's imperfections of the chip at `address` of the board `session` built.
+    static func model(_ session: BoardSession, _ address: UInt8) throws -> ChipImperfections {
+        let spec = try #require(session.simulated?.chips.first { $0.address == address })
+        let kind = try #require(ChipSpec.Kind(rawValue: spec.kind))
+        return SimulatedBoardFactory.resolved(spec.imperfections, kind: kind)
+    }
+
+    static func v(_ a: [Double]) -> Vector3 { Vector3(a[0], a[1], a[2]) }
+
+    /// What the model adds at rest, `bias + biasTempco·(T − 25 °C)`, and its gain `1 + scaleError + scaleTempco·ΔT`.
+    static func offset(_ a: AxisImperfections, at t: Double) -> (bias: Vector3, gain: Vector3) {
+        (v(a.bias) + v(a.biasTempco) * (t - 25), Vector3(1, 1, 1) + v(a.scaleError) + Vector3(repeating: a.scaleTempco * (t - 25)))
     }
 
     @Test func gyroRecoversTheSimulatedBias() throws {
@@ -42,10 +60,12 @@ import EdgeFusion
         #expect(err.contains("do not touch it"))
         #expect(out.contains("Quality: good"))
         let gyro = try #require(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.gyro)
+        guard case .mpu6050(let m) = try Self.model(try Self.session("calibrate-gyro").0, 0x68) else { Issue.record("not an MPU-6050"); return }
+        // 22 °C room + the model's die offset
+        let die = 22 + m.dieTemperatureOffset
+        #expect(abs(gyro.calibration.temperatureCelsius - die) < 0.2)
         // noise 0.0007 rad/s over 1000 samples, quantisation 1/65.5 °/s = 0.00027 rad/s
-        #expect((gyro.calibration.bias - Self.gyroBias).magnitudes.max() < 3e-4)
-        // 24 °C ambient + the model's 2 °C die offset
-        #expect(abs(gyro.calibration.temperatureCelsius - 26) < 0.2)
+        #expect((gyro.calibration.bias - Self.offset(m.gyro, at: die).bias).magnitudes.max() < 3e-4)
         #expect(gyro.calibration.sampleCount >= 990)
         #expect(gyro.created == "2026-11-29T17:00:00Z")
     }
@@ -58,22 +78,32 @@ import EdgeFusion
         #expect(err.contains("✓ -Y up recorded."))
         #expect(out.contains("Accelerometer mpu6050@0x68"))
         let accel = try #require(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.accel).calibration
-        #expect((accel.bias - Self.accelBias).magnitudes.max() < 0.01)
-        #expect((accel.scale * Self.accelGain - Vector3(1, 1, 1)).magnitudes.max() < 0.001)
+        guard case .mpu6050(let m) = try Self.model(try Self.session("calibrate-accel").0, 0x68) else { Issue.record("not an MPU-6050"); return }
+        let truth = Self.offset(m.accel, at: accel.temperatureCelsius)
+        #expect((accel.bias - truth.bias).magnitudes.max() < 0.01)
+        #expect((accel.scale * truth.gain - Vector3(1, 1, 1)).magnitudes.max() < 0.001)
         #expect(accel.verdict.level == .good)
     }
 
-    @Test func magRecoversTheHardIronAndGains() throws {
+    @Test func magRecoversTheHardIronAndMakesTheFieldASphere() throws {
         let path = Self.tempDir() + "/calibration.json"
         let (rc, _, err) = try Self.calibrate(.mag, scenario: "calibrate-mag", output: path)
         #expect(rc == 0)
         #expect(err.contains("Turn the board slowly through all orientations"))
         let mag = try #require(try CalibrationFile.load(from: path)[chip: "qmc5883l@0x0d"]?.mag).calibration
-        #expect((mag.hardIron - Self.hardIron).norm < 0.3)
-        // soft iron undoes the gains, normalised to determinant 1
-        let inv = Vector3(1, 1, 1) / Self.magGain
-        let expected = inv / mathCbrt(inv.x * inv.y * inv.z)
-        #expect((mag.softIron.diagonal - expected).magnitudes.max() < 0.005)
+        guard case .qmc5883l(let q) = try Self.model(try Self.session("calibrate-mag").0, 0x0D) else { Issue.record("not a QMC5883L"); return }
+        // the model: raw = (I + crossAxis)·diag(gain)·softIron·field + bias, at the room's 22 °C
+        let (bias, gain) = Self.offset(q.field, at: 22)
+        #expect((mag.hardIron - bias).norm < 0.3)
+        var mix = Matrix3(rows: q.field.crossAxis)
+        mix = Matrix3(rows: [[1, mix.r0.y, mix.r0.z], [mix.r1.x, 1, mix.r1.z], [mix.r2.x, mix.r2.y, 1]])
+        let distortion = mix * Matrix3(rows: [[gain.x, 0, 0], [0, gain.y, 0], [0, 0, gain.z]]) * Matrix3(rows: q.softIron)
+        // calibrated, every direction of the field has the same size
+        var sizes: [Double] = []
+        for x in [-1.0, 0, 1] { for y in [-1.0, 0, 1] { for z in [-1.0, 0, 1] where x != 0 || y != 0 || z != 0 {
+            sizes.append((mag.softIron * (distortion * Vector3(x, y, z).normalized)).norm)
+        } } }
+        #expect(sizes.max()! / sizes.min()! - 1 < 0.005, "\(sizes)")
         #expect(abs(mag.fieldStrength - 48) < 1.5)
         #expect(mag.residual < 0.01)
     }
@@ -182,8 +212,7 @@ import EdgeFusion
     @Test func onlyTheCalibratedChipIsStarted() throws {
         // The profile names a BMP280 at 0x77 that is not on the bus: a gyro
         // calibration must not care.
-        let selection = try simulatedSelection(scenario: "calibrate-gyro")
-        let real = try BoardSession.open(selection, clock: VirtualClock())
+        let (real, selection) = try Self.session("calibrate-gyro")
         var profile = real.profile
         profile.chips.append(ChipSpec(kind: .bmp280, address: 0x77))
         let session = BoardSession(profile: profile, source: real.profileSource, bus: real.bus, clock: real.clock,

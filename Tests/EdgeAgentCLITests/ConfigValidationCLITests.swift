@@ -46,7 +46,7 @@ import Foundation
         let (c, out, err) = Console.capturing()
         let rc = EdgeAgentCLI.run(["edge-agent", "run", "--config", config, "--socket", Self.tempPath("s.sock"),
                                    "--duration", "0.1", "--quiet"], console: c)
-        #expect(rc == 1)
+        #expect(rc == 2)   // a configuration error is bad use (README: exit status 2)
         #expect(err().contains("\(config):5:13: clients[1].user: "), "\(err())")
         #expect(err().contains("no user named 'no-such-user-7f3a'"), "\(err())")
         #expect(!out().contains("edge-agent: config "), "refused before the startup line: \(out())")

@@ -581,7 +581,7 @@ struct SampleChecks {
         #expect(kinds.last == "STOPPING=1", "nothing after STOPPING=1: \(kinds)")
 
         let out = agent.stdout
-        #expect(out.contains("edge-agent: SIGTERM, stopping"), "stdout:\n\(out)")
+        #expect(out.contains("edge-agent run: SIGTERM received, stopping cleanly"), "stdout:\n\(out)")
         let summary = out.split(separator: "\n").first { $0.hasPrefix("edge-agent: stopped after ") && $0.contains(" ticks") }
         #expect(summary != nil, "the \"stopped after … ticks\" summary line:\n\(out)")
         if let summary, let n = Int(summary.dropFirst("edge-agent: stopped after ".count).prefix { $0.isNumber }) {

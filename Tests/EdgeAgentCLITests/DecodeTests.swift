@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import EdgeAgentCLI
 
 /// Tests/Fixtures/dumps/, found from this file's path (no bundle resources).
@@ -141,5 +142,87 @@ func jsonValue(_ json: String, _ key: String) -> String? {
         #expect(fixed(-0.0001, 2) == "0.00")
         #expect(fixed(-1.005, 1) == "-1.0")
         #expect(fixed(9.80665, 5) == "9.80665")
+    }
+}
+
+/// Dumps that must not decode as if nothing were wrong: a pasted row that
+/// lost a cell, a dump of another chip (identity registers from the data
+/// sheets, sensors.md: MPU-6050 WHO_AM_I 0x75 = 0x68, BMP280 id 0xD0 = 0x58,
+/// QMC5883L CHIP_ID 0x0D = 0xFF), a CRLF file.
+@Suite struct DecodeDamagedDumpTests {
+    func temporaryDump(_ text: String) throws -> String {
+        let p = NSTemporaryDirectory() + "decode-\(UUID().uuidString).txt"
+        try text.write(toFile: p, atomically: true, encoding: .utf8)
+        return p
+    }
+
+    func fixture(_ name: String) throws -> String { try String(contentsOfFile: dumpFixture(name), encoding: .utf8) }
+
+    @Test func aRowMissingACellIsAnErrorNotShiftedReadings() throws {
+        // mpu6050-at-rest.txt line 6 is row 40; dropping its 0x43 cell shifted
+        // the gyro X bytes and printed -4.23 rad/s instead of 0.0175
+        let lines = try fixture("mpu6050-at-rest.txt").components(separatedBy: "\n")
+        #expect(lines[5].hasPrefix("40: 00 fd f7 00 83 ff"))
+        var damaged = lines
+        damaged[5] = "40: 00 fd f7 83 ff be 00 00 00 00 00 00 00 00 00    .??.?.?........."
+        let path = try temporaryDump(damaged.joined(separator: "\n"))
+        let (status, out, err) = decode("mpu6050", path)
+        #expect(status == 1)
+        #expect(out.isEmpty)
+        #expect(err.contains("\(path):6:") && err.contains("15 cells") && err.contains("expected 16"), "\(err)")
+    }
+
+    @Test func aCRLFDumpDecodesLikeTheLFOne() throws {
+        let crlf = try temporaryDump(try fixture("mpu6050-at-rest.txt").replacingOccurrences(of: "\n", with: "  \r\n"))
+        let (status, out, err) = decode("mpu6050", crlf, "--json")
+        #expect(status == 0, "\(err)")
+        #expect(out == decode("mpu6050", dumpFixture("mpu6050-at-rest.txt"), "--json").1)
+        let gx = try #require(jsonValue(out, "gyro_x_radps").flatMap(Double.init))
+        #expect(abs(gx - Double.pi / 180) < 1e-12)   // 131 LSB at ±250 °/s
+    }
+
+    @Test(arguments: [
+        ("mpu6050", "bmp280-worked-example.txt", ["0x75", "0xd0", "0x58", "BMP280", "decode bmp280"]),
+        ("mpu6050", "qmc5883l-known-field.txt", ["0x75", "QMC5883L", "decode qmc5883l"]),
+        ("bmp280", "mpu6050-at-rest.txt", ["0xd0", "0x68", "MPU-6050", "decode mpu6050"]),
+        ("bmp280", "qmc5883l-known-field.txt", ["0xd0", "0x0d", "QMC5883L"]),
+        ("qmc5883l", "mpu6050-at-rest.txt", ["0x0d", "0x68", "MPU-6050", "decode mpu6050"]),
+        ("qmc5883l", "bmp280-worked-example.txt", ["0x0d", "0x58", "BMP280", "decode bmp280"]),
+    ])
+    func aDumpOfAnotherChipIsRefusedNamingIt(_ chip: String, _ file: String, _ words: [String]) {
+        let (status, out, err) = decode(chip, dumpFixture(file))
+        #expect(status == 1)
+        #expect(out.isEmpty)
+        #expect(err.contains("not a"), "\(err)")
+        for w in words { #expect(err.contains(w), "\(w) in \(err)") }
+        #expect(err.contains("--force"))
+        // --force decodes anyway, loudly (a BMP280 decode of other bytes may
+        // still fail on its own: zero calibration words are no calibration)
+        let (forced, fout, ferr) = decode(chip, dumpFixture(file), "--force")
+        #expect(ferr.contains("warning") && ferr.contains("anyway"), "\(ferr)")
+        #expect(!ferr.contains("Nothing decoded"))
+        if chip != "bmp280" { #expect(forced == 0 && !fout.isEmpty) }
+    }
+
+    @Test func aDumpOfNoChipIsRefused() throws {
+        var text = try fixture("mpu6050-at-rest.txt").components(separatedBy: "\n")[0] + "\n"
+        for base in stride(from: 0, to: 256, by: 16) {
+            let d = Array("0123456789abcdef")
+            text += String(d[base >> 4]) + "0: " + String(repeating: "ff ", count: 16) + "   ................\n"
+        }
+        let path = try temporaryDump(text)
+        for chip in ["mpu6050", "bmp280", "qmc5883l"] {
+            let (status, _, err) = decode(chip, path)
+            #expect(status == 1)
+            #expect(err.contains("0xff") && err.contains("no chip answered"), "\(chip): \(err)")
+        }
+    }
+
+    @Test func aCloneIsDecodedWithItsWarning() throws {
+        // WHO_AM_I 0x70 (MPU-6500 core): accepted, with the variant's warning
+        let text = try fixture("mpu6050-at-rest.txt").replacingOccurrences(of: "70: 00 00 00 00 00 68", with: "70: 00 00 00 00 00 70")
+        let (status, out, _) = decode("mpu6050", try temporaryDump(text))
+        #expect(status == 0)
+        #expect(out.contains("MPU-6500"))
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 import Foundation
+import EdgeConfig
 import EdgeFusion
 @testable import EdgeAgentCLI
 
@@ -228,17 +229,41 @@ func temporaryPath(_ name: String) -> String {
     }
 
     @Test func magnetometerCalibrationFileIsLoadedAndChecked() throws {
-        let cal = temporaryPath("cal.json")
-        try #"{"hardIron":[1,2,3],"softIron":[[1,0,0],[0,1,0],[0,0,1]]}"#.write(toFile: cal, atomically: true, encoding: .utf8)
+        // the file `edge-agent calibrate mag` writes, for the default board
+        let cal = temporaryPath("calibration.json")
+        let (c, _, e) = Console.capturing()
+        #expect(EdgeAgentCLI.run(["edge-agent", "calibrate", "mag", "--scenario", repositoryRoot + "/scenarios/calibrate-mag.json5",
+                                  "--fast", "--output", cal, "--config", repositoryRoot + "/config/edge-agent.json5"], console: c) == 0, "\(e())")
         let o = temporaryPath("o.csv")
-        #expect(run(["--input", FuseGoldenTests.input.path, "--output", o, "--mag-calibration", cal]).0 == 0)
+        let (rc, _, err) = run(["--input", FuseGoldenTests.input.path, "--output", o, "--mag-calibration", cal,
+                                "--config", repositoryRoot + "/config/edge-agent.json5"])
+        #expect(rc == 0, "\(err)")
         let rows = try String(contentsOfFile: o, encoding: .utf8).split(separator: "\n")
         // calibrated: accuracy no longer "uncalibrated" (-1) once the magnetometer is in
         #expect(!rows.last!.hasSuffix(",-1"))
-        let bad = temporaryPath("bad.json")
-        try #"{"hardIron":[1,2]}"#.write(toFile: bad, atomically: true, encoding: .utf8)
-        let (status, _, err) = run(["--input", FuseGoldenTests.input.path, "--output", o, "--mag-calibration", bad])
-        #expect(status == 1 && err.contains("bad.json"))
+        // the old fuse-only format is refused in words, not Swift's
+        let old = temporaryPath("old.json")
+        try #"{"hardIron":[1,2,3],"softIron":[[1,0,0],[0,1,0],[0,0,1]]}"#.write(toFile: old, atomically: true, encoding: .utf8)
+        let (status, _, e2) = run(["--input", FuseGoldenTests.input.path, "--output", o, "--mag-calibration", old,
+                                   "--config", repositoryRoot + "/config/edge-agent.json5"])
+        #expect(status == 1 && e2.contains("old.json") && e2.contains("edge-agent calibrate mag"), "\(e2)")
+        #expect(!e2.contains("DecodingError") && !e2.contains("keyNotFound"), "\(e2)")
+        // --board and friends only go with a calibration
+        #expect(run(["--input", FuseGoldenTests.input.path, "--output", o, "--board", "x.json5"]).0 == 2)
+    }
+
+    @Test func theCalibrationIsCarriedIntoTheBoardFrame() throws {
+        // chip turned 90° on the board (chip -Y along board X): a field that
+        // calibrates to f in the chip frame calibrates to R·f on the board.
+        let chip = ChipSpec(kind: .qmc5883l, address: 0x0D, mounting: try Mounting(axes: ["-y", "+x", "+z"]))
+        let c = MagnetometerCalibration(hardIron: Vector3(3, -5, 2),
+                                        softIron: Matrix3(rows: [[1.02, 0.01, 0], [0.01, 0.98, 0.004], [0, 0.004, 1.0]]))
+        let board = CalibrationLoader.boardFrameMagnetometer(c, chip: chip)
+        for raw in [Vector3(20, -3, -40), Vector3(-11, 30, 5), Vector3(0, 0, 0)] {
+            let expected = chip.mounting.toBoard(c.apply(raw))
+            let got = board.apply(chip.mounting.toBoard(raw))
+            #expect((got - expected).norm < 1e-12, "\(got) vs \(expected)")
+        }
     }
 
     @Test func helpDescribesTheCommand() {

@@ -60,7 +60,7 @@ import Glibc
     }
 
     @Test(arguments: [
-        ("timestamp,ax\n", 1, nil as String?, "the header must be"),
+        ("timestamp,ax\n", 1, nil as String?, "unknown header 'timestamp,ax'"),
         ("", 0, nil, "empty file"),
         (SampleCSV.header + "\n1,2\n", 2, nil, "expected 14 cells, found 2"),
         (SampleCSV.header + "\n,1,2,3,,,,,,,,,,\n", 2, "timestampNs", "is not whole monotonic nanoseconds"),

@@ -19,6 +19,15 @@ func simulatedSelection(scenario: String = "rest-flat") throws -> BoardSession.S
                                   config: config, configPath: repositoryRoot + "/config/edge-agent.json5")
 }
 
+/// The repository's default board: boards/simulated.json5 playing desk-idle,
+/// with config/edge-agent.json5 - what `edge-agent run` uses.
+func defaultSelection() throws -> BoardSession.Selection {
+    let config = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+    let profile = try ConfigLoader.load(BoardProfile.self, from: repositoryRoot + "/boards/simulated.json5")
+    return BoardSession.Selection(profile: profile, profilePath: repositoryRoot + "/boards/simulated.json5",
+                                  config: config, configPath: repositoryRoot + "/config/edge-agent.json5")
+}
+
 @Suite struct SimulatedBoardToolTests {
     @Test func probeFindsEveryConfiguredChip() throws {
         let session = try BoardSession.open(try simulatedSelection(), clock: VirtualClock())
@@ -99,7 +108,9 @@ func simulatedSelection(scenario: String = "rest-flat") throws -> BoardSession.S
         let rows = out.split(separator: "\n").dropFirst()
         #expect(rows.count == 20)   // 0.1 s at 200 Hz
         let withMag = rows.filter { !$0.hasSuffix(",,,") }
-        #expect(withMag.count == 10)  // QMC5883L at 100 Hz
+        // One field per output period of the configured QMC5883L rate.
+        let config = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+        #expect(withMag.count == Int((0.1 * Double(config.sensors.qmc5883l.outputRate.hertz)).rounded()))
         let first = try #require(rows.first).split(separator: ",", omittingEmptySubsequences: false)
         #expect(first.count == 10)
         #expect(abs(Double(first[6])! - 9.80665) < 1.5)
@@ -107,7 +118,7 @@ func simulatedSelection(scenario: String = "rest-flat") throws -> BoardSession.S
 
     @Test func missingScenarioIsAClearError() {
         let (rc, _, err) = simulate(["/nonexistent/scenario.json5"])
-        #expect(rc == 1)
+        #expect(rc == 2)   // a missing input file the command was told to use is bad use, as a bad config
         #expect(err.contains("/nonexistent/scenario.json5"))
         #expect(err.contains("no such file"))
         let (rc2, _, err2) = simulate([])

@@ -88,11 +88,11 @@ enum WatchFixture {
     static let base: UInt64 = 5_000_000_000
     static let halfSecond: UInt64 = 500_000_000
 
-    static let imu = DeviceInfo(id: "imu", kind: "mpu6050", address: "/dev/i2c-1@0x68", state: .present,
+    static let imu = DeviceInfo(id: "mpu6050@0x68", kind: "mpu6050", address: "/dev/i2c-1@0x68", state: .present,
                                 streams: [.accelerometer, .gyroscope, .deviceMotion], rateHz: 100)
-    static let baro = DeviceInfo(id: "baro", kind: "bmp280", address: "/dev/i2c-1@0x76", state: .present,
+    static let baro = DeviceInfo(id: "bmp280@0x76", kind: "bmp280", address: "/dev/i2c-1@0x76", state: .present,
                                  streams: [.altitude, .absoluteAltitude], rateHz: 25, errorCount: 2)
-    static let accessory = DeviceInfo(id: "accessoryImu", kind: "mpu6050", address: "/dev/i2c-1@0x69",
+    static let accessory = DeviceInfo(id: "mpu6050@0x69", kind: "mpu6050", address: "/dev/i2c-1@0x69",
                                       state: .missing, streams: [.accessoryMotion], errorCount: 12,
                                       resetCount: 1, lastError: "read 14 bytes at 0x3B: no device (ENXIO)")
 
@@ -151,9 +151,9 @@ enum WatchFixture {
         let status = run.wait()
         #expect(status == 0, "stderr: \(run.err)")
         #expect(run.outLines == [
-            "t_s=5.000 roll_deg=+0.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.000,+0.000,-0.020 relativeAltitude_m=+0.00 pressure_pa=101325.0 altitude_m=312.4 accuracy_m=8.5 devices=imu:present:0,baro:present:2 dropped=0 rate_hz=-",
-            "t_s=5.500 roll_deg=+3.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.010,+0.000,-0.020 relativeAltitude_m=+0.25 pressure_pa=101322.0 altitude_m=312.7 accuracy_m=8.5 devices=imu:present:0,baro:present:2 dropped=0 rate_hz=2.0",
-            "t_s=6.000 roll_deg=+6.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.020,+0.000,-0.020 relativeAltitude_m=+0.50 pressure_pa=101319.0 altitude_m=313.0 accuracy_m=8.5 devices=imu:present:0,baro:present:2 dropped=0 rate_hz=2.0",
+            "t_s=5.000 roll_deg=+0.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.000,+0.000,-0.020 relativeAltitude_m=+0.00 pressure_pa=101325.0 altitude_m=312.4 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=-",
+            "t_s=5.500 roll_deg=+3.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.010,+0.000,-0.020 relativeAltitude_m=+0.25 pressure_pa=101322.0 altitude_m=312.7 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
+            "t_s=6.000 roll_deg=+6.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.020,+0.000,-0.020 relativeAltitude_m=+0.50 pressure_pa=101319.0 altitude_m=313.0 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
         ], "\(run.out)")
         #expect(run.err.isEmpty, "\(run.err)")
     }
@@ -196,8 +196,8 @@ enum WatchFixture {
         let last = try #require(out.components(separatedBy: WatchView.home).last)
         #expect(last.contains("updates 2  dropped 0"))
         #expect(last.contains("|   O  |      |" + WatchView.clearToEndOfLine))
-        #expect(last.contains("Altitude       relative +0.25 m  pressure 101322.0 Pa  21.5 °C"))
-        #expect(last.contains("  baro  bmp280   present  errors 2    resets 0"), "\(last)")
+        #expect(last.contains("Altitude       relative +0.25 m  pressure 1013.22 hPa  21.5 °C"))
+        #expect(last.contains("  bmp280@0x76   bmp280   present  errors 2    resets 0"), "\(last)")
     }
 
     @Test func ctrlCRestoresTheCursorAndTheSignalHandler() throws {
@@ -221,7 +221,9 @@ enum WatchFixture {
         // Ctrl-C, aimed at the watcher's thread so no other test's system
         // call sees EINTR; the handler only sets a flag.
         pthread_kill(pthread_t(watcherThread.load(ordering: .acquiring)), SIGINT)
-        #expect(run.wait() == 128 + SIGINT, "stderr: \(run.err)")
+        // A clean stop, as `run`'s: exit 0 and the same note.
+        #expect(run.wait() == 0, "stderr: \(run.err)")
+        #expect(run.err == "edge-agent watch: SIGINT (Ctrl-C) received, stopping cleanly\n", "\(run.err)")
         #expect(run.out.hasPrefix(WatchView.hideCursor))
         #expect(run.out.hasSuffix("\n" + WatchView.showCursor))
         #expect(sigintHandlerBits() == before)
@@ -236,7 +238,7 @@ enum WatchFixture {
         var present = WatchFixture.accessory
         present.state = .present
         server.setDevices([WatchFixture.imu, present])
-        server.publishConnection(ConnectionEvent(timestampNs: WatchFixture.base, deviceID: "accessoryImu",
+        server.publishConnection(ConnectionEvent(timestampNs: WatchFixture.base, deviceID: "mpu6050@0x69",
                                                  kind: "mpu6050", connected: true))
         server.publish(.accessoryMotion(WatchFixture.motion(0, rollDeg: 0, pitchDeg: 30, yawDeg: -90)))
         server.publish(.deviceMotion(WatchFixture.motion(0, rollDeg: 0, pitchDeg: 0, yawDeg: 0)))
@@ -244,13 +246,13 @@ enum WatchFixture {
         #expect(waitUntil { server.statistics().encoded == 2 && server.statistics().clients.allSatisfy { $0.queued == 0 } })
         server.stop(reason: "SIGTERM")
         #expect(run.wait() == 0, "stderr: \(run.err)")
-        #expect(run.outLines.contains("event=connection device=accessoryImu connected=true"), "\(run.out)")
+        #expect(run.outLines.contains("event=connection device=mpu6050@0x69 connected=true state=present"), "\(run.out)")
         let update = try #require(run.outLines.first { $0.hasPrefix("t_s=") })
         #expect(update.contains(" accessory_roll_deg=+0.0 accessory_pitch_deg=+30.0 accessory_yaw_deg=-90.0 "), "\(update)")
         // The event and the samples may reach the watcher in either order
         // (the agent delivers events and samples from separate queues), so
         // the accessory's state in the line may still be the old one.
-        #expect(update.contains(" devices=imu:present:0,accessoryImu:"), "\(update)")
+        #expect(update.contains(" devices=mpu6050@0x68:present:0,mpu6050@0x69:"), "\(update)")
         #expect(run.err == "edge-agent watch: the agent shut down (SIGTERM); nothing more to watch.\n")
     }
 
@@ -299,7 +301,7 @@ enum WatchFixture {
         #expect(ready.wait(timeout: .now() + 20) == .success, "stderr: \(run.err)")
         server.publish(.altitude(WatchFixture.altitude(1)))
         #expect(run.wait() == 0, "stderr: \(run.err)")
-        #expect(run.outLines == ["relativeAltitude_m=+0.25 pressure_pa=101322.0 devices=imu:present:0,baro:present:2 dropped=0 rate_hz=-"], "\(run.out)")
+        #expect(run.outLines == ["relativeAltitude_m=+0.25 pressure_pa=101322.0 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=-"], "\(run.out)")
         let user = WatchSession.userName(Int(getuid())).map { "user: \"\($0)\"" } ?? "uid: \(getuid())"
         #expect(run.err.contains("not entitled to deviceMotion: "), "\(run.err)")
         #expect(run.err.contains(" does not hold the \"motion\" entitlement. Grant it in the clients section of the agent's configuration"), "\(run.err)")
@@ -365,6 +367,66 @@ enum WatchFixture {
         #expect(try feed(#"{"class":"sample","stream":"altitude","timestamp_ns":2600000000,"relativeAltitude_m":2,"pressure_pa":1,"temperature_c":1}"#) == .update)
         #expect(try feed(#"{"class":"error","code":"flood","message":"too many","closesConnection":true}"#)
                 == .fail("the agent closed the connection: flood: too many"))
+    }
+
+    /// A degraded device and why, from `devices` and from a `connection`
+    /// event with `state` and `reason`. Main: the state became "missing"
+    /// and the reason was dropped.
+    @Test func degradedDeviceShowsItsStateAndReason() throws {
+        var session = WatchSession(options: .init(socketPath: "/tmp/x.sock", count: nil, plain: true), terminal: false)
+        func feed(_ line: String) throws -> WatchSession.Action {
+            session.handle(try JSONValue.parse(Array(line.utf8)), send: { _ in })
+        }
+        _ = try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000}"#)
+        _ = try feed(#"{"class":"devices","devices":[{"id":"mpu6050@0x68","kind":"mpu6050","address":"simulated@0x68","state":"present","streams":["deviceMotion"],"rate_hz":200.0,"errorCount":0,"resetCount":0,"lastError":null,"reason":null,"retryCount":0,"stallCount":0},{"id":"qmc5883l@0x0d","kind":"qmc5883l","address":"simulated@0x0d","state":"degraded","streams":["magnetometer"],"rate_hz":100.0,"errorCount":4,"resetCount":1,"lastError":"read 6 bytes at 0x00: I/O error (EIO)","reason":"no new field for 5 output periods: re-initialising","retryCount":2,"stallCount":1}]}"#)
+        let view = WatchView.render(session.state)
+        #expect(view.contains("  qmc5883l@0x0d  qmc5883l  degraded  errors 4    resets 1  retries 2  stalls 1"), "\(view)")
+        #expect(view.contains("    why: no new field for 5 output periods: re-initialising"), "\(view)")
+        let event = try feed(#"{"class":"connection","timestamp_ns":1300000000000,"device":"mpu6050@0x68","kind":"mpu6050","connected":false,"state":"degraded","reason":"no sample for 50 ms (a stall)"}"#)
+        #expect(event == .event(#"event=connection device=mpu6050@0x68 connected=false state=degraded reason="no sample for 50 ms (a stall)""#))
+        #expect(session.state.devices.first?.state == "degraded")
+        #expect(WatchView.render(session.state).contains("    why: no sample for 50 ms (a stall)"))
+        let back = try feed(#"{"class":"connection","timestamp_ns":1300500000000,"device":"mpu6050@0x68","kind":"mpu6050","connected":true,"state":"present","reason":null}"#)
+        #expect(back == .event("event=connection device=mpu6050@0x68 connected=true state=present"))
+        #expect(!WatchView.render(session.state).contains("a stall"))
+    }
+
+    /// `poll` says how old the latest sample is, by the agent's own clock
+    /// (a ping after the poll), and why when it is old. Main: no such command.
+    @Test func pollSaysHowOldItsSampleIs() throws {
+        let (server, _) = try WatchFixture.server("poll", devices: [WatchFixture.baro], waitingFor: [])
+        defer { server.stop() }
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        server.publish(.altitude(AltitudeSample(timestampNs: now - 2_000_000_000, relativeAltitude: 0.5,
+                                                pressure: 101_300, temperature: 21)))
+        // The server takes the sample on its own thread: poll until it has it.
+        var out = "", err = ""
+        var status: Int32 = -1
+        let got = waitUntil(seconds: 20) {
+            let (c, o, e) = Console.capturing()
+            status = EdgeAgentCLI.run(["edge-agent", "poll", "altitude", "--socket", server.socketPath], console: c)
+            out = o(); err = e()
+            return status == 0
+        }
+        #expect(got, "status \(status): \(err)")
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(out)")
+        let head = try #require(lines.first)
+        #expect(head.hasPrefix("altitude: sample 2.") || head.hasPrefix("altitude: sample 3."), "\(head)")
+        #expect(head.contains(" s old (captured at \(now - 2_000_000_000) ns; the agent's clock: "), "\(head)")
+        #expect(lines.last?.hasPrefix(#"{"class":"sample","stream":"altitude","timestamp_ns":"#) == true, "\(out)")
+        #expect(err.contains("nobody subscribes to altitude, so the agent has idled it"), "\(err)")
+        // --json: the sample with its age as the last key.
+        let (c, o, _) = Console.capturing()
+        #expect(EdgeAgentCLI.run(["edge-agent", "poll", "altitude", "--socket", server.socketPath, "--json"], console: c) == 0)
+        #expect(o().contains(#","age_s":"#) && o().hasSuffix("}\n"), "\(o())")
+        // Nothing yet: noSample says what to do.
+        let (c2, _, e2) = Console.capturing()
+        #expect(EdgeAgentCLI.run(["edge-agent", "poll", "deviceMotion", "--socket", server.socketPath], console: c2) == 1)
+        #expect(e2().contains("no sample of deviceMotion yet"), "\(e2())")
+        #expect(e2().contains("always_on"), "\(e2())")
     }
 
     @Test func socketLookupOrder() {

@@ -66,7 +66,7 @@ func fullState() -> WatchState {
                                                 +-------------+
         Rotation rate  x  +0.001  y  -0.002  z  +0.520  rad/s
         User accel.    x  +0.012  y  -0.004  z  +0.031  m/s²
-        Altitude       relative +1.25 m  pressure 100812.5 Pa  22.5 °C
+        Altitude       relative +1.25 m  pressure 1008.13 hPa  22.5 °C
         Absolute       312.4 m ±8.5 m  precision 0.10 m
         Accessory      not connected
 

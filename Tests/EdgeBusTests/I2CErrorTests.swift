@@ -1,6 +1,7 @@
 import Testing
 import Glibc
 @testable import EdgeBus
+@testable import EdgeLinux
 
 @Suite struct I2CErrorTests {
     @Test(arguments: [

@@ -187,7 +187,7 @@ let repositoryRoot: String = {
         let c = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
         #expect(c.board == "simulated")
         #expect(c.fusion.frame == "xMagneticNorthZVertical")
-        #expect(c.loop.imuBatch == 1)
+        #expect(c.loop.imuBatch == 0, "automatic batching")
         #expect(c.sensors.mpu6050.sampleRateHz == 200)
         #expect(c.sensors.bmp280.pressureOversampling.factor == 16)
         #expect(c.clients == nil)
@@ -210,7 +210,7 @@ let repositoryRoot: String = {
         #expect(e4.keyPath == "clients[0].entitlements[1]")
         let e5 = try #require(error("{ always_on: ['altitud'] }"))
         #expect(e5.message.contains("unknown stream 'altitud'"))
-        let e6 = try #require(error("{ loop: { imu_batch: 0 } }"))
+        let e6 = try #require(error("{ loop: { imu_batch: 65 } }"))
         #expect(e6.keyPath == "loop.imu_batch")
         #expect(e6.line == 1)
     }

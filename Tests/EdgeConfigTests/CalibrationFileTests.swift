@@ -32,7 +32,7 @@ import EdgeFusion
         let back = try CalibrationFile.load(from: path)
         #expect(back == Self.sample())
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        for key in ["\"version\" : 1", "\"frame\" : \"chip\"", "bias_radps", "temperature_c", "bias_mps2", "scale",
+        for key in ["\"version\" : 2", "\"frame\" : \"chip\"", "bias_radps", "temperature_c", "bias_mps2", "scale",
                     "hard_iron_ut", "soft_iron", "field_strength_ut", "mpu6050@0x68", "qmc5883l@0x0d"] {
             #expect(text.contains(key), "missing \(key)")
         }
@@ -153,5 +153,81 @@ import EdgeFusion
         #expect(CalibrationFile.timestamp(unixSeconds: 0) == "1970-01-01T00:00:00Z")
         #expect(CalibrationFile.timestamp(unixSeconds: 1_795_970_000) == "2026-11-29T16:33:20Z")
         #expect(CalibrationFile.timestamp(unixSeconds: 951_782_400) == "2000-02-29T00:00:00Z")
+    }
+}
+
+/// The calibration file's errors: what was expected and what was found, the
+/// key path and the line, in our words (no Swift decoding error text), like
+/// the configuration's.
+@Suite struct CalibrationFileErrorTests {
+    func error(_ text: String) throws -> ConfigError {
+        let path = CalibrationFileTests.tempDir() + "/calibration.json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try CalibrationFile.load(from: path)
+        } catch {
+            return error
+        }
+        Issue.record("expected an error for \(text)")
+        return ConfigError(kind: .invalidValue, file: "", message: "")
+    }
+
+    func noSwiftText(_ e: ConfigError) {
+        for word in ["DecodingError", "Expected to decode", "keyNotFound", "typeMismatch", "CodingKeys", "Swift.", "Dictionary<", "Array<"] {
+            #expect(!e.description.contains(word), "\(word) in \(e)")
+        }
+    }
+
+    @Test(arguments: [
+        // (file, key path, line, words)
+        ("{\n  \"version\": 2,\n  \"chips\": {\n    \"mpu6050@0x68\": {\n      \"gyro\": { \"bias_radps\": [\"0.1\", 0, 0] }\n    }\n  }\n}",
+         "chips.mpu6050@0x68.gyro.bias_radps[0]", 5, "expected a number, got a string (\"0.1\")"),
+        ("{ \"version\": 2, \"chips\": { \"mpu6050@0x68\": { \"gyro\": { \"bias_radps\": [0, 0, 0], \"samples\": \"many\" } } } }",
+         "chips.mpu6050@0x68.gyro.samples", 1, "expected a whole number, got a string"),
+        ("{ \"version\": \"2\" }", "version", 1, "expected a whole number, got a string"),
+        ("{\n  \"version\": 2,\n  \"chips\": []\n}", "chips", 3, "got a list"),
+        ("{ \"version\": 2, \"chips\": { \"mpu6050@0x68\": { \"gyro\": 5 } } }", "chips.mpu6050@0x68.gyro", 1, "expected a gyro calibration"),
+        ("{ \"version\": 2, \"chips\": { \"qmc5883l@0x0d\": { \"mag\": { \"hard_iron_ut\": [0, 0, 0], \"soft_iron\": [[1, 0, 0], [0, true, 0], [0, 0, 1]] } } } }",
+         "chips.qmc5883l@0x0d.mag.soft_iron[1][1]", 1, "expected a number, got true or false"),
+        ("{ \"version\": 2, \"chips\": { \"mpu6050@0x68\": { \"accel\": { \"scale\": [1, 1, 1] } } } }",
+         "chips.mpu6050@0x68.accel.bias_mps2", 1, "missing required key 'bias_mps2'"),
+        ("{ \"version\": 2, \"chips\": { \"mpu6050@0x68\": { \"measured_on\": { \"board\": \"b\", \"bus\": \"simulated\", \"chip\": \"mpu6050\", \"address\": 104 } } } }",
+         "chips.mpu6050@0x68.measured_on.address", 1, "expected a string, got a number"),
+    ])
+    func typeErrorsSayWhatWasExpected(_ text: String, _ keyPath: String, _ line: Int, _ words: String) throws {
+        let e = try error(text)
+        #expect(e.keyPath == keyPath, "\(e)")
+        #expect(e.line == line, "\(e)")
+        #expect(e.description.contains(words), "\(e)")
+        noSwiftText(e)
+    }
+
+    @Test func theOldFuseOnlyFormatIsExplained() throws {
+        let e = try error(#"{"hardIron":[1,2,3],"softIron":[[1,0,0],[0,1,0],[0,0,1]]}"#)
+        #expect(e.description.contains("old `fuse --mag-calibration` format") && e.description.contains("edge-agent calibrate mag"), "\(e)")
+        noSwiftText(e)
+    }
+
+    @Test func originsRoundTrip() throws {
+        var f = CalibrationFileTests.sample()
+        let o = CalibrationOrigin(board: "Board", bus: "/dev/i2c-1", chip: "mpu6050", address: 0x68, part: "MPU-6050", identity: 0x68,
+                                  simulation: .init(seed: 16, imperfections: "fnv1a64:0123456789abcdef", scenario: "desk-idle"))
+        f.chips["mpu6050@0x68"]?.measuredOn = o
+        let path = CalibrationFileTests.tempDir() + "/calibration.json"
+        try f.save(to: path)
+        #expect(try CalibrationFile.load(from: path) == f)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("\"address\" : \"0x68\"") && text.contains("\"measured_on\""))
+        // what differs between two chips, in words
+        var other = o
+        other.identity = 0x70; other.simulation?.seed = 3
+        #expect(o.differences(from: o).isEmpty)
+        #expect(o.differences(from: other).count == 2)
+        // a newer calibration of other chips replaces the entry instead of merging into it
+        var newer = CalibrationFile()
+        newer.set(gyro: .identity, for: "mpu6050@0x68", created: "now", measuredOn: other)
+        let merged = f.merging(newer)
+        #expect(merged[chip: "mpu6050@0x68"]?.accel == nil && merged[chip: "mpu6050@0x68"]?.measuredOn == other)
+        #expect(merged[chip: "qmc5883l@0x0d"]?.mag != nil)
     }
 }

@@ -233,30 +233,6 @@ struct Stats {
         #expect(fRest.rmsAboutMean < 0.95 * bRest.rmsAboutMean)
         #expect(fT90 < bT90 - 0.3)                  // the low-pass lags by ≈ τ
     }
-
-    @Test func benchmarkReportMeetsTheTargets() {
-        let r = AltitudeBenchmark.measure()
-        #expect(r.fused.restNoiseRMS <= 5)
-        #expect(r.fused.time90 <= 0.3)
-        #expect(r.fused.restNoiseRMS < r.lowPass.restNoiseRMS)
-        #expect(r.fused.restNoiseRMS < r.raw.restNoiseRMS)
-        #expect(r.fused.time90NoiseFree < r.lowPass.time90NoiseFree)
-        #expect(r.fused.time90 < r.lowPass.time90)
-        #expect(abs(r.fused.finalErrorNoiseFree) < 1)
-        #expect(abs(r.truthTime90 + 0.744) < 0.01)
-        let text = AltitudeBenchmark.run()
-        #expect(text.contains("fused (AltitudeFilter)"))
-        #expect(text.contains("baro low-pass τ 0.50 s"))
-        #expect(AltitudeBenchmark.run() == text)     // deterministic
-    }
-
-    @Test func fixedPointFormatting() {
-        #expect(AltitudeBenchmark.fmt(1.005, 2) == "1.00" || AltitudeBenchmark.fmt(1.005, 2) == "1.01")
-        #expect(AltitudeBenchmark.fmt(-0.745, 3) == "-0.745")
-        #expect(AltitudeBenchmark.fmt(-0.0001, 2) == "0.00")
-        #expect(AltitudeBenchmark.fmt(12, 0) == "12")
-        #expect(AltitudeBenchmark.fmt(.nan, 1) == "n/a")
-    }
 }
 
 #if canImport(Glibc)

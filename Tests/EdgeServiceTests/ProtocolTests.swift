@@ -211,12 +211,35 @@ struct DecimationTests {
     @Test func queueDropsOldest() {
         var q = MessageQueue(capacity: 3)
         var drops = 0
-        for i in 0..<5 { if q.push([UInt8(i)]) { drops += 1 } }
+        var pool = LinePool()
+        for i in 0..<5 {
+            let line = [UInt8(i)].withUnsafeBufferPointer { pool.line($0) }
+            if q.push(line) { drops += 1 }
+        }
         #expect(drops == 2)
-        #expect(q.popFirst() == [2])
-        #expect(q.popFirst() == [3])
-        #expect(q.popFirst() == [4])
+        #expect(q.popFirst()?.bytes == [2])
+        #expect(q.popFirst()?.bytes == [3])
+        #expect(q.popFirst()?.bytes == [4])
         #expect(q.popFirst() == nil)
+    }
+
+    /// A pooled line is reused only once no queue holds it: reusing one still
+    /// queued would change a line a client has not been sent yet.
+    @Test func linePoolNeverReusesALineStillQueued() {
+        var pool = LinePool()
+        var q = MessageQueue(capacity: 64)
+        var held: [ObjectIdentifier] = []
+        for i in 0..<40 {
+            let line = [UInt8(i)].withUnsafeBufferPointer { pool.line($0) }
+            #expect(!held.contains(ObjectIdentifier(line)), "line \(i) is one still queued")
+            held.append(ObjectIdentifier(line))
+            _ = q.push(line)
+        }
+        // Every queued line still reads what was encoded into it.
+        for i in 0..<40 { #expect(q.popFirst()?.bytes == [UInt8(i)]) }
+        // Released: the pool reuses them rather than growing.
+        let again = [UInt8(99)].withUnsafeBufferPointer { pool.line($0) }
+        #expect(held.contains(ObjectIdentifier(again)))
     }
 
     @Test func ringCountsOverrunsInsteadOfBlocking() {

@@ -183,7 +183,8 @@ struct DSCompensation {
             #expect(abs(c.doubleP(p, tFine: tFine) - pressure) <= tol.pressure)
             let (it, itFine) = c.intT(Int64(t))
             #expect(abs(Double(it) / 100 - temperature) <= tol.temperature + 0.01)
-            // int64 vs double differ by up to ~1 Pa (sensors.md 2.7 / §6).
+            // int64 vs double differ by up to ~1 Pa: the integer t_fine drops adc_T's
+            // 3 LSBs (BST-BMP280-DS001-26 rev 1.26 §3.11.3 against §8.1).
             #expect(abs(Double(c.int64P(Int64(p), tFine: itFine)) / 256 - pressure) <= tol.pressure + 1.0)
             if !imperfect {
                 #expect(tol.pressure < 0.3 && tol.temperature < 0.001)

@@ -145,8 +145,9 @@ import EdgeSim
 
     /// Between the nominal ±2 G and the int16 limit (32767 / 120 LSB/µT ≈
     /// 273 µT) the part still reports a number: OVL means the output
-    /// saturated (sensors.md §3.3: "Outputs saturate at -32768/32767 with
-    /// OVL set"), not that the nominal range was exceeded. Pinned here so a
+    /// saturated (QST QMC5883L data sheet rev 1.0, status register: each axis
+    /// saturates at -32768/32767 and OVL is set), not that the nominal range
+    /// was exceeded. Pinned here so a
     /// change on either side is a conscious one.
     @Test func justBeyondTwoGaussStillReads() throws {
         let field = SIMD3<Double>(250, -11.2, -41.7)

@@ -291,7 +291,9 @@ import Glibc
         try r.bus.write(Self.addr, [Self.PWR_MGMT_1, 0x01])
         try r.bus.write(Self.addr, [Self.CONFIG, 2])
         let tol = r.mpu.roundTripTolerance
-        // DLPF 2: accel σ ≈ 4.9 mg, gyro σ ≈ 0.062 °/s (sensors.md 1.13).
+        // DLPF 2: accel σ ≈ 4.9 mg, gyro σ ≈ 0.062 °/s: the noise densities of
+        // PS-MPU-6000A-00 rev 3.4 §6.1/§6.2 × √(π/2 · bandwidth), bandwidths 94/98 Hz
+        // from RM-MPU-6000A-00 rev 4.2 §4.3.
         #expect(abs((tol.accel.x - 9.80665 / 16384) / 3 - 4.9e-3 * 9.80665) < 0.1e-3 * 9.80665)
         #expect(abs((tol.gyro.x - Double.pi / 180 / 131) / 3 - 0.062 * Double.pi / 180) < 0.002 * Double.pi / 180)
         var outside = 0

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Kernel integration test: runs edge-agent against the Linux kernel's real
-# I2C and GPIO stacks in a throwaway VM (../shared/rig/kernel-rig.sh):
+# I2C and GPIO stacks in a throwaway VM (the project's kernel rig,
+# $SHARED/rig/kernel-rig.sh; CI provides SHARED, and it defaults to a
+# `shared` folder beside the repository):
 # i2c-stub serves /dev/i2c-N (SMBus only: exercises the SMBus transport),
 # gpio-sim serves /dev/gpiochipN (found by its label).
 #

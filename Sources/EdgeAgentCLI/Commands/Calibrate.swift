@@ -103,13 +103,34 @@ public enum CalibrateCommand: Subcommand {
         if (scenario != nil || fast) && selection.profile.bus != .simulated {
             throw UsageError("--scenario and --fast are for simulated boards; \(selection.profilePath ?? "the board") is not simulated")
         }
+        let outputPath = output ?? selection.config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
+            ?? defaultCalibrationPath(configPath: selection.configPath)
+        // The calibration file itself is read (to merge) and written: by design.
+        try OutputFiles.refuseOverlaps(
+            outputs: [.init(output != nil ? "--output" : "the calibration file", outputPath)],
+            inputs: selection.inputFiles + [scenario.map { .init("--scenario", $0) }])
         let clock: any TimeSource = fast ? VirtualClock() : MonotonicClock()
         let session = try openSession(selection, scenario: scenario, clock: clock)
-        let request = Request(sensor: sensor, chipID: chipID, duration: duration,
-                              outputPath: output ?? selection.config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
-                                  ?? defaultCalibrationPath(configPath: selection.configPath))
-        return try execute(request, session: session, settings: selection.config.sensors, console: console,
-                           created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
+        let request = Request(sensor: sensor, chipID: chipID, duration: duration, outputPath: outputPath)
+        // The simulated board's own scenario never turns it: say so at once,
+        // and again if it fails (ux: "0 of 26 directions" alone was a dead end).
+        let hint = scenario == nil ? simulatedScenarioHint(sensor, profile: selection.profile) : nil
+        if let hint { console.error("note: " + hint) }
+        do {
+            return try execute(request, session: session, settings: selection.config.sensors, console: console,
+                               created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
+        } catch let f as Failure where hint != nil {
+            throw Failure(description: f.description + "\n" + hint!)
+        }
+    }
+
+    /// For accel and mag on a simulated board playing a scenario that is not
+    /// a calibration scenario: it cannot finish; which --scenario to pass.
+    static func simulatedScenarioHint(_ sensor: Sensor, profile: BoardProfile) -> String? {
+        guard sensor != .gyro, profile.bus == .simulated, let playing = profile.simulation?.scenario,
+              !playing.contains("calibrate-") else { return nil }
+        let needs = sensor == .mag ? "through the 26 directions" : "into the six poses"
+        return "the simulated board plays \(playing), in which nobody turns it \(needs) this calibration needs, so it cannot finish: pass --scenario scenarios/calibrate-\(sensor.rawValue).json5 (add --fast to skip the waiting)."
     }
 
     /// Opens the board (taking the bus lock for a Linux bus); for a simulated
@@ -160,13 +181,16 @@ public enum CalibrateCommand: Subcommand {
                         created: String) throws -> Int32 {
         let chip = try chooseChip(request, profile: session.profile)
         // Fail before the user spends a minute turning the board: a broken
-        // existing file, or a place we cannot write.
+        // existing file, another board's file, or a place we cannot write.
         let existing: CalibrationFile?
         do {
             existing = try CalibrationFile.loadIfPresent(from: request.outputPath)
         } catch {
             throw Failure(description: "\(error)\nthe existing calibration file is not valid: fix or remove it, or choose another with --output")
         }
+        let board = try BoardChips.of(profile: session.profile,
+                                      profilePath: session.simulated != nil ? session.profileSource : nil)
+        if let existing { try refuseAnotherBoardsFile(existing, path: request.outputPath, board: board) }
         try checkWritable(request.outputPath)
 
         // Start only the chip being calibrated (and the MPU-6050 it sits
@@ -205,11 +229,25 @@ public enum CalibrateCommand: Subcommand {
         let verdict = outcome.verdict
         console.print("Quality: \(verdict)")
 
+        // Which chip this was measured on: the board's view of it plus what
+        // the chip itself says (its identity register, read now that it runs).
+        var origin = board.origins[chip.id] ?? CalibrationOrigin(board: session.profile.name, bus: board.bus,
+                                                                 chip: chip.kind.rawValue, address: chip.address)
+        if let id = try? session.bus.readRegister(chip.address, BoardChips.identityRegister(chip.kind)) {
+            origin.identity = id
+            origin.part = BoardChips.partName(chip.kind, identity: id) ?? chips.entries[index].part
+        }
         var update = CalibrationFile()
         switch outcome {
-        case .gyro(let c): update.set(gyro: c, for: chip.id, created: created)
-        case .accel(let c): update.set(accel: c, for: chip.id, created: created)
-        case .mag(let c): update.set(mag: c, for: chip.id, created: created)
+        case .gyro(let c): update.set(gyro: c, for: chip.id, created: created, measuredOn: origin)
+        case .accel(let c): update.set(accel: c, for: chip.id, created: created, measuredOn: origin)
+        case .mag(let c): update.set(mag: c, for: chip.id, created: created, measuredOn: origin)
+        }
+        if let old = existing?[chip: chip.id], let was = old.measuredOn, !was.differences(from: origin).isEmpty {
+            let dropped = old.sections.filter { $0 != request.sensor.rawValue }
+            console.error("note: \(request.outputPath) held a calibration of \(chip.id) measured on other chips ("
+                + was.differences(from: origin).joined(separator: "; ") + "): replaced"
+                + (dropped.isEmpty ? "" : "; its \(dropped.joined(separator: " and ")) calibration\(dropped.count == 1 ? " was" : "s were") dropped, calibrate \(dropped.count == 1 ? "it" : "them") again"))
         }
         let merged = (existing ?? CalibrationFile()).merging(update)
         try merged.save(to: request.outputPath)
@@ -241,6 +279,21 @@ public enum CalibrateCommand: Subcommand {
             throw Failure(description: "the board profile has no \(kind.rawValue) to calibrate")
         }
         return c
+    }
+
+    /// A calibration file belongs to one board: merging this board's
+    /// calibration into a file of another board (another profile name or
+    /// bus) would leave a file that fits neither. Refused before anything is
+    /// measured, saying where to write instead.
+    static func refuseAnotherBoardsFile(_ file: CalibrationFile, path: String, board: BoardChips) throws {
+        let others = file.chips.compactMap { id, c -> (String, CalibrationOrigin)? in
+            guard let o = c.measuredOn, o.board != board.board || o.bus != board.bus else { return nil }
+            return (id, o)
+        }.sorted { $0.0 < $1.0 }
+        guard let first = others.first else { return }
+        throw UsageError("\(path) holds the calibration of another board (\(others.map(\.0).joined(separator: ", ")) measured on "
+            + "'\(first.1.board)', \(first.1.bus)); this is '\(board.board)', \(board.bus). A calibration file belongs to one board's chips: "
+            + "write this board's to its own file with --output FILE (and set calibration_file to it), or move \(path) away")
     }
 
     /// Refuses early when the file (or the directory it would be created in)

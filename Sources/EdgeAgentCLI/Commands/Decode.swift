@@ -13,7 +13,7 @@ public enum DecodeCommand: Subcommand {
     public static let name = "decode"
     public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280 or QMC5883L"
     public static let help = """
-    Usage: edge-agent decode CHIP FILE [--json]
+    Usage: edge-agent decode CHIP FILE [--json] [--force]
 
     Decodes a register dump in the default format of i2c-tools'
     `i2cdump -y BUS ADDR` and prints the readings, in the chip's own axes
@@ -21,6 +21,13 @@ public enum DecodeCommand: Subcommand {
     is a path, or - for standard input. Cells shown as XX (unreadable) are
     fine in registers the decoder does not need; a needed one is an error
     that names it.
+
+    The dump is checked before it is decoded: a row with a cell too few or
+    too many, out of order or misaddressed (a slip when pasting shifts every
+    later byte) is an error naming the line; and the chip's identity
+    register must say CHIP (WHO_AM_I 0x75 of an MPU-6050 or a known clone,
+    id 0xd0 of a BMP280/BME280, CHIP_ID 0x0d = 0xff of a QMC5883L). A dump of
+    another chip, or of none, is an error that says what the dump is.
 
     What is read from the dump:
       mpu6050   GYRO_CONFIG (0x1b) and ACCEL_CONFIG (0x1c) select the ranges;
@@ -35,6 +42,8 @@ public enum DecodeCommand: Subcommand {
                 the field. OVL (overflow) means no valid field.
 
     Options:
+      --force   decode even when the identity register says another chip (or
+                none), with a warning on standard error
       --json    One JSON object; keys carry their unit:
                 mpu6050:  accel_x_mps2, accel_y_mps2, accel_z_mps2 (m/s²),
                           gyro_x_radps, gyro_y_radps, gyro_z_radps (rad/s),
@@ -63,6 +72,7 @@ public enum DecodeCommand: Subcommand {
 
     public static func run(_ arguments: inout Arguments, _ console: Console) throws -> Int32 {
         let json = arguments.flag("--json")
+        let force = arguments.flag("--force")
         let chipName = try arguments.positional("CHIP (mpu6050, bmp280 or qmc5883l)")
         guard let chip = ChipKind(rawValue: chipName) else {
             throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280 or qmc5883l")
@@ -74,7 +84,20 @@ public enum DecodeCommand: Subcommand {
         do {
             image = try RegisterDump.image(text)
         } catch {
-            throw Failure(description: "\(path): \(error)")
+            throw Failure(description: "\(path):\(error.line): \(error.message)")
+        }
+        switch RegisterDumpIdentity.check(image, as: chip) {
+        case .matches: break
+        case .unchecked(let why):
+            console.error("edge-agent decode: warning: \(path): \(why)")
+        case .mismatch(let what):
+            let file = path == "-" ? "FILE" : path
+            if !force {
+                throw Failure(description: "\(path): not \(article(chip)) dump: \(what)".replacingFILE(with: file)
+                    + ". Nothing decoded; use --force to decode it as \(article(chip)) anyway.")
+            }
+            console.error("edge-agent decode: warning: \(path): not \(article(chip)) dump: \(what)".replacingFILE(with: file)
+                + ". Decoding it as \(article(chip)) anyway (--force): the readings below are probably meaningless.")
         }
         let lines: [String]
         switch chip {
@@ -85,6 +108,9 @@ public enum DecodeCommand: Subcommand {
         for l in lines { console.print(l) }
         return 0
     }
+
+    /// "an MPU-6050", "a BMP280".
+    static func article(_ chip: ChipKind) -> String { (chip == .mpu6050 ? "an " : "a ") + chip.partName }
 
     // MARK: formatting
 
@@ -214,6 +240,13 @@ public enum DecodeCommand: Subcommand {
     }
 
 
+}
+
+extension String {
+    /// The identity check's hints say `edge-agent decode KIND FILE`: put the real path in.
+    fileprivate func replacingFILE(with path: String) -> String {
+        replacing(" FILE`", with: " \(path)`")
+    }
 }
 
 /// A tiny ordered JSON writer (keys in insertion order, so output is stable).

@@ -10,6 +10,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeConfig
 import EdgeFusion
 
 /// `edge-agent fuse`: runs the attitude filter offline over a CSV recording
@@ -20,18 +21,26 @@ public enum FuseCommand: Subcommand {
     public static let help = """
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
-                           [--mag-calibration FILE] [--stats]
+                           [--mag-calibration FILE [--board FILE] [--config FILE] [--chip ID]]
+                           [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
     with disturbance rejection) over a recording and writes one output row
     per input row.
 
-    Input CSV, header  t,gx,gy,gz,ax,ay,az,mx,my,mz
-      t s (increasing; irregular intervals allowed), g rad/s, a m/s²
-      (specific force: +9.81 on z when flat), m µT. Empty mag cells or
-      mx=my=mz=0 mean no magnetometer sample on that row (the magnetometer
-      may run slower than the IMU).
+    Input CSV: either sample layout the tools write, told apart by its header
+      t,gx,gy,gz,ax,ay,az,mx,my,mz   (simulate --csv)
+        t s (increasing; irregular intervals allowed), g rad/s, a m/s²
+        (specific force: +9.81 on z when flat), m µT. Empty mag cells or
+        mx=my=mz=0 mean no magnetometer sample on that row (the magnetometer
+        may run slower than the IMU).
+      timestampNs,accelX,accelY,accelZ,gyroX,gyroY,gyroZ,magX,magY,magZ,
+      orientationW,orientationX,orientationY,orientationZ   (record --csv)
+        monotonic ns, m/s², rad/s, µT; empty mag cells between magnetometer
+        samples; the recorded orientation is ignored; t = timestampNs / 1e9.
+      A file that stops part-way through its last row (a power loss) is
+      fused up to the last complete row, with a warning.
 
     Output CSV, header  t,qw,qx,qy,qz,roll_rad,pitch_rad,yaw_rad,heading_deg,
       gravity_x_g,gravity_y_g,gravity_z_g,user_accel_x_g,user_accel_y_g,
@@ -52,8 +61,20 @@ public enum FuseCommand: Subcommand {
                               xArbitraryZVertical (its default)
       --declination DEG       magnetic declination, degrees east of true north
       --location LAT,LON      degrees; declination from a coarse dipole model
-      --mag-calibration FILE  JSON {"hardIron":[x,y,z],"softIron":[[..],[..],[..]]}
-                              (µT) applied to raw magnetometer samples
+      --mag-calibration FILE  the calibration file `edge-agent calibrate mag` writes
+                              (calibration.json, docs/calibration.md): its
+                              magnetometer calibration is applied to the
+                              samples. It is in the chip's frame and tied to
+                              the chips it was measured on, so it needs the
+                              board the recording was made on:
+      --board FILE            that board's profile (default: the configuration's
+                              board); its magnetometer's mounting carries the
+                              calibration into the board frame, and a file
+                              measured on other chips is refused
+      --config FILE           the configuration naming the board (default: as
+                              for `run`)
+      --chip ID               the magnetometer, e.g. qmc5883l@0x0d (default: the
+                              board's QMC5883L)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -73,8 +94,22 @@ public enum FuseCommand: Subcommand {
         let declination = try arguments.double("--declination", in: -180...180)
         let locationText = try arguments.option("--location")
         let calibrationPath = try arguments.option("--mag-calibration")
+        // --board/--bus/--config/--chip only mean something with a calibration
+        var boardArguments = Arguments([], command: "fuse")
+        for name in ["--board", "--bus", "--config"] {
+            if let v = try arguments.option(name) { boardArguments = Arguments(boardArguments.remaining + [name, v], command: "fuse") }
+        }
+        let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
         try arguments.finish()
+        if calibrationPath == nil && (!boardArguments.remaining.isEmpty || chipID != nil) {
+            throw UsageError("--board, --bus, --config and --chip choose the chips of --mag-calibration FILE; give it too, or leave them out")
+        }
+        var probe = boardArguments
+        let boardFiles = [try probe.option("--board").map { OutputFiles.Named("--board", $0) },
+                          try probe.option("--config").map { OutputFiles.Named("--config", $0) }]
+        try OutputFiles.refuseOverlaps(outputs: [.init("--output", output)],
+                                       inputs: [.init("--input", input), calibrationPath.map { .init("--mag-calibration", $0) }] + boardFiles)
 
         var frame: ReferenceFrame = useMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
         if let frameText {
@@ -104,15 +139,11 @@ public enum FuseCommand: Subcommand {
             throw UsageError("--frame xTrueNorthZVertical needs --declination DEG or --location LAT,LON")
         }
         if let calibrationPath {
-            let bytes = try FuseIO.readFile(calibrationPath)
-            do {
-                settings.magnetometerCalibration = try JSONDecoder().decode(MagnetometerCalibration.self, from: Data(bytes))
-            } catch {
-                throw FuseError("\(calibrationPath): not a magnetometer calibration: \(error)")
-            }
+            settings.magnetometerCalibration = try magnetometerCalibration(calibrationPath, &boardArguments, chipID: chipID, console: console)
         }
 
-        let recording = try FuseIO.parse(try FuseIO.readFile(input), path: input)
+        let (recording, cut) = try FuseIO.parse(try FuseIO.readFile(input), path: input)
+        if let cut { console.error("edge-agent fuse: warning: \(cut)") }
         let n = recording.count
         var rows = [FusedRow](repeating: FusedRow(), count: n)
 
@@ -136,6 +167,38 @@ public enum FuseCommand: Subcommand {
             if n > 0 { console.print("fusion_time_per_sample_us=\(elapsed / Double(n) * 1e6)") }
         }
         return 0
+    }
+
+    /// The magnetometer calibration of the calibration file at `path`, checked
+    /// against the board's chips and carried into the board frame.
+    static func magnetometerCalibration(_ path: String, _ boardArguments: inout Arguments, chipID: String?,
+                                        console: Console) throws -> MagnetometerCalibration {
+        let selection = try BoardSession.select(&boardArguments, environment: ProcessInfo.processInfo.environment)
+        guard let file = try CalibrationFile.loadIfPresent(from: path) else {
+            throw FuseError("\(path): no such file (the calibration file `edge-agent calibrate mag` writes)")
+        }
+        let chips = try BoardChips.of(profile: selection.profile,
+                                      profilePath: selection.profile.bus == .simulated ? selection.profilePath : nil)
+        let usable = try CalibrationLoader.check(file, path: path, against: chips, warn: { console.error("edge-agent fuse: warning: " + $0) })
+        let magnetometers = selection.profile.chips.filter { $0.kind == .qmc5883l }
+        let chip: ChipSpec
+        if let chipID {
+            guard let c = magnetometers.first(where: { $0.id == chipID.lowercased() }) else {
+                throw UsageError("--chip \(chipID): the board '\(selection.profile.name)' has no such magnetometer (it has: \(magnetometers.map(\.id).joined(separator: ", ")))")
+            }
+            chip = c
+        } else {
+            guard let c = selection.profile.chip(.qmc5883l) ?? magnetometers.first else {
+                throw UsageError("the board '\(selection.profile.name)' (\(selection.profilePath ?? "--bus")) has no QMC5883L: give the board the recording was made on with --board FILE")
+            }
+            chip = c
+        }
+        guard let mag = usable[chip: chip.id]?.mag?.calibration else {
+            let has = usable.chips.compactMap { id, c in c.mag != nil ? id : nil }.sorted()
+            throw FuseError("\(path): no magnetometer calibration of \(chip.id)" + (has.isEmpty ? "" : " (it has one of \(has.joined(separator: ", ")): choose it with --chip)")
+                + ": run `edge-agent calibrate mag` on that board")
+        }
+        return CalibrationLoader.boardFrameMagnetometer(mag, chip: chip)
     }
 
     /// The per-sample work, everything `fusion_time_s` measures: filter
@@ -238,7 +301,16 @@ enum FuseIO {
     /// Parses the input CSV. Fields are located byte by byte and converted
     /// with `strtod` (C locale) in place; every IMU cell must be a finite
     /// number, magnetometer cells all three or none.
-    static func parse(_ bytesIn: [UInt8], path: String) throws -> Recording {
+    static func parse(_ bytesIn: [UInt8], path: String) throws -> (Recording, cut: String?) {
+        // The other layout (record --csv) goes through the sample CSV reader.
+        if let firstEnd = bytesIn.firstIndex(of: 10) ?? (bytesIn.isEmpty ? nil : bytesIn.endIndex) {
+            var header = bytesIn[..<firstEnd]
+            if header.starts(with: [0xEF, 0xBB, 0xBF]) { header = header.dropFirst(3) }
+            if header.last == 13 { header = header.dropLast() }
+            if SampleCSVFormat.detect(Substring(String(decoding: header, as: UTF8.self))) == .wearables {
+                return try parseWearables(bytesIn, path: path)
+            }
+        }
         var rec = Recording()
         rec.source = bytesIn
         var bytes = bytesIn
@@ -250,16 +322,18 @@ enum FuseIO {
         rec.accel.reserveCapacity(newlines + 1); rec.mag.reserveCapacity(newlines + 1)
         rec.tText.reserveCapacity(newlines + 1)
 
-        return try bytes.withUnsafeMutableBufferPointer { buf -> Recording in
+        return try bytes.withUnsafeMutableBufferPointer { buf -> (Recording, cut: String?) in
             let base = buf.baseAddress!
             var pos = 0
             var line = 0
+            var ended = true   // whether the line last returned had a line end
             // one line: [start, end) without the newline and a trailing \r
             func nextLine() -> Range<Int>? {
                 guard pos < total else { return nil }
                 let start = pos
                 while pos < total && base[pos] != 10 { pos += 1 }
                 var end = pos
+                ended = pos < total
                 if pos < total { pos += 1 }
                 if end > start && base[end - 1] == 13 { end -= 1 }
                 line += 1
@@ -270,21 +344,31 @@ enum FuseIO {
             }
 
             // header
-            guard let header = nextLine() else { throw FuseError("\(path): empty file (expected header \(inputColumns.joined(separator: ",")))") }
+            guard let header = nextLine() else { throw FuseError("\(path): empty file (expected header \(inputColumns.joined(separator: ",")) or \(SampleCSV.header))") }
             var hstart = header.lowerBound
             if header.count >= 3 && base[hstart] == 0xEF && base[hstart + 1] == 0xBB && base[hstart + 2] == 0xBF { hstart += 3 }
             let names = text(hstart..<header.upperBound).split(separator: ",", omittingEmptySubsequences: false)
                 .map { String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()) }
             guard names.count >= 7, Array(names.prefix(7)) == Array(inputColumns.prefix(7)),
                   names.count == 7 || (names.count >= 10 && Array(names[7..<10]) == Array(inputColumns[7..<10])) else {
-                throw FuseError("\(path): line 1: header must be \(inputColumns.joined(separator: ",")), got '\(text(header))'")
+                throw FuseError("\(path): line 1: " + SampleCSVFormat.unknownHeaderMessage(Substring(text(header))))
             }
 
             var values = [Double](repeating: 0, count: 10)
             var present = [Bool](repeating: false, count: 10)
             var lastT = -Double.infinity
+            var cut: String?
             while let r = nextLine() {
                 if r.isEmpty { continue }
+                if !ended {
+                    // The writer ends every row: a last line without a line end was cut off.
+                    var only = true
+                    for k in r where base[k] != 0 && base[k] != 32 { only = false; break }
+                    if only { break }
+                    let lastT = rec.tText.last.map { " (t = " + text($0) + " s)" } ?? ""
+                    cut = "\(path):\(line): the file is cut off in the middle of this row ('\(text(r.lowerBound..<min(r.upperBound, r.lowerBound + 60)))'), as a power loss or a full disk leaves it: fused the \(rec.count) complete row\(rec.count == 1 ? "" : "s") before it\(lastT)"
+                    break
+                }
                 var fieldStart = r.lowerBound
                 var column = 0
                 var tRange = r.lowerBound..<r.lowerBound
@@ -332,8 +416,33 @@ enum FuseIO {
                     rec.mag.append(Vector3(repeating: .nan))
                 }
             }
-            return rec
+            return (rec, cut)
         }
+    }
+
+    /// `timestampNs,accelX,…` (record --csv) through ``SampleCSVReader``; t
+    /// = timestampNs / 1e9, written with 9 decimals.
+    static func parseWearables(_ bytes: [UInt8], path: String) throws -> (Recording, cut: String?) {
+        var reader = SampleCSVReader(text: String(decoding: bytes, as: UTF8.self), file: path, keepingCompleteLines: true)
+        var rec = Recording()
+        while let row = try reader.next() {
+            guard let a = row.accel, let g = row.gyro else {
+                throw FuseError("\(path): line \(reader.line): \(row.accel == nil ? "accelX..accelZ" : "gyroX..gyroZ") empty: fusing needs the accelerometer and the gyroscope on every row")
+            }
+            let start = rec.source.count
+            rec.source.append(contentsOf: SampleCSV.seconds(nanoseconds: row.timestampNs).utf8)
+            rec.tText.append(start..<rec.source.count)
+            rec.t.append(Double(row.timestampNs) / 1e9)
+            rec.gyro.append(g)
+            rec.accel.append(a)
+            if let m = row.mag {
+                rec.mag.append(m)
+                rec.magCount += 1
+            } else {
+                rec.mag.append(Vector3(repeating: .nan))
+            }
+        }
+        return (rec, reader.cut.map { "\($0)" })
     }
 
     /// Writes the output CSV with fixed 9-decimal numbers (fast, and the same

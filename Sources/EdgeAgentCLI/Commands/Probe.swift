@@ -41,11 +41,16 @@ public enum ProbeCommand: Subcommand {
       --config FILE  configuration file (for its board); default: see `edge-agent run --help`
       --json         one JSON object: {"bus", "transport", "found": [{"address",
                      "identification", "chip", "part", "busy"}], "configured":
-                     [{"id", "kind", "address", "role", "status", "detail"}], "ok"}
+                     [{"id", "kind", "address", "role", "status", "detail"}], "ok"};
+                     a failure (no such bus, bad usage) is one object too:
+                     {"class": "error", "command": "probe", "message", "exitStatus"}
 
     Exit status: 0 when every configured chip is present, 1 when one is
-    missing or different (or the bus cannot be opened), 2 on bad usage.
+    missing or different (or the bus cannot be opened), 2 on bad usage, or a
+    configuration or board profile that is missing or invalid.
     """
+
+    public static var reportsErrorsAsJSON: Bool { true }
 
     struct Found: Encodable {
         var address: String

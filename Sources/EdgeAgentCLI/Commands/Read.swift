@@ -28,12 +28,13 @@ public enum ReadCommand: Subcommand {
     Board selection: --board FILE; --bus N uses /dev/i2c-N with the default
     chips and addresses (MPU-6050 0x68, BMP280 0x76, QMC5883L 0x0d);
     otherwise the configuration's board (by default the simulated board).
-    Settings come from --config FILE (default: $EDGE_AGENT_CONFIG, then
-    /etc/edge-agent/edge-agent.json5, then config/edge-agent.json5), else the
-    drivers' defaults.
+    Settings come from --config FILE (default: as for `run`:
+    $EDGE_AGENT_CONFIG, /etc/edge-agent/edge-agent.json5,
+    config/edge-agent.json5, the build tree's repository), else the drivers'
+    defaults.
 
     Options:
-      --count N      readings to take (default 1)
+      --count N      readings to take, 1 to 1000000 (default 1)
       --interval S   seconds between readings (default 0.5)
       --json         JSON lines, one object per reading:
                        {"class": "reading", "time_ns": <monotonic ns>,
@@ -45,16 +46,21 @@ public enum ReadCommand: Subcommand {
                        qmc5883l: "field_ut": [x,y,z] (null when the chip reports
                                  overflow), "overflow", "data_skipped"
                        any chip: "error" (a message) when that read failed
+                     A failure that stops the command is one object too:
+                       {"class":"error","command":"read","message":…,"exitStatus":…}
                      Keys carry their unit: _mps2 m/s², _radps rad/s, _c °C,
                      _pa pascal, _ut microtesla, _ns nanoseconds.
 
-    Exit status: 0 on success, 1 when a chip cannot be started or read, 2 on
-    bad usage.
+    Exit status: 0 on success, 1 when a chip cannot be started or read (or
+    the bus cannot be opened), 2 on bad usage, or a configuration or board
+    profile that is missing or invalid.
     """
+
+    public static var reportsErrorsAsJSON: Bool { true }
 
     public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {
         let json = a.flag("--json")
-        let count = try a.int("--count", in: 1...10_000_000) ?? 1
+        let count = try a.int("--count", in: 1...1_000_000) ?? 1
         let interval = try a.double("--interval", in: 0...86_400) ?? 0.5
         let selection = try BoardSession.select(&a, environment: ProcessInfo.processInfo.environment)
         try a.finish()

@@ -62,6 +62,7 @@ public enum RecordCommand: Subcommand {
         if virtual && selection.profile.bus != .simulated {
             throw UsageError("--virtual-clock works only with a simulated board")
         }
+        try OutputFiles.refuseOverlaps(outputs: [.init("FILE", output)], inputs: selection.inputFiles)
         let clock: any TimeSource = virtual ? VirtualClock(startNanoseconds: 1_000_000_000) : MonotonicClock()
         let session = try BoardSession.open(selection, clock: clock, purpose: "record")
         let settings = EngineSetup.settings(selection.config)
@@ -103,13 +104,15 @@ public enum RecordCommand: Subcommand {
         let hub = SensorHub(bus: bus, clock: clock, devices: devices, settings: settings, sink: sink)
         hub.start()
         let loop = EngineLoop(hub: hub, clock: clock)
-        let ticks = Int((duration * 1e9 / Double(loop.periodNanoseconds)).rounded())
+        // Until the clock has advanced by the duration: the loop's period
+        // follows demand and may change after the first tick.
+        let end = clock.nowNanoseconds &+ UInt64((duration * 1e9).rounded())
         if virtual {
-            loop.run(maxTicks: ticks)
+            loop.run(until: { clock.nowNanoseconds >= end })
             return hub.ticks
         }
         AgentSignals.block()
-        let thread = try LoopThread(name: "edge-record") { loop.run(maxTicks: ticks) }
+        let thread = try LoopThread(name: "edge-record") { loop.run(until: { loop.clock.nowNanoseconds >= end }) }
         let done = DoneFlag()
         let waiter = try LoopThread(name: "edge-record-join") { thread.join(); done.value.store(true, ordering: .releasing) }
         while !done.value.load(ordering: .acquiring) {

@@ -29,9 +29,16 @@ public enum ReplayCommand: Subcommand {
         drivers, settings or order) is a clear error naming the request and
         the recording's line; the replay stops there (exit status 1). The
         end of the recording ends the replay.
-      * a sample CSV from `edge-agent record FILE --csv` (Meta Wearables mock
-        motion layout): the samples go through the attitude filter.
+      * a sample CSV: from `edge-agent record FILE --csv` (Meta Wearables mock
+        motion layout, timestampNs,accelX,...) or from `simulate --csv`
+        (t,gx,gy,gz,ax,ay,az,mx,my,mz, t in seconds): the header says which.
+        The samples go through the attitude filter.
     Deterministic: the same recording always gives the same output.
+
+    A recording that stops part-way through a line (a power loss or a full
+    disk while recording) replays up to its last complete line, with a
+    warning naming the line and the time where it ends; a file cut inside
+    the transaction log's header is an error naming the line.
 
     Output: one JSON object per line, exactly as clients receive them
     (EdgeService's protocol: {"class":"sample","stream":...,"timestamp_ns":...}),
@@ -48,15 +55,21 @@ public enum ReplayCommand: Subcommand {
         let outputPath = try a.option("--output")
         let file = try a.positional("FILE (a transaction log or a sample CSV)")
         try a.finish()
+        try OutputFiles.refuseOverlaps(outputs: [outputPath.map { .init("--output", $0) }], inputs: [.init("FILE", file)])
         let sink = JSONLinesSink()
         var status: Int32 = 0
-        let firstLine = try readFirstLine(file)
-        if firstLine.hasPrefix(TransactionLog.magicPrefix) {
+        var firstLine = Substring(try readFirstLine(file))
+        while let last = firstLine.last, last == "\n" || last == "\r" || last == "\r\n" { firstLine = firstLine.dropLast() }
+        if firstLine.hasPrefix("\u{FEFF}") { firstLine = firstLine.dropFirst() }
+        if firstLine.hasPrefix(TransactionLog.magicPrefix)
+            || (!firstLine.isEmpty && TransactionLog.magic.hasPrefix(firstLine) && firstLine.count >= 2) {
             status = try replayLog(file, realtime: realtime, sink: sink, console: console)
-        } else if firstLine.hasPrefix("timestampNs,") {
-            try replayCSV(file, realtime: realtime, sink: sink)
+        } else if SampleCSVFormat.detect(firstLine) != nil
+                    || SampleCSVFormat.allCases.contains(where: { $0.header.hasPrefix(firstLine) && firstLine.count >= 2 }) {
+            try replayCSV(file, realtime: realtime, sink: sink, console: console)
         } else {
-            throw RunError("\(file): neither a transaction log (first line '\(TransactionLog.magic)') nor a sample CSV (header starting 'timestampNs,')")
+            throw RunError("\(file): neither a transaction log (first line '\(TransactionLog.magic)') nor a sample CSV: "
+                + SampleCSVFormat.unknownHeaderMessage(firstLine.prefix(200)))
         }
         var out = OutputFile(path: outputPath, console: console, stdoutWhenNil: true)
         out.write(String(decoding: sink.writer.bytes, as: UTF8.self))
@@ -75,7 +88,8 @@ public enum ReplayCommand: Subcommand {
     }
 
     static func replayLog(_ file: String, realtime: Bool, sink: JSONLinesSink, console: Console) throws -> Int32 {
-        let log = try TransactionLog.load(path: file)
+        let (log, cut) = try TransactionLog.loadKeepingCompleteLines(path: file)
+        if let cut { console.error("edge-agent replay: warning: \(cut)") }
         guard let boardText = log.header[TransactionLogHeader.Key.boardJSON] else {
             throw RunError("\(file): the header has no @\(TransactionLogHeader.Key.boardJSON): record it again with `edge-agent record`")
         }
@@ -99,8 +113,9 @@ public enum ReplayCommand: Subcommand {
         return 0
     }
 
-    static func replayCSV(_ file: String, realtime: Bool, sink: JSONLinesSink) throws {
-        let rows = try SampleCSV.load(path: file)
+    static func replayCSV(_ file: String, realtime: Bool, sink: JSONLinesSink, console: Console) throws {
+        let (rows, _, cut) = try SampleCSV.loadKeepingCompleteLines(path: file)
+        if let cut { console.error("edge-agent replay: warning: \(cut)") }
         let hasMag = rows.contains { $0.mag != nil }
         let frame: ReferenceFrame = hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical
         let pacing = realtime ? MonotonicClock() : nil

@@ -8,6 +8,7 @@ import Foundation
 #endif
 import Synchronization
 import EdgeBus
+import EdgeLinux
 import EdgeConfig
 import EdgeEngine
 import EdgeProtocol
@@ -31,48 +32,74 @@ public enum RunCommand: Subcommand {
 
     Configuration: --config FILE, else $EDGE_AGENT_CONFIG, else
     /etc/edge-agent/edge-agent.json5 when installed, else
-    config/edge-agent.json5 in the working directory - which selects the
-    simulated board playing scenarios/desk-idle.json5, so this works with no
-    sensors attached. A startup line names the config, board and socket.
+    config/edge-agent.json5 in the working directory, else the one of the
+    repository a build-tree executable (.build/.../edge-agent) belongs to -
+    which selects the simulated board playing scenarios/desk-idle.json5, so
+    this works with no sensors attached, from any directory. Board profiles
+    named by a bare name are found next to the configuration, in the
+    repository, or in /usr/local/share/edge-agent/boards (deploy/install.sh).
+    A startup line names the config, board and socket; `edge-agent watch`
+    finds the same socket the same way.
 
     Options:
       --config FILE   configuration (config/README.md documents the keys)
       --board FILE    use this board profile instead of the configuration's
       --duration S    stop by itself after S seconds (default: run until stopped)
       --socket PATH   override service.socket_path
-      --status S      print a status line every S seconds (attitude, altitude,
-                      clients, loop lateness); on a terminal it redraws in place.
+      --status S      print a status line every S seconds (0.05 to 3600:
+                      attitude, altitude and pressure in hPa, clients, loop
+                      lateness); on a terminal it redraws in place.
                       Default: every 0.5 s when standard output is a terminal,
                       never otherwise (under systemd). A status display keeps
-                      device motion and altitude running even with no client.
-      --quiet         no status line
+                      device motion and altitude running even with no client;
+                      without one and without clients the sensors idle.
+      --quiet         no status line (not together with --status)
 
-    Signals: SIGTERM or SIGINT (Ctrl-C) stop cleanly - clients are told
-    ({"class":"shutdown"}), the socket is removed, counters are printed;
-    SIGHUP reloads the calibration file. Under systemd (Type=notify) it
-    reports readiness and pings the watchdog while the loop makes progress.
+    Signals: SIGTERM or SIGINT (Ctrl-C) stop cleanly, exit status 0 -
+    clients are told ({"class":"shutdown"}), the socket is removed, counters
+    are printed; SIGHUP reloads the calibration file. Under systemd
+    (Type=notify) it reports readiness and pings the watchdog while the loop
+    makes progress.
 
     The agent takes a lock on the I2C bus: a second agent, or a tool such as
     `read`, refuses clearly instead of fighting over the chips.
+
+    Exit status: 0 after --duration or a signal; 1 the agent could not run
+    (a chip, bus, GPIO or socket error, the loop stopped); 2 bad usage, or a
+    configuration, board profile, scenario or calibration file that is
+    missing or invalid.
     """
 
     public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {
         let duration = try a.double("--duration", in: 0.001...1e9)
         let socketOverride = try a.option("--socket")
         let quiet = a.flag("--quiet")
-        let statusEvery = try a.double("--status", in: 0.05...3600) ?? (console.isTerminal && !quiet ? 0.5 : nil)
+        let statusArg = try a.double("--status", in: 0.05...3600)
+        if quiet && statusArg != nil {
+            throw UsageError("--quiet and --status S contradict each other: --status prints a status line every S seconds, --quiet none; give one of them")
+        }
+        let statusEvery = statusArg ?? (console.isTerminal && !quiet ? 0.5 : nil)
         let env = ProcessInfo.processInfo.environment
         let selection = try BoardSession.select(&a, environment: env)
         try a.finish()
         let config = selection.config
-        let session = try BoardSession.open(selection, purpose: "run")
         let settings = EngineSetup.settings(config)
         let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
-        let calibration = try CalibrationLoader.load(calibrationPath)
         let socketPath = socketOverride ?? EngineSetup.path(config.service.socketPath, config: selection.configPath)
-        var serviceConfig = ServiceConfiguration(socketPath: socketPath, socketGroup: config.service.socketGroup)
-        serviceConfig.queueCapacity = config.service.queueCapacity
-        let policy = try EngineSetup.policy(config)
+        let serviceConfig = EngineSetup.service(config, socketPath: socketPath)
+        let policy: EntitlementPolicy
+        do {
+            policy = try EngineSetup.policy(config)
+        } catch let e as ConfigError {
+            throw SetupError(e)
+        }
+        let session = try BoardSession.open(selection, purpose: "run")
+        let calibration: EngineCalibration
+        do {
+            calibration = try CalibrationLoader.load(calibrationPath, for: session, warn: { console.error("warning: " + $0) })
+        } catch {
+            throw SetupError(error, hint: "calibration_file in \(selection.configPath ?? "the configuration"): fix the file, remove it, or run `edge-agent calibrate` again")
+        }
 
         // Block the handled signals before any thread exists, so only the main
         // thread takes them (sigtimedwait).
@@ -149,6 +176,18 @@ public enum RunCommand: Subcommand {
         "t=\(fixed(seconds, 1)) s  roll \(fixed(s.rollDeg, 1))° pitch \(fixed(s.pitchDeg, 1))° yaw \(fixed(s.yawDeg, 1))° (\(s.frame))  altitude \(s.relativeAltitude >= 0 ? "+" : "")\(fixed(s.relativeAltitude, 2)) m  \(fixed(s.pressure / 100, 2)) hPa  clients \(clients)  loop p99 \(s.p99Microseconds) µs, overruns \(s.overruns)"
     }
 
+    /// The closing count of what reached clients, and why nothing did when
+    /// nothing did (the sensors idle while no stream is asked for).
+    static func publishedLine(_ stats: ServiceStatistics, alwaysOn: Set<StreamName>) -> String {
+        var line = "edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns"
+        if stats.published == 0 && alwaysOn.isEmpty {
+            line += stats.acceptedClients == 0
+                ? " (no client connected, so no stream was asked for and the sensors idled; a client such as `edge-agent watch`, a status line (--status S) or always_on in the configuration starts them)"
+                : " (no client subscribed to a stream; the sensors idled)"
+        }
+        return line
+    }
+
     /// The engine specialised on the concrete bus type.
     static func runEngine<B: I2CBus>(bus: B, _ c: RunContext) throws -> Int32 {
         let console = c.console
@@ -185,7 +224,7 @@ public enum RunCommand: Subcommand {
             loop.run()
         }
         console.print("  loop: \(Double(1_000_000_000 / loop.periodNanoseconds)) Hz" +
-                      (c.settings.imuBatch > 1 ? " (FIFO batches of \(c.settings.imuBatch) at \(c.settings.imuRateHz) Hz)" : "") +
+                      (hub.batch > 1 ? " (FIFO batches of \(hub.batch) at \(fixed(1e9 * Double(hub.batch) / Double(loop.periodNanoseconds), 0)) Hz\(c.settings.imuBatch == 0 ? "; the batch follows demand" : ""))" : "") +
                       (c.dataReady != nil ? ", woken by the data-ready line" : ", absolute deadlines") +
                       (realtime ? ", SCHED_FIFO \(priority) requested" : ""))
 
@@ -201,8 +240,19 @@ public enum RunCommand: Subcommand {
         var exitStatus: Int32 = 0
         var stopReason = "duration elapsed"
         let pingEvery = watchdog.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) }
+        var waits = 0
         loopWait: while true {
-            let sig = AgentSignals.wait(timeout: 0.25)
+            // Sleep until something is due - a signal, the status line, the
+            // end of --duration, a watchdog ping - not on a fixed beat: a
+            // thread woken without work costs as much as one with it. The
+            // first waits are short, for the loop thread's start-up warnings.
+            let sinceStart = Double(clock.nowNanoseconds &- started) / 1e9
+            var timeout = waits < 4 ? 0.25 : 60
+            waits += 1
+            if let every = c.status { timeout = min(timeout, every - Double(clock.nowNanoseconds &- lastStatus) / 1e9) }
+            if let d = c.duration { timeout = min(timeout, d - sinceStart) }
+            if let every = pingEvery { timeout = min(timeout, Double(every) / 1e9 / 2) }
+            let sig = AgentSignals.wait(timeout: max(0.001, timeout))
             if !reportedWarnings, let w = progress.warnings.withLock({ $0.isEmpty ? nil : $0 }) {
                 for line in w { console.error("warning: \(line)") }
                 reportedWarnings = true
@@ -210,12 +260,14 @@ public enum RunCommand: Subcommand {
             switch sig {
             case SIGTERM?, SIGINT?:
                 stopReason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
-                console.print("edge-agent: \(stopReason), stopping")
+                if c.status != nil && console.isTerminal { console.write("\r\u{1B}[2K") }   // off the status line
+                console.print(EdgeAgentCLI.stopNote(command: "run", signal: sig!))
                 break loopWait
             case SIGHUP?:
                 try? notify.reloading(monotonicMicroseconds: clock.nowNanoseconds / 1000)
                 do {
-                    let cal = try CalibrationLoader.load(c.calibrationPath)
+                    let cal = try CalibrationLoader.load(c.calibrationPath, for: c.session, readIdentity: false,
+                                                         warn: { console.error("edge-agent: SIGHUP: warning: " + $0) })
                     loop.enqueue { $0.apply(calibration: cal) }
                     console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationPath ?? "(none)")")
                 } catch {
@@ -242,22 +294,14 @@ public enum RunCommand: Subcommand {
             if let d = c.duration, Double(now &- started) / 1e9 >= d { break }
             if loop.isStopping { exitStatus = 1; stopReason = "loop stopped"; break }
         }
-        if c.status != nil && console.isTerminal { console.write("\n") }
+        if c.status != nil && console.isTerminal && stopReason == "duration elapsed" { console.write("\n") }
         try? notify.stopping()
         loop.stop()
         thread.join()
         let stats = c.server.statistics()   // before stop(): it forgets its clients
         c.server.stop(reason: stopReason)
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
-        console.print("edge-agent: published \(stats.published) samples to \(stats.acceptedClients) client connection(s), \(stats.droppedTotal) dropped in client queues, \(stats.overruns) ring overruns")
+        console.print(publishedLine(stats, alwaysOn: c.settings.alwaysOn))
         return exitStatus
-    }
-}
-
-/// Reads the calibration file into the engine's form (none: no calibration).
-enum CalibrationLoader {
-    static func load(_ path: String?) throws -> EngineCalibration {
-        guard let path, FileManager.default.fileExists(atPath: path) else { return EngineCalibration() }
-        return try loadFile(path)
     }
 }

@@ -67,6 +67,10 @@ public enum SimulateCommand: Subcommand {
             throw UsageError("the board profile \(selection.profilePath ?? "") is not simulated; use --board boards/simulated.json5")
         }
         if selection.profile.simulation == nil { selection.profile.simulation = .init(scenario: scenarioPath) }
+        try OutputFiles.refuseOverlaps(
+            outputs: [csvPath.map { .init("--csv", $0) }, truthPath.map { .init("--truth", $0) }],
+            inputs: [.init("SCENARIO", scenarioPath), selection.profilePath.map { .init("the board profile", $0) },
+                     selection.configPath.map { .init("the configuration", $0) }])
 
         let scenario = try SimulatedBoardFactory.loadScenario(scenarioPath)
         let clock = VirtualClock()
@@ -94,6 +98,9 @@ public enum SimulateCommand: Subcommand {
         }
 
         let total = duration ?? scenario.durationSeconds
+        if let d = duration, d > scenario.durationSeconds {
+            console.error("warning: --duration \(fixed(d, 3)) s goes beyond the end of \(scenarioPath) (duration_s \(fixed(scenario.durationSeconds, 3)) s): the last \(fixed(d - scenario.durationSeconds, 3)) s hold the board still in its final pose")
+        }
         let period = 1.0 / settings.mpu6050.achievedSampleRateHz
         let periodNs = UInt64((period * 1e9).rounded())
         // Let the gyro settle (kernel: 60 ms) and the first samples land, then

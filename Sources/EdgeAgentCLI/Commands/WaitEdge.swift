@@ -1,4 +1,5 @@
 import EdgeBus
+import EdgeLinux
 
 /// `edge-agent wait-edge`: a wiring check for the data-ready line.
 public enum WaitEdgeCommand: Subcommand {
@@ -16,11 +17,13 @@ public enum WaitEdgeCommand: Subcommand {
       --chip LABEL   GPIO chip label as `gpiodetect` prints it (pinctrl-bcm2711
                      on a Pi 4, pinctrl-rp1 on a Pi 5), or /dev/gpiochipN
       --line N       line offset (on a Pi: the BCM GPIO number, e.g. 17)
-      --count K      edges to wait for (default 10)
+      --count K      edges to wait for, 1 to 1000000 (default 10)
       --timeout S    seconds to wait for each edge (default 2)
 
     Output: one line per edge, `edge <n> t_ns=<monotonic ns> dt_ms=<since previous>`.
-    Exit status 1 if an edge does not come in time.
+
+    Exit status: 0 every edge came; 1 an edge did not come in time (or the
+    GPIO line cannot be opened); 2 bad usage.
     """
 
     public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {

@@ -22,36 +22,49 @@ public enum WatchCommand: Subcommand {
     Connects to a running agent as an ordinary client and shows what it
     serves: roll, pitch and yaw (degrees) with a bubble level, heading,
     rotation rate (rad/s) and user acceleration (m/s²) from deviceMotion;
-    relative altitude, pressure (Pa) and temperature from altitude; absolute
-    altitude with its accuracy; the accessory IMU's attitude when the board
-    has one; every device's state, error and reset counts; the lines the
-    agent dropped because this client read too slowly; the deviceMotion rate.
+    relative altitude, pressure (hPa, as `run` shows it) and temperature
+    from altitude; absolute altitude with its accuracy; the accessory IMU's
+    attitude when the board has one; every device's state (present, idle,
+    degraded, missing, failed), why it is not present, its error, reset,
+    retry and stall counts; the lines the agent dropped because this client
+    read too slowly; the deviceMotion rate. Heading is the compass direction
+    the device faces - degrees clockwise from north in [0, 360): where its
+    top edge (+Y) points when flat, where its back (-Z) looks when upright.
 
     On a terminal the view is redrawn in place (at most 20 times a second);
-    Ctrl-C restores the cursor and exits. When standard output is not a
+    Ctrl-C restores the cursor and ends it cleanly. When standard output is not a
     terminal, or with --plain, it prints one key=value line per update, at
     most 2 a second, for logs:
       t_s=… roll_deg=… pitch_deg=… yaw_deg=… heading_deg=… rotationRate_radps=x,y,z
       userAcceleration_mps2=x,y,z relativeAltitude_m=… pressure_pa=… altitude_m=…
       accuracy_m=… devices=id:state:errors,… dropped=… rate_hz=…
+    (keys carry the wire's units: pressure_pa in Pa), and one line per
+    connection event: event=connection device=… connected=… state=… reason="…"
 
     The bubble floats to the high side, as in a spirit level: right edge
     down moves it left, forward edge up moves it up. It reaches the rim at 18°.
 
-    Socket: --socket PATH, else $EDGE_AGENT_SOCKET, else service.socket_path
-    of the configuration (--config FILE, else the same lookup as `run`:
-    $EDGE_AGENT_CONFIG, /etc/edge-agent/edge-agent.json5,
-    config/edge-agent.json5), else /run/edge-agent/agent.sock.
+    Socket: the one `run` binds with the same configuration - --socket
+    PATH, else service.socket_path of --config FILE, else $EDGE_AGENT_SOCKET,
+    else service.socket_path of the configuration `run` would read
+    ($EDGE_AGENT_CONFIG, /etc/edge-agent/edge-agent.json5,
+    config/edge-agent.json5 in the working directory, then that of the
+    repository a build-tree executable belongs to), else
+    /run/edge-agent/agent.sock. Unless given with --socket or --config, the
+    socket and where it came from are said on standard error.
 
     Options:
       --socket PATH  the agent's Unix-domain socket
       --config FILE  take the socket path from this configuration
-      --count N      exit after N updates (for scripts and tests)
+      --count N      exit after N updates, 1 to 1000000 (for scripts and
+                     tests; leave it out to watch until stopped)
       --plain        plain lines even on a terminal
 
-    Exit status: 0 after --count updates or when the agent shuts down; 1 when
-    the agent cannot be reached, speaks another protocol version, refuses
-    every stream, or drops the connection; 2 on bad usage; 130 on Ctrl-C.
+    Exit status: 0 after --count updates, when the agent shuts down, or on
+    Ctrl-C / SIGTERM (a clean stop, as `run`); 1 when the agent cannot be
+    reached, speaks another protocol version, refuses every stream, or drops
+    the connection; 2 on bad usage, or a configuration that is missing or
+    invalid.
     """
 
     /// Environment variable naming the agent's socket.
@@ -67,6 +80,52 @@ public enum WatchCommand: Subcommand {
         return EdgeProtocolInfo.defaultSocketPath
     }
 
+    /// Which socket, and why that one: what `watch` (and `poll`) connect to.
+    struct SocketChoice: Equatable, Sendable {
+        var path: String
+        /// How it was chosen, for the note and the view ("--socket",
+        /// "service.socket_path of FILE", ...).
+        var source: String
+        /// Given on the command line (no note printed).
+        var explicit: Bool
+        /// The configuration read for it, if any.
+        var configPath: String?
+        /// Its `service.socket_group` (nil: the agent's own group).
+        var configuredGroup: String?
+    }
+
+    /// The socket, chosen as `run` chooses the one it binds: `--socket
+    /// PATH`, else the configuration's `service.socket_path` when
+    /// `--config FILE` is given, else `$EDGE_AGENT_SOCKET`, else the
+    /// configuration `run` would read (``BoardLocator``), else the system
+    /// service's `/run/edge-agent/agent.sock`.
+    static func chooseSocket(socket: String?, config configArg: String?, environment env: [String: String],
+                             executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws -> SocketChoice {
+        if let socket { return SocketChoice(path: socket, source: "--socket", explicit: true) }
+        func fromConfig(_ path: String) throws -> SocketChoice {
+            let config: AgentConfig
+            do {
+                config = try ConfigLoader.load(AgentConfig.self, from: path)
+            } catch {
+                throw SetupError(error, hint: BoardSession.configHint(error, configArg: configArg, environment: env))
+            }
+            return SocketChoice(path: EngineSetup.path(config.service.socketPath, config: path),
+                                source: "service.socket_path of \(path)", explicit: configArg != nil,
+                                configPath: path, configuredGroup: config.service.socketGroup)
+        }
+        if let configArg { return try fromConfig(configArg) }
+        if let p = env[socketEnvironmentVariable], !p.isEmpty {
+            return SocketChoice(path: p, source: "$\(socketEnvironmentVariable)", explicit: false)
+        }
+        if let found = BoardLocator.defaultConfigPath(environment: env, executablePaths: executablePaths) {
+            return try fromConfig(found)
+        }
+        let tried = BoardLocator.configCandidates(environment: env, executablePaths: executablePaths)
+        return SocketChoice(path: EdgeProtocolInfo.defaultSocketPath,
+                            source: "the system service's socket; no configuration file found (looked for \(tried.joined(separator: ", ")))",
+                            explicit: false)
+    }
+
     /// What the command line asked for.
     struct Options: Sendable {
         var socketPath: String
@@ -80,39 +139,57 @@ public enum WatchCommand: Subcommand {
         var minimumFrameMs: Int64 = 50
         /// Wait for the version line and the first replies, ms.
         var handshakeTimeoutMs: Int32 = 5000
+        /// How the socket was chosen (shown in the view; nil: given explicitly).
+        var socketSource: String? = nil
+        /// For the permission advice: the configuration and its socket group.
+        var configPath: String? = nil
+        var configuredGroup: String? = nil
     }
+
+    /// The most updates `--count` takes (about 14 hours of terminal updates;
+    /// to watch without end, leave --count out).
+    static let maximumCount = 1_000_000
 
     public static func run(_ a: inout Arguments, _ console: Console) throws -> Int32 {
         let socket = try a.option("--socket")
-        let count = try a.int("--count", in: 1...Int.max)
+        let count = try a.int("--count", in: 1...maximumCount)
         let plain = a.flag("--plain")
         let configArg = try a.option("--config")
         try a.finish()
-        let env = ProcessInfo.processInfo.environment
-        // The configuration's socket path (the one the agent binds), if a config is found.
-        var configured: String?
-        if socket == nil, env["EDGE_AGENT_SOCKET"] == nil,
-           let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: env) {
-            let config = try ConfigLoader.load(AgentConfig.self, from: configPath)
-            configured = EngineSetup.path(config.service.socketPath, config: configPath)
+        if socket != nil && configArg != nil {
+            throw UsageError("use either --socket PATH or --config FILE (whose service.socket_path is used), not both")
         }
-        let path = socket ?? defaultSocketPath(environment: env, configuredPath: configured)
-        return try watch(Options(socketPath: path, count: count, plain: plain), console: console, handleSignals: true)
+        let choice = try chooseSocket(socket: socket, config: configArg, environment: ProcessInfo.processInfo.environment)
+        if !choice.explicit { console.error("edge-agent watch: socket \(choice.path) (\(choice.source))") }
+        var options = Options(socketPath: choice.path, count: count, plain: plain)
+        options.socketSource = choice.explicit ? nil : choice.source
+        options.configPath = choice.configPath
+        options.configuredGroup = choice.configuredGroup
+        // Signal dispositions are process-wide: only the program itself (on
+        // the standard console) takes them over, never a test running
+        // watchers side by side in one process.
+        return try watch(options, console: console, handleSignals: console === Console.standard)
     }
 
     /// Runs the watcher until `count` updates, the agent's shutdown, an error
-    /// or (with `handleSignals`) SIGINT/SIGTERM. Tests pass `handleSignals:
-    /// false` so they do not touch the test process's signal dispositions.
+    /// or (with `handleSignals`) SIGINT/SIGTERM, which end it cleanly (exit
+    /// 0, as `run`). Tests pass `handleSignals: false` so they do not touch
+    /// the test process's signal dispositions.
     static func watch(_ o: Options, console: Console, handleSignals: Bool) throws -> Int32 {
         let terminal = console.isTerminal && !o.plain
-        let connection = try WatchConnection.connect(o.socketPath)
+        let connection = try WatchConnection.connect(o.socketPath, configPath: o.configPath,
+                                                     configuredGroup: o.configuredGroup)
         var session = WatchSession(options: o, terminal: terminal)
-        let signals = (terminal && handleSignals) ? WatchSignals.install() : nil
+        let signals = handleSignals ? WatchSignals.install() : nil
+        var stoppedBy: Int32 = 0
         defer {
             signals?.restore()
             if session.drewFrame { console.write("\n" + WatchView.terminalRestore) }
+            if stoppedBy != 0 { console.error(EdgeAgentCLI.stopNote(command: "watch", signal: stoppedBy)) }
         }
-        return try session.run(connection, console: console, interrupted: { signals?.received ?? 0 })
+        let status = try session.run(connection, console: console, interrupted: { signals?.received ?? 0 })
+        if status == WatchSession.interruptedStatus { stoppedBy = signals?.received ?? SIGINT; return 0 }
+        return status
     }
 }
 
@@ -122,16 +199,31 @@ struct WatchError: Error, CustomStringConvertible, Equatable {
     init(_ description: String) { self.description = description }
 
     /// A failed connect(2) on `path`, with the advice that fits the errno.
-    /// `socketGroup` is the socket's group name (for EACCES), if known.
-    static func connect(path: String, errno e: Int32, socketGroup: String?) -> WatchError {
+    /// `socketGroup` is the group that owns the socket file (or, when the
+    /// file cannot be looked at, its directory), if known; `configuredGroup`
+    /// the configuration's `service.socket_group` and `configPath` the
+    /// configuration, when the socket was found through one. Never advises
+    /// joining root: a socket owned by group root needs a group configured.
+    static func connect(path: String, errno e: Int32, socketGroup: String?, configuredGroup: String? = nil,
+                        configPath: String? = nil) -> WatchError {
         switch e {
         case ENOENT, ECONNREFUSED, ENOTDIR:
             let what = e == ECONNREFUSED ? "nothing is listening on \(path)" : "no agent socket at \(path)"
             return WatchError("\(what). Is the agent running? Check with `systemctl status edge-agent`, or start one with `edge-agent run`. (Another socket: --socket PATH or $\(WatchCommand.socketEnvironmentVariable).)")
         case EACCES, EPERM:
-            let group = socketGroup.map { "group '\($0)'" } ?? "the agent's group"
-            let add = socketGroup.map { "sudo usermod -aG \($0) $USER" } ?? "sudo usermod -aG GROUP $USER"
-            return WatchError("permission denied connecting to \(path): the socket admits its owner and members of \(group). Add yourself (`\(add)`, then log in again) or run as a member.")
+            let config = configPath ?? "the agent's configuration"
+            let setting = "service.socket_group in \(config)"
+            guard let group = socketGroup ?? configuredGroup else {
+                return WatchError("permission denied connecting to \(path): the socket (or its directory) does not admit this user. Members of the socket's group may connect: find it with `ls -l \(path)`, join it (`sudo usermod -aG GROUP $USER`, then log in again), or have the agent's owner set \(setting).")
+            }
+            if group == "root" || group == "0" {
+                return WatchError("permission denied connecting to \(path): the socket belongs to group root (the agent runs as root and \(configuredGroup == nil ? "no socket group is configured" : "its socket group is root")), so only root may connect. Do not join root: give the clients a group of their own - `sudo groupadd edge-motion`, set socket_group: \"edge-motion\" under service in \(config), join it (`sudo usermod -aG edge-motion $USER`, then log in again) and restart the agent; or run the agent as your own user.")
+            }
+            var text = "permission denied connecting to \(path): the socket admits its owner and members of group '\(group)'. Add yourself (`sudo usermod -aG \(group) $USER`, then log in again) or run as a member."
+            if configPath != nil && configuredGroup == nil {
+                text += " ('\(group)' is the agent's own group, as no socket group is configured; to choose the group clients need, set \(setting) and restart the agent.)"
+            }
+            return WatchError(text)
         default:
             return WatchError("cannot connect to \(path): \(String(cString: strerror(e))) (errno \(e))")
         }
@@ -166,7 +258,7 @@ final class WatchConnection {
     private init(fd: Int32, path: String) { self.fd = fd; self.path = path }
     deinit { close(fd) }
 
-    static func connect(_ path: String) throws(WatchError) -> WatchConnection {
+    static func connect(_ path: String, configPath: String? = nil, configuredGroup: String? = nil) throws(WatchError) -> WatchConnection {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -190,15 +282,18 @@ final class WatchConnection {
         guard r == 0 else {
             let e = errno
             close(fd)
-            throw WatchError.connect(path: path, errno: e, socketGroup: socketGroupName(path))
+            throw WatchError.connect(path: path, errno: e, socketGroup: socketGroupName(path),
+                                     configuredGroup: configuredGroup, configPath: configPath)
         }
         return WatchConnection(fd: fd, path: path)
     }
 
-    /// The name of the group owning `path`, for the permission advice.
+    /// The name of the group owning `path` (or, when the file cannot be
+    /// looked at, its directory), for the permission advice; the number when
+    /// the group database has no name for it.
     static func socketGroupName(_ path: String) -> String? {
         var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
+        guard stat(path, &st) == 0 || stat(BoardLocator.directory(of: path), &st) == 0 else { return nil }
         var gr = group()
         var result: UnsafeMutablePointer<group>?
         var buf = [CChar](repeating: 0, count: 16384)
@@ -322,7 +417,12 @@ struct WatchSession {
     init(options: WatchCommand.Options, terminal: Bool) {
         self.options = options; self.terminal = terminal
         self.state = WatchState(socketPath: options.socketPath)
+        self.state.socketSource = options.socketSource
     }
+
+    /// What ``run(_:console:interrupted:)`` returns when a signal stopped it
+    /// (never an exit status of its own; the command makes it a clean 0).
+    static let interruptedStatus: Int32 = -1
 
     /// Between updates on the capture clock, with 1/16 slack for timestamp
     /// jitter (as the agent's own decimation).
@@ -394,7 +494,10 @@ struct WatchSession {
             return WatchDevice(id: id, kind: string(d["kind"]) ?? "?", state: string(d["state"]) ?? "?",
                                errorCount: int(d["errorCount"]) ?? 0,
                                resetCount: int(d["resetCount"]) ?? 0,
-                               lastError: string(d["lastError"]), streams: streams)
+                               lastError: string(d["lastError"]), streams: streams,
+                               reason: string(d["reason"]),
+                               retryCount: int(d["retryCount"]) ?? 0,
+                               stallCount: int(d["stallCount"]) ?? 0)
         }
     }
 
@@ -453,12 +556,18 @@ struct WatchSession {
         case "connection":
             guard let device = Self.string(m["device"]) else { return .none }
             let connected = m["connected"] == .bool(true)
+            // An agent older than the `state` key says only connected or not.
+            let newState = Self.string(m["state"]) ?? (connected ? "present" : "missing")
+            let reason = Self.string(m["reason"])
             if let i = state.devices.firstIndex(where: { $0.id == device }) {
                 if state.devices[i].streams.contains("accessoryMotion") { state.accessoryConnected = connected }
-                state.devices[i].state = connected ? "present" : "missing"
+                state.devices[i].state = newState
+                state.devices[i].reason = connected ? nil : reason
             }
             send(#"{"class":"devices","id":"watch-devices"}"#)
-            return terminal ? .redraw : .event("event=connection device=\(device) connected=\(connected)")
+            var line = "event=connection device=\(device) connected=\(connected) state=\(newState)"
+            if let reason, !connected { line += " reason=\"\(reason)\"" }
+            return terminal ? .redraw : .event(line)
         case "shutdown":
             let reason = Self.string(m["reason"]).map { " (\($0))" } ?? ""
             return .shutdown("the agent shut down\(reason); nothing more to watch.")
@@ -599,8 +708,7 @@ struct WatchSession {
         var lastFrameMs = Int64.min / 2
         var framePending = false
         while true {
-            let sig = interrupted()
-            if sig != 0 { return 128 + sig }
+            if interrupted() != 0 { return Self.interruptedStatus }
             var timeoutMs: Int64 = 200
             if framePending { timeoutMs = max(1, min(timeoutMs, lastFrameMs + options.minimumFrameMs - Self.monotonicMs())) }
             let lines = try c.readLines(timeoutMs: Int32(timeoutMs))

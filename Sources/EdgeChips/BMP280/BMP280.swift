@@ -14,7 +14,12 @@ public struct BMP280<Bus: I2CBus> {
     public private(set) var variant: BMP280Variant = .bmp280
     /// Factory calibration (nil until ``readCalibration()``).
     public private(set) var calibration: BMP280Calibration?
-    public private(set) var configuration: BMP280Configuration = .default
+    public private(set) var configuration: BMP280Configuration = .default {
+        didSet { verificationTable = Self.verificationTable(configuration) }
+    }
+    /// What ``verifyConfiguration()`` re-reads, kept so the periodic
+    /// re-check allocates nothing.
+    private var verificationTable = Self.verificationTable(.default)
 
     /// Start-up time after a (soft) power-on reset, which includes copying
     /// the NVM into the calibration image: 2 ms (DS Table 2, t_startup).
@@ -70,7 +75,7 @@ public struct BMP280<Bus: I2CBus> {
     public mutating func readCalibration() throws(DriverError) -> BMP280Calibration {
         let a = address, b = bus
         let bytes = try onBus { () throws(I2CError) in try b.readRegisters(a, BMP280Register.calibration.rawValue, count: 24) }
-        let c = try BMP280Calibration(bytes: bytes)
+        let c = try decoding { () throws(DecodeError) in try BMP280Calibration(bytes: bytes) }
         calibration = c
         return c
     }
@@ -104,15 +109,20 @@ public struct BMP280<Bus: I2CBus> {
 
     /// Re-reads config and ctrl_meas; throws on a mismatch (e.g. after a brown-out).
     public func verifyConfiguration() throws(DriverError) {
-        var rows = [RegisterSetting.value(BMP280Register.config.rawValue, configuration.configValue)]
-        if configuration.mode == .normal {
-            rows.append(.value(BMP280Register.controlMeasurement.rawValue, configuration.controlMeasurementValue(mode: .normal)))
+        try verificationTable.verify(on: bus, address: address, chip: .bmp280)
+    }
+
+    /// config and ctrl_meas as `c` leaves them.
+    static func verificationTable(_ c: BMP280Configuration) -> RegisterTable {
+        var rows = [RegisterSetting.value(BMP280Register.config.rawValue, c.configValue)]
+        if c.mode == .normal {
+            rows.append(.value(BMP280Register.controlMeasurement.rawValue, c.controlMeasurementValue(mode: .normal)))
         } else {
             // Forced: the mode bits fall back to sleep by themselves; check oversampling only.
-            let v = configuration.controlMeasurementValue(mode: .sleep)
+            let v = c.controlMeasurementValue(mode: .sleep)
             rows.append(RegisterSetting(register: BMP280Register.controlMeasurement.rawValue, set: v, clear: ~v & 0xFC))
         }
-        try RegisterTable(rows).verify(on: bus, address: address, chip: .bmp280)
+        return RegisterTable(rows)
     }
 
     /// The 6-byte burst press_msb..temp_xlsb (0xF7..0xFC): one burst, so
@@ -131,10 +141,10 @@ public struct BMP280<Bus: I2CBus> {
     @inlinable
     public func read() throws(DriverError) -> BMP280Sample {
         guard let c = calibration else {
-            throw .invalidCalibration(chip: .bmp280, reason: "calibration has not been read; call readCalibration() or start() first")
+            throw .decode(.invalidCalibration(chip: .bmp280, reason: "calibration has not been read; call readCalibration() or start() first"))
         }
-        return try BMP280Compensation.compensate(try readRaw(), c,
-                                                 pressureEnabled: configuration.pressureOversampling != .skipped)
+        let raw = try readRaw(), pressureOn = configuration.pressureOversampling != .skipped
+        return try decoding { () throws(DecodeError) in try BMP280Compensation.compensate(raw, c, pressureEnabled: pressureOn) }
     }
 
     /// One forced-mode conversion: writes ctrl_meas with mode = forced, waits
@@ -153,59 +163,5 @@ public struct BMP280<Bus: I2CBus> {
             throw .timeout(chip: .bmp280, address: a, waitingFor: "a forced-mode conversion (status.measuring)", milliseconds: tMax)
         }
         return try read()
-    }
-}
-
-extension BMP280Compensation {
-    /// What a register dump says.
-    public struct DumpReading: Sendable, Equatable {
-        /// `id` (0xD0) if readable, and its variant if known.
-        public var chipID: UInt8?
-        public var variant: BMP280Variant?
-        public var calibration: BMP280Calibration
-        public var raw: BMP280RawSample
-        public var tFine: Int32
-        /// Temperature in 0.01 °C (integer formula).
-        public var centiCelsius: Int32
-        /// Pressure Q24.8 (integer formula), nil when ctrl_meas says pressure is skipped.
-        public var pressureQ24_8: Int64?
-        /// ctrl_meas if readable.
-        public var controlMeasurement: UInt8?
-        public var temperatureCelsius: Double { Double(centiCelsius) / 100 }
-        public var pressurePascals: Double? { pressureQ24_8.map { Double($0) / 256 } }
-    }
-
-    /// Decodes a register image: calibration 0x88..0x9F and data 0xF7..0xFC
-    /// are required; ctrl_meas (0xF4), if readable, says whether pressure was
-    /// skipped on purpose.
-    public static func decode(image: RegisterImage) throws(DriverError) -> DumpReading {
-        func need(_ range: ClosedRange<UInt8>) throws(DriverError) -> [UInt8] {
-            var out: [UInt8] = []
-            for r in range {
-                guard let v = image[r] else {
-                    throw .unreadableRegister(chip: .bmp280, register: r, name: BMP280Register.name(of: r))
-                }
-                out.append(v)
-            }
-            return out
-        }
-        let cal = try BMP280Calibration(bytes: try need(0x88...0x9F))
-        let raw = BMP280RawSample(burst: try need(0xF7...0xFC))
-        let ctrl = image[BMP280Register.controlMeasurement.rawValue]
-        let pressureEnabled = ctrl.map { ($0 >> 2) & 0x7 != 0 } ?? true
-        guard raw.adcT != BMP280Bits.skippedRaw else { throw .skippedMeasurement(chip: .bmp280, channel: "temperature") }
-        let t = temperature(adcT: raw.adcT, cal)
-        var q: Int64?
-        if pressureEnabled {
-            guard raw.adcP != BMP280Bits.skippedRaw else { throw .skippedMeasurement(chip: .bmp280, channel: "pressure") }
-            guard let p = pressureQ24_8(adcP: raw.adcP, tFine: t.tFine, cal) else {
-                throw .invalidCalibration(chip: .bmp280, reason: "the pressure formula's divisor is 0 for these calibration words")
-            }
-            q = p
-        }
-        let id = image[BMP280Register.id.rawValue]
-        return DumpReading(chipID: id, variant: id.flatMap { BMP280Variant.lookup(chipID: $0) }, calibration: cal,
-                           raw: raw, tFine: t.tFine, centiCelsius: t.centiCelsius, pressureQ24_8: q,
-                           controlMeasurement: ctrl)
     }
 }

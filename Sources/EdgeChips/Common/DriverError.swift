@@ -1,21 +1,5 @@
 import EdgeBus
 
-/// The chips this module drives.
-public enum ChipKind: String, Sendable, Equatable, Hashable, CaseIterable, Codable {
-    case mpu6050
-    case bmp280
-    case qmc5883l
-
-    /// The part name as printed in data sheets.
-    public var partName: String {
-        switch self {
-        case .mpu6050: return "MPU-6050"
-        case .bmp280: return "BMP280"
-        case .qmc5883l: return "QMC5883L"
-        }
-    }
-}
-
 /// A failed driver operation. Every case says what happened and what to do
 /// (``description``); bus failures keep the underlying ``I2CError`` with its
 /// errno and advice.
@@ -29,11 +13,9 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A self-clearing bit or a conversion did not finish within the data
     /// sheet's bound.
     case timeout(chip: ChipKind, address: UInt8, waitingFor: String, milliseconds: Double)
-    /// The chip returned its "skipped / not measured" raw value (BMP280
-    /// 0x80000) for a channel that should have been measured.
-    case skippedMeasurement(chip: ChipKind, channel: String)
-    /// Factory calibration words are implausible (bad read, wrong chip).
-    case invalidCalibration(chip: ChipKind, reason: String)
+    /// The bytes were read but do not decode (see ``DecodeError``): a
+    /// "not measured" value, implausible calibration words.
+    case decode(DecodeError)
     /// The MPU-6050 FIFO overflowed or lost record alignment. The driver has
     /// already reset the FIFO; the buffered samples are dropped.
     case fifoOverflow(address: UInt8, bytesInFIFO: Int, reason: String)
@@ -42,9 +24,6 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
     case configurationMismatch(chip: ChipKind, address: UInt8, register: UInt8, expected: UInt8, mask: UInt8, found: UInt8)
     /// The requested setting cannot be applied to this chip or variant.
     case unsupportedConfiguration(chip: ChipKind, reason: String)
-    /// A register needed for decoding is unreadable in a register dump
-    /// (shown as `XX`, or missing).
-    case unreadableRegister(chip: ChipKind, register: UInt8, name: String)
 
     /// The underlying bus error, if this failure came from the bus.
     public var i2cError: I2CError? {
@@ -63,6 +42,8 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .bus(let e):
             return e.description
+        case .decode(let e):
+            return e.description
         case let .wrongChip(expected, address, register, found, identifiedAs):
             let what: String
             if found == 0x00 || found == 0xFF {
@@ -75,18 +56,12 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
             return "expected a \(expected.partName) at \(hex(address)) but its identity register \(hex(register)) reads \(hex(found)): \(what). Run `edge-agent probe` to see what answers on the bus and fix the chip/address in the board profile."
         case let .timeout(chip, address, waitingFor, ms):
             return "\(chip.partName) at \(hex(address)) did not finish \(waitingFor) within \(formatMilliseconds(ms)) ms (the data sheet's bound): the chip may be browned out or stuck; power-cycle the sensor and check its supply."
-        case let .skippedMeasurement(chip, channel):
-            return "\(chip.partName) returned the 'skipped' raw value for \(channel) (no conversion result): the channel's oversampling is 0 or no measurement has completed yet. Enable the channel's oversampling and read again after a conversion."
-        case let .invalidCalibration(chip, reason):
-            return "\(chip.partName) calibration data is invalid: \(reason). Re-read after a soft reset; if it persists the chip or its wiring is faulty."
         case let .fifoOverflow(address, count, reason):
             return "MPU-6050 at \(hex(address)): FIFO \(reason) (\(count) bytes buffered); the FIFO was reset and those samples dropped. Read the FIFO more often or lower sample_rate_hz."
         case let .configurationMismatch(chip, address, register, expected, mask, found):
             return "\(chip.partName) at \(hex(address)): register \(hex(register)) reads \(hex(found)) but \(hex(expected)) was written (bits \(hex(mask)) checked): the chip was probably reset by a brown-out. Reset and configure it again."
         case let .unsupportedConfiguration(chip, reason):
             return "\(chip.partName): \(reason)"
-        case let .unreadableRegister(chip, register, name):
-            return "\(chip.partName) register \(hex(register)) (\(name)) is unreadable in the dump (shown as XX or missing) but is needed to decode it: dump again, e.g. `i2cdump -y BUS ADDR`, with the chip powered and awake."
         }
     }
 }
@@ -95,6 +70,12 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
 func formatMilliseconds(_ ms: Double) -> String {
     let r = (ms * 1000).rounded() / 1000
     return r == r.rounded() ? String(Int(r)) : String(r)
+}
+
+/// Runs a decoding step, wrapping its error as ``DriverError/decode(_:)``.
+@inlinable
+func decoding<T>(_ body: () throws(DecodeError) -> T) throws(DriverError) -> T {
+    do { return try body() } catch { throw .decode(error) }
 }
 
 /// Runs a bus operation, wrapping its error as ``DriverError/bus(_:)``.

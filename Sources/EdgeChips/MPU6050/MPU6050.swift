@@ -24,7 +24,12 @@ public struct MPU6050<Bus: I2CBus> {
     public private(set) var variant: MPU6050Variant = .genuine
     /// The configuration last applied (``MPU6050Configuration/default`` until
     /// ``configure(_:)``, ``MPU6050Configuration/afterReset`` after ``reset()``).
-    public private(set) var configuration: MPU6050Configuration = .default
+    public private(set) var configuration: MPU6050Configuration = .default {
+        didSet { verificationTable = configuration.registerTable }
+    }
+    /// ``configuration``'s register table, kept so the periodic re-check
+    /// (``verifyConfiguration()``) allocates nothing.
+    private var verificationTable = MPU6050Configuration.default.registerTable
     /// Scale factors for ``configuration`` and ``variant``.
     public private(set) var scales: MPU6050Scales
     /// How many times the FIFO overflowed (and was reset).
@@ -60,7 +65,8 @@ public struct MPU6050<Bus: I2CBus> {
 
     // MARK: reset and configuration
 
-    /// Reset and wake (RM §4.28, sensors.md §1.2): PWR_MGMT_1 = 0x80
+    /// Reset and wake (RM-MPU-6000A-00 rev 4.2 §4.28; reset values §3; 100 ms
+    /// as the Linux inv_mpu6050 driver's INV_MPU6050_POWER_UP_TIME): PWR_MGMT_1 = 0x80
     /// (DEVICE_RESET), sleep a fixed 100 ms on the clock (no polling: the
     /// reset bit is not reliably readable while the part restarts), then
     /// PWR_MGMT_1 = 0x01 (SLEEP cleared, clock = PLL X gyro) and
@@ -127,7 +133,7 @@ public struct MPU6050<Bus: I2CBus> {
     /// ``DriverError/configurationMismatch`` if a register changed (e.g. a
     /// brown-out reset the chip: then ``reset()`` and ``configure(_:)`` again).
     public func verifyConfiguration() throws(DriverError) {
-        try configuration.registerTable.verify(on: bus, address: address, chip: .mpu6050)
+        try verificationTable.verify(on: bus, address: address, chip: .mpu6050)
     }
 
     /// Sets or clears I2C bypass (INT_PIN_CFG bit 1, with USER_CTRL.I2C_MST_EN

@@ -24,7 +24,8 @@ public struct MPU6050SelfTestReport: Sendable, Equatable {
     public var passed: Bool { axes.allSatisfy(\.passed) }
 }
 
-/// Pure self-test arithmetic (RM rev 4.2 §4.1; sensors.md §1.10).
+/// Pure self-test arithmetic (InvenSense RM-MPU-6000A-00 rev 4.2 §4.1; self-test
+/// response limits: PS-MPU-6000A-00 rev 3.4 §6.1, §6.2).
 public enum MPU6050SelfTest {
     /// Pass band: |(STR - FT) / FT| ≤ 14 %.
     public static let passBand = 0.14

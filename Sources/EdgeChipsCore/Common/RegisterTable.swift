@@ -1,4 +1,4 @@
-import EdgeBus
+import EdgeValues
 
 /// One row of a configuration table (PX4's `{register, set bits, clear bits}`):
 /// after applying, the bits in `set` read 1 and the bits in `clear` read 0.
@@ -40,37 +40,4 @@ public struct RegisterSetting: Sendable, Equatable, CustomStringConvertible {
 public struct RegisterTable: Sendable, Equatable {
     public var settings: [RegisterSetting]
     public init(_ settings: [RegisterSetting]) { self.settings = settings }
-
-    /// Writes every row in order (read-modify-write for rows that do not own
-    /// the whole register).
-    public func apply<Bus: I2CBus>(on bus: Bus, address: UInt8) throws(I2CError) {
-        for s in settings {
-            if s.ownsWholeRegister {
-                try bus.writeRegister(address, s.register, s.set)
-            } else {
-                let v = try bus.readRegister(address, s.register)
-                try bus.writeRegister(address, s.register, s.applied(to: v))
-            }
-        }
-    }
-
-    /// Reads every row's register back; returns the rows that no longer hold.
-    public func mismatches<Bus: I2CBus>(on bus: Bus, address: UInt8) throws(I2CError) -> [(setting: RegisterSetting, found: UInt8)] {
-        var out: [(setting: RegisterSetting, found: UInt8)] = []
-        for s in settings {
-            let v = try bus.readRegister(address, s.register)
-            if !s.isSatisfied(by: v) { out.append((s, v)) }
-        }
-        return out
-    }
-
-    /// Re-checks the table, throwing ``DriverError/configurationMismatch`` for
-    /// the first row that does not hold.
-    public func verify<Bus: I2CBus>(on bus: Bus, address: UInt8, chip: ChipKind) throws(DriverError) {
-        let bad = try onBus { () throws(I2CError) in try mismatches(on: bus, address: address) }
-        if let first = bad.first {
-            throw .configurationMismatch(chip: chip, address: address, register: first.setting.register,
-                                         expected: first.setting.set, mask: first.setting.mask, found: first.found)
-        }
-    }
 }

@@ -1,7 +1,8 @@
-// Side-by-side benchmark of the altitude filters on synthetic data: a rest
-// period, then a smooth lift (minimum-jerk profile), then a hold. Pure and
-// deterministic (seeded noise): the integrator wires `run` to a CLI command
-// and to the simulator. Definitions of the figures: docs/altitude.md.
+// `edge-bench altitude-filter`: the altitude filters alone, side by side on
+// synthetic data: a rest period, then a smooth lift (minimum-jerk profile),
+// then a hold. Pure and deterministic (seeded noise, no engine, no
+// simulated chips; `edge-bench altitude` runs the engine on the simulated
+// board instead). Definitions of the figures: docs/altitude.md.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,68 +10,117 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeFusion
 
-public enum AltitudeBenchmark {
+enum AltitudeFilterBenchmark {
+    static let help = """
+    Usage: edge-bench altitude-filter [--tau S]
+
+    The altitude filters alone on synthetic data, side by side on the same
+    samples (pure and deterministic: seeded noise, no engine, no simulated
+    chips): 120 s rest, a 3 m lift over 3 s on a minimum-jerk curve, 10 s
+    hold; barometer 26 Hz with 1.3 Pa RMS white noise (BMP280 ultra high
+    resolution, IIR off: Bosch BST-BMP280-DS001-26 rev 1.26 Table 8),
+    accelerometer 200 Hz with 400 µg/√Hz and a 0.05 m/s² vertical bias
+    (MPU-6050: InvenSense PS-MPU-6000A-00 rev 3.4 §6.2). Rows: the raw
+    barometric height, a first-order low-pass of it (time constant --tau),
+    and the fused AltitudeFilter. Figures (docs/altitude.md): rest noise RMS
+    over the last 90 s of the rest, t90 (first time the relative altitude
+    minus its rest mean reaches 90 % of the lift, seconds after the lift
+    ends; noisy and noise-free runs), final error at the end of the hold.
+
+    Targets: fused rest noise <= 5 cm RMS; t90 <= 0.3 s after the lift ends;
+    quieter than the raw barometer and the low-pass; faster than the low-pass.
+
+    Options:
+      --tau S   time constant of the low-pass row, s (default 0.5)
+    """
+
+    /// The command: prints the report and the verdicts; true when every target is met.
+    static func run(_ args: [String]) throws -> Bool {
+        var o = Options(args)
+        if o.wantsHelp { say(help); return true }
+        let tau = try o.double("--tau", default: 0.5, in: 0...60)
+        try o.finish("altitude-filter")
+        let r = measure(baselineTimeConstant: tau)
+        say(String(r.description.dropLast()))  // the report ends with a newline
+        var t = Table(["target", "measured", "verdict"])
+        var ok = true
+        func check(_ name: String, _ measured: String, _ pass: Bool) {
+            t.add([name, measured, verdict(pass)]); ok = ok && pass
+        }
+        check("rest noise <= 5 cm RMS", fixed(r.fused.restNoiseRMS, 2) + " cm", r.fused.restNoiseRMS <= 5)
+        check("90 % <= 0.3 s after the lift ends", fixed(r.fused.time90, 3) + " s", r.fused.time90 <= 0.3)
+        check("quieter than the raw barometer", fixed(r.fused.restNoiseRMS, 2) + " vs " + fixed(r.raw.restNoiseRMS, 2) + " cm",
+              r.fused.restNoiseRMS < r.raw.restNoiseRMS)
+        check("quieter than the low-pass", fixed(r.fused.restNoiseRMS, 2) + " vs " + fixed(r.lowPass.restNoiseRMS, 2) + " cm",
+              r.fused.restNoiseRMS < r.lowPass.restNoiseRMS)
+        check("faster than the low-pass", fixed(r.fused.time90, 3) + " vs " + fixed(r.lowPass.time90, 3) + " s",
+              r.fused.time90 < r.lowPass.time90)
+        say(t.text)
+        return ok
+    }
+
     /// The scenario and the sensors. Defaults: BMP280 ultra high resolution,
     /// IIR off (1.3 Pa RMS, DS Table 8) at 26 Hz; MPU-6050 400 µg/√Hz at 200 Hz.
-    public struct Scenario: Sendable, Equatable {
+    struct Scenario: Sendable, Equatable {
         /// Pressure altitude of the start, m.
-        public var startAltitude: Double = 100
+        var startAltitude: Double = 100
         /// Rest before the lift, s. Noise is measured over its last three quarters.
-        public var restDuration: Double = 120
+        var restDuration: Double = 120
         /// Lift height, m, and duration, s (minimum-jerk profile).
-        public var liftHeight: Double = 3
-        public var liftDuration: Double = 3
+        var liftHeight: Double = 3
+        var liftDuration: Double = 3
         /// Hold after the lift, s.
-        public var holdDuration: Double = 10
+        var holdDuration: Double = 10
         /// Barometer: rate Hz, RMS noise Pa.
-        public var baroRate: Double = 26
-        public var pressureNoise: Double = 1.3
+        var baroRate: Double = 26
+        var pressureNoise: Double = 1.3
         /// Accelerometer: rate Hz, noise density µg/√Hz, constant vertical bias m/s².
-        public var imuRate: Double = 200
-        public var accelerationNoiseDensity: Double = 400
-        public var accelerationBias: Double = 0.05
+        var imuRate: Double = 200
+        var accelerationNoiseDensity: Double = 400
+        var accelerationBias: Double = 0.05
         /// Noise seed.
-        public var seed: UInt64 = 0x5EED_A171
-        public init() {}
+        var seed: UInt64 = 0x5EED_A171
+        init() {}
     }
 
     /// Figures of one filter.
-    public struct Figures: Sendable, Equatable {
-        public var name: String
+    struct Figures: Sendable, Equatable {
+        var name: String
         /// RMS of relative altitude about its mean over the last three quarters of
         /// the rest period (from ¼ of it on, so the filters have settled), cm.
-        public var restNoiseRMS: Double
+        var restNoiseRMS: Double
         /// First time relative altitude (minus its rest mean) reaches 90 % of
         /// the lift, seconds after the lift ends (negative: before). Noisy run.
-        public var time90: Double
+        var time90: Double
         /// The same on a noise-free run of the same scenario: the filter's
         /// deterministic lag.
-        public var time90NoiseFree: Double
+        var time90NoiseFree: Double
         /// Relative altitude error at the end of the hold, noise-free run, cm.
-        public var finalErrorNoiseFree: Double
+        var finalErrorNoiseFree: Double
     }
 
-    public struct Report: Sendable, CustomStringConvertible {
-        public var scenario: Scenario
+    struct Report: Sendable, CustomStringConvertible {
+        var scenario: Scenario
         /// Time constant of the low-pass baseline, s.
-        public var baselineTimeConstant: Double
-        public var raw: Figures
-        public var lowPass: Figures
-        public var fused: Figures
+        var baselineTimeConstant: Double
+        var raw: Figures
+        var lowPass: Figures
+        var fused: Figures
         /// When the truth itself reaches 90 %, s after the lift ends (−0.74 s
         /// for a 3 s minimum-jerk lift).
-        public var truthTime90: Double
+        var truthTime90: Double
 
-        public var description: String {
-            var out = "altitude benchmark: rest \(fmt(scenario.restDuration, 0)) s, lift \(fmt(scenario.liftHeight, 1)) m over \(fmt(scenario.liftDuration, 1)) s (minimum jerk), hold \(fmt(scenario.holdDuration, 0)) s\n"
-            out += "  baro \(fmt(scenario.baroRate, 0)) Hz σ \(fmt(scenario.pressureNoise, 2)) Pa; accel \(fmt(scenario.imuRate, 0)) Hz \(fmt(scenario.accelerationNoiseDensity, 0)) µg/√Hz, bias \(fmt(scenario.accelerationBias, 3)) m/s²\n"
-            out += "  truth reaches 90 % at \(fmt(truthTime90, 2)) s after the lift ends\n"
+        var description: String {
+            var out = "altitude benchmark: rest \(fixed(scenario.restDuration, 0)) s, lift \(fixed(scenario.liftHeight, 1)) m over \(fixed(scenario.liftDuration, 1)) s (minimum jerk), hold \(fixed(scenario.holdDuration, 0)) s\n"
+            out += "  baro \(fixed(scenario.baroRate, 0)) Hz σ \(fixed(scenario.pressureNoise, 2)) Pa; accel \(fixed(scenario.imuRate, 0)) Hz \(fixed(scenario.accelerationNoiseDensity, 0)) µg/√Hz, bias \(fixed(scenario.accelerationBias, 3)) m/s²\n"
+            out += "  truth reaches 90 % at \(fixed(truthTime90, 2)) s after the lift ends\n"
             out += "  filter                        rest noise RMS   t90 (noisy)   t90 (noise-free)   final error\n"
             for f in [raw, lowPass, fused] {
-                out += "  " + pad(f.name, 30) + pad(fmt(f.restNoiseRMS, 2) + " cm", 17)
-                    + pad(fmt(f.time90, 3) + " s", 14) + pad(fmt(f.time90NoiseFree, 3) + " s", 19)
-                    + fmt(f.finalErrorNoiseFree, 2) + " cm\n"
+                out += "  " + pad(f.name, 30) + pad(fixed(f.restNoiseRMS, 2) + " cm", 17)
+                    + pad(fixed(f.time90, 3) + " s", 14) + pad(fixed(f.time90NoiseFree, 3) + " s", 19)
+                    + fixed(f.finalErrorNoiseFree, 2) + " cm\n"
             }
             return out
         }
@@ -79,7 +129,7 @@ public enum AltitudeBenchmark {
     /// Runs the scenario through the raw barometric height, the low-pass
     /// baseline (time constant `baselineTimeConstant`, s) and the fused
     /// `AltitudeFilter` (`settings`), side by side on the same samples.
-    public static func measure(scenario: Scenario = Scenario(),
+    static func measure(scenario: Scenario = Scenario(),
                                settings: AltitudeFilter.Settings = AltitudeFilter.Settings(),
                                baselineTimeConstant: Double = 0.5) -> Report {
         let noisy = simulate(scenario, settings: settings, tau: baselineTimeConstant, noise: true)
@@ -90,13 +140,13 @@ public enum AltitudeBenchmark {
         }
         return Report(scenario: scenario, baselineTimeConstant: baselineTimeConstant,
                       raw: figures(0, "raw baro height"),
-                      lowPass: figures(1, "baro low-pass τ \(fmt(baselineTimeConstant, 2)) s"),
+                      lowPass: figures(1, "baro low-pass τ \(fixed(baselineTimeConstant, 2)) s"),
                       fused: figures(2, "fused (AltitudeFilter)"),
                       truthTime90: truthTime90(scenario))
     }
 
     /// The report as text.
-    public static func run(scenario: Scenario = Scenario(),
+    static func report(scenario: Scenario = Scenario(),
                            settings: AltitudeFilter.Settings = AltitudeFilter.Settings(),
                            baselineTimeConstant: Double = 0.5) -> String {
         measure(scenario: scenario, settings: settings, baselineTimeConstant: baselineTimeConstant).description
@@ -186,7 +236,7 @@ public enum AltitudeBenchmark {
     }
 }
 
-extension AltitudeBenchmark {
+extension AltitudeFilterBenchmark {
 /// SplitMix64 + Box–Muller: deterministic Gaussian noise for the benchmark.
 struct Noise {
     var state: UInt64
@@ -204,22 +254,6 @@ struct Noise {
         let u1 = uniform(), u2 = uniform()
         return (-2 * log(u1)).squareRoot() * mathCos(2 * Double.pi * u2)
     }
-}
-
-/// Fixed-point text for a Double without Foundation (no String(format:)).
-static func fmt(_ x: Double, _ decimals: Int) -> String {
-    guard x.isFinite else { return x.isNaN ? "n/a" : (x > 0 ? "inf" : "-inf") }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let n = (abs(x) * scale).rounded()
-    let whole = Int(n / scale), frac = Int(n - Double(whole) * scale)
-    var s = (x < 0 && n != 0 ? "-" : "") + String(whole)
-    if decimals > 0 {
-        var f = String(frac)
-        while f.count < decimals { f = "0" + f }
-        s += "." + f
-    }
-    return s
 }
 
 static func pad(_ s: String, _ width: Int) -> String {

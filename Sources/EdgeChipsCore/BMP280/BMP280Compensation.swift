@@ -1,4 +1,5 @@
-import EdgeBus
+import EdgeValues
+
 
 /// The factory calibration words (DS §3.11.2, Table 17): 24 bytes at
 /// 0x88..0x9F, little-endian; T1 and P1 unsigned, the rest signed.
@@ -15,8 +16,8 @@ public struct BMP280Calibration: Sendable, Equatable {
 
     /// Parses and validates the 24 calibration bytes. An all-0x00 or all-0xFF
     /// block (a bad read) or dig_P1 = 0 (it divides) is
-    /// ``DriverError/invalidCalibration``.
-    public init(bytes b: [UInt8]) throws(DriverError) {
+    /// ``DecodeError/invalidCalibration``.
+    public init(bytes b: [UInt8]) throws(DecodeError) {
         guard b.count == 24 else {
             throw .invalidCalibration(chip: .bmp280, reason: "expected 24 bytes at 0x88..0x9F, got \(b.count)")
         }
@@ -148,11 +149,11 @@ public enum BMP280Compensation {
     }
 
     /// Compensates a raw sample with the integer formulas. A temperature of
-    /// 0x80000 is always ``DriverError/skippedMeasurement``; a pressure of
+    /// 0x80000 is always ``DecodeError/skippedMeasurement``; a pressure of
     /// 0x80000 is too, unless `pressureEnabled` is false (then pressure is nil).
     @inlinable
     public static func compensate(_ raw: BMP280RawSample, _ c: BMP280Calibration,
-                                  pressureEnabled: Bool = true) throws(DriverError) -> BMP280Sample {
+                                  pressureEnabled: Bool = true) throws(DecodeError) -> BMP280Sample {
         guard raw.adcT != BMP280Bits.skippedRaw else { throw .skippedMeasurement(chip: .bmp280, channel: "temperature") }
         let t = temperature(adcT: raw.adcT, c)
         var pressure: Double?

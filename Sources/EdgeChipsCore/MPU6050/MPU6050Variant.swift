@@ -1,8 +1,9 @@
-import EdgeBus
+import EdgeValues
+
 
 /// A part that answers at the MPU-6050's address with a WHO_AM_I value the
 /// driver recognises: clones and look-alikes are rows of ``MPU6050Variant/known``,
-/// not `if` chains (Linux `inv_mpu_core.c`'s `hw_info` table; sensors.md §1.1).
+/// not `if` chains (Linux `drivers/iio/imu/inv_mpu6050/inv_mpu_core.c`'s `hw_info` table).
 public struct MPU6050Variant: Sendable, Equatable, CustomStringConvertible {
     /// WHO_AM_I (0x75) value.
     public var whoAmI: UInt8
@@ -42,7 +43,9 @@ public struct MPU6050Variant: Sendable, Equatable, CustomStringConvertible {
     static let core6500 = "MPU-6500 core: temperature is TEMP_OUT/333.87 + 21 °C (not /340 + 36.53), the accelerometer low-pass filter is in ACCEL_CONFIG_2 (0x1D) so dlpf_bandwidth_hz sets the gyro only, the FIFO holds 512 bytes and self-test uses a different scheme (skip it)"
     static let icm = "ICM-20xxx core: temperature is TEMP_OUT/326.8 + 25 °C, the accelerometer low-pass filter is in ACCEL_CONFIG_2 (0x1D), self-test uses a different scheme (skip it)"
 
-    /// Every WHO_AM_I value accepted at 0x68/0x69 (sensors.md §1.1, kernel table).
+    /// Every WHO_AM_I value accepted at 0x68/0x69 (0x68: RM-MPU-6000A-00 rev 4.2
+    /// §4.32; the others: the Linux `inv_mpu_core.c` table, and clone reports:
+    /// 0x98 ElectronicCats/mpu6050 #21, 0x72 jrowberg/i2cdevlib #478).
     public static let known: [MPU6050Variant] = [
         row(0x68, "MPU-6050 (or MPU-6000/MPU-9150)", true, mpu6050Temperature, fifo: 1024, nil),
         row(0x70, "an MPU-6500 (or a clone with its core)", false, mpu6500Temperature, fifo: 512, core6500),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeBus
 import CGPIOD
 
 /// A data-ready line through libgpiod 1.6 (`gpiod_chip_open_by_label`, edge

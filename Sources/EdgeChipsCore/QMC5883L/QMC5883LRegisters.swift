@@ -1,5 +1,5 @@
 /// QMC5883L registers. Source: QST QMC5883L data sheet rev 1.0, register
-/// map (restated in sensors.md §3.3).
+/// map and register definitions.
 public enum QMC5883LRegister: UInt8, Sendable, CaseIterable {
     /// X LSB (0x00); X, Y, Z are little-endian int16 at 0x00..0x05.
     case dataXLSB = 0x00
@@ -125,7 +125,8 @@ public struct QMC5883LConfiguration: Sendable, Equatable, Codable {
         oversampling.rawValue << 6 | range.rawValue << 4 | outputRate.rawValue << 2 | mode.rawValue
     }
 
-    /// SET/RESET period, then CTRL1 (the data sheet's continuous-mode example; sensors.md §3.2).
+    /// SET/RESET period, then CTRL1 (the continuous-mode set-up example of the QST
+    /// QMC5883L data sheet rev 1.0: 0BH = 0x01, then 09H).
     public var registerTable: RegisterTable {
         RegisterTable([
             .value(QMC5883LRegister.setResetPeriod.rawValue, QMC5883LBits.setResetPeriod),

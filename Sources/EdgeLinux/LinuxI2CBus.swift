@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import EdgeBus
 import CI2C
 import CEdgeShims
 

@@ -20,6 +20,6 @@ extension KeyedDecodingContainer {
 }
 
 /// Formats a number without a trailing `.0` for whole values (for messages).
-func plainNumber(_ v: Double) -> String {
+public func plainNumber(_ v: Double) -> String {
     v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
 }

@@ -1,7 +1,8 @@
-import EdgeBus
+import EdgeValues
 
-/// BMP280 registers. Source: Bosch BST-BMP280-DS001 rev 1.26, §4.2 memory
-/// map (sensors.md §2.3).
+
+/// BMP280 registers. Source: Bosch BST-BMP280-DS001-26 rev 1.26, §4.2 memory
+/// map and §4.3 register descriptions.
 public enum BMP280Register: UInt8, Sendable, CaseIterable {
     /// calib00 (0x88): first of the 24 calibration bytes dig_T1..dig_P9 (DS §3.11.2).
     case calibration = 0x88
@@ -110,7 +111,9 @@ public enum BMP280Mode: UInt8, Sendable, CaseIterable, Equatable {
 }
 
 /// Parts that answer at 0x76/0x77: accepted variants and known look-alikes
-/// are rows (sensors.md §2.1, Linux `bmp280-core.c` chip_info).
+/// are rows (id register: BST-BMP280-DS001-26 rev 1.26 §4.3.1; the other IDs
+/// from Linux `drivers/iio/pressure/bmp280-core.c` chip_info and Bosch's
+/// BMP280_driver, which also accepts the sample IDs 0x56/0x57).
 public struct BMP280Variant: Sendable, Equatable, CustomStringConvertible {
     /// Value of `id` (0xD0).
     public var chipID: UInt8

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeBus
 
 /// An advisory lock per I2C bus, so a second agent or tool refuses clearly
 /// instead of fighting over the chips (the chips have state: a second

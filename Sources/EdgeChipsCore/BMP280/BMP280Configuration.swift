@@ -90,8 +90,9 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
     }
 }
 
-/// Measurement time (BMP280 DS measurement-time table, BME280 DS appendix B;
-/// sensors.md §2.4).
+/// Measurement time (Bosch BST-BMP280-DS001-26 rev 1.26 §3.8.1, typical and
+/// maximum per preset; the formula is the one of the BME280 data sheet
+/// BST-BME280-DS002, appendix B, and gives the same times).
 public enum BMP280Timing {
     /// `t_typ = 1 + 2·osrs_t + (2·osrs_p + 0.5)`,
     /// `t_max = 1.25 + 2.3·osrs_t + (2.3·osrs_p + 0.575)` ms; a skipped

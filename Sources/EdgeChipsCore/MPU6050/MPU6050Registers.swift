@@ -1,8 +1,7 @@
 import EdgeValues
 
 /// MPU-6050 register addresses. Source: InvenSense RM-MPU-6000A-00 rev 4.2
-/// (register map), section numbers in each comment; facts restated in
-/// docs/reference sensors.md §1.3.
+/// (register map §3; register descriptions §4, section numbers in each comment).
 public enum MPU6050Register: UInt8, Sendable, CaseIterable {
     /// SELF_TEST_X..Z (0x0D-0x0F), RM §4.1: [7:5] XA_TEST[4:2], [4:0] XG_TEST.
     case selfTestX = 0x0D, selfTestY = 0x0E, selfTestZ = 0x0F

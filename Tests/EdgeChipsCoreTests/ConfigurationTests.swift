@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Testing
-@testable import EdgeChips
+@testable import EdgeChipsCore
 
 @Suite struct ConfigurationTests {
     func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {

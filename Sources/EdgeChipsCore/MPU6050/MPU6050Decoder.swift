@@ -106,8 +106,8 @@ public enum MPU6050Decoder {
 
     /// Decodes a register image (e.g. from `i2cdump`): GYRO_CONFIG and
     /// ACCEL_CONFIG select the ranges; 0x3B..0x48 hold the sample.
-    public static func decode(image: RegisterImage) throws(DriverError) -> DumpReading {
-        func need(_ r: MPU6050Register) throws(DriverError) -> UInt8 {
+    public static func decode(image: RegisterImage) throws(DecodeError) -> DumpReading {
+        func need(_ r: MPU6050Register) throws(DecodeError) -> UInt8 {
             guard let v = image[r.rawValue] else {
                 throw .unreadableRegister(chip: .mpu6050, register: r.rawValue, name: r.name)
             }

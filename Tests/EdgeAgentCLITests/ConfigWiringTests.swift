@@ -1,0 +1,43 @@
+import Testing
+import EdgeConfig
+import EdgeEngine
+import EdgeService
+@testable import EdgeAgentCLI
+
+/// Every `faults` and `service` key reaches the engine or the server it
+/// configures (a key that is parsed but never handed on is silently ignored).
+@Suite struct ConfigWiringTests {
+    @Test func faultAndServiceKeysReachTheEngineAndTheServer() throws {
+        let text = """
+        { faults: { failures_before_reset: 5, reprobe_interval_s: 0.2, stall_periods: 7, verify_interval_s: 3, bus_retries: 4 },
+          service: { queue_capacity: 99, delivery_interval_ms: 40, max_clients: 50, max_clients_per_uid: 9,
+                     max_unentitled_clients: 3, demand_raise_limit: 11, demand_raise_window_s: 2.5 } }
+        """
+        let c = try ConfigLoader.decode(AgentConfig.self, from: text, file: "wiring.json5")
+        let e = EngineSetup.settings(c)
+        #expect(e.failuresBeforeReset == 5)
+        #expect(e.reprobeInterval == 0.2)
+        #expect(e.stallPeriods == 7)
+        #expect(e.verifyInterval == 3)
+        #expect(e.busRetries == 4)
+        #expect(e.deliveryInterval == 0.04)
+        let s = EngineSetup.service(c, socketPath: "/tmp/x.sock")
+        #expect(s.queueCapacity == 99)
+        #expect(s.maxClients == 50)
+        #expect(s.maxClientsPerUID == 9)
+        #expect(s.maxUnentitledClients == 3)
+        #expect(s.demandRaiseLimit == 11)
+        #expect(s.demandRaiseWindowNs == 2_500_000_000)
+    }
+
+    @Test func defaultsAreTheDocumentedOnes() throws {
+        let c = try ConfigLoader.decode(AgentConfig.self, from: "{}", file: "empty.json5")
+        let e = EngineSetup.settings(c)
+        // config/README.md: faults defaults.
+        #expect(e.failuresBeforeReset == 3 && e.reprobeInterval == 0.05 && e.stallPeriods == 4
+                && e.verifyInterval == 1 && e.busRetries == 2)
+        let s = EngineSetup.service(c, socketPath: "/tmp/x.sock")
+        #expect(s.maxClients == 128 && s.maxClientsPerUID == 64 && s.maxUnentitledClients == 8
+                && s.demandRaiseLimit == 32 && s.demandRaiseWindowNs == 10_000_000_000)
+    }
+}
