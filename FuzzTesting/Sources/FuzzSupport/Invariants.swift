@@ -10,9 +10,12 @@ public func invariantBroken(_ what: String, file: StaticString = #fileID, line: 
 /// The key path of the first NaN or infinite `Double`/`Float` stored in
 /// `value` (walked with `Mirror`: structs, enums with payloads, optionals,
 /// arrays, dictionaries), or nil when every number is finite.
-public func nonFiniteNumber(in value: Any, path: String = "", depth: Int = 0) -> String? {
+public func nonFiniteNumber(in value: Any, path: String = "", depth: Int = 0,
+                            nanMeansUnknown: Set<String> = []) -> String? {
     switch value {
-    case let d as Double: return d.isFinite ? nil : "\(path.isEmpty ? "value" : path) = \(d)"
+    case let d as Double:
+        if d.isNaN, let leaf = path.split(separator: ".").last, nanMeansUnknown.contains(String(leaf)) { return nil }
+        return d.isFinite ? nil : "\(path.isEmpty ? "value" : path) = \(d)"
     case let f as Float: return f.isFinite ? nil : "\(path.isEmpty ? "value" : path) = \(f)"
     case let v as SIMD3<Double>:   // Vector3: Mirror does not see SIMD lanes
         return v.x.isFinite && v.y.isFinite && v.z.isFinite ? nil : "\(path.isEmpty ? "value" : path) = \(v)"
@@ -27,14 +30,18 @@ public func nonFiniteNumber(in value: Any, path: String = "", depth: Int = 0) ->
     for (i, child) in mirror.children.enumerated() {
         let name = child.label ?? "[\(i)]"
         let childPath = path.isEmpty ? name : (name.hasPrefix("[") ? path + name : path + "." + name)
-        if let bad = nonFiniteNumber(in: child.value, path: childPath, depth: depth + 1) { return bad }
+        if let bad = nonFiniteNumber(in: child.value, path: childPath, depth: depth + 1,
+                                     nanMeansUnknown: nanMeansUnknown) { return bad }
     }
     return nil
 }
 
 /// Traps when `value` holds a NaN or infinity: `what` names the value.
-public func requireFinite(_ value: Any, _ what: String, file: StaticString = #fileID, line: UInt = #line) {
-    if let bad = nonFiniteNumber(in: value) {
+/// `nanMeansUnknown`: property names whose NaN is the type's documented
+/// "not known" (e.g. a calibration's `temperatureCelsius`).
+public func requireFinite(_ value: Any, _ what: String, nanMeansUnknown: Set<String> = [],
+                          file: StaticString = #fileID, line: UInt = #line) {
+    if let bad = nonFiniteNumber(in: value, nanMeansUnknown: nanMeansUnknown) {
         invariantBroken("\(what) holds a non-finite number: \(bad)", file: file, line: line)
     }
 }
