@@ -48,16 +48,10 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             }
         }
     }
-    // Known open finding (FoundationEssentials, not this project's code):
-    // a document whose only value is a number at the very end of the text,
-    // after a block comment (`/* ... */7`), sometimes traps inside
-    // JSON5Scanner.validateNumber when CalibrationFile checks the value's
-    // kind; it depends on the heap, so it does not reproduce on its own
-    // (corpus/config/regressions/foundation-json5-trailing-number-after-comment.json5).
-    // A calibration file ends in `}`: skip texts that end in a bare value.
-    let endsInBareValue = text.unicodeScalars.last(where: { !$0.properties.isWhitespace })
-        .map { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." } ?? false
-    if !(skipKnownFindings && endsInBareValue), let calibration = decoded(CalibrationFile.self, text) {
+    // (FoundationEssentials once trapped on a number ending the text after a
+    // comment; ConfigLoader now ends every text it hands over with a newline:
+    // corpus/config/regressions/foundation-json5-trailing-number-after-comment.json5.)
+    if let calibration = decoded(CalibrationFile.self, text) {
         // An absent temperature_c decodes to NaN, "not measured" (CalibrationFile.swift).
         requireFinite(calibration, "a decoded CalibrationFile", nanMeansUnknown: ["temperatureCelsius"])
     }

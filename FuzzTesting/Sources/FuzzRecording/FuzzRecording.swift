@@ -62,18 +62,6 @@ private func check(_ log: TransactionLog) {
             invariantBroken("line \(r.line): \(n) bytes asked for, \(b.count) read")
         }
     }
-    // Known open finding (TransactionLogParser, not fixed here): a lone CR
-    // inside an error's text is kept by the parser and written as a space
-    // (corpus/recording/regressions/error-operation-with-lone-cr.log,
-    // known-findings.txt). Skip the rewrite for such logs until it is fixed,
-    // or the fuzzer finds nothing else.
-    if skipKnownFindings, log.records.contains(where: { r in
-        switch r.outcome {
-        case .failed(let e): return e.operation.utf8.contains(0x0D)
-        case .gpioFailed(let e): return e.operation.utf8.contains(0x0D)
-        default: return false
-        }
-    }) { return }
     let writer = TransactionLogWriter(header: log.header)
     for r in log.records { writer.append(r) }
     let text = writer.text
