@@ -48,6 +48,8 @@ let package = Package(
         // The value types every layer shares, defined once: Vector3,
         // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
         .target(name: "EdgeValues", swiftSettings: crossModule),
+        // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
+        .target(name: "EdgeActivity", swiftSettings: crossModule),
         // Attitude filter, calibration, altitude: no I/O.
         .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
@@ -85,7 +87,7 @@ let package = Package(
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeService", "EdgeEngine", "EdgeActivity", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
@@ -100,6 +102,7 @@ let package = Package(
         .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
+        .testTarget(name: "EdgeActivityTests", dependencies: ["EdgeActivity"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
