@@ -10,18 +10,18 @@
 //   per, T    periodicity and step period of the band-passed |a|
 //             (PeriodEstimator over the window)
 //   hf        share of the variance of |a| above 5 Hz (engine vibration)
-//   gyr       mean |ω|, rad/s (when there is a gyroscope)
+//   gyrShort  mean |ω| over the last `shortSeconds`, rad/s (when there is a gyroscope)
 //   walking   the pedometer is counting (StepDetector.isWalking) and its cadence
 // Rules (thresholds from textbook values: a still device shows < 0.3 m/s² of
 // std, walking 1-3 m/s², running > 5 m/s² at ≥ 2.5 steps/s; pedalling
 // 0.6-1.3 Hz; a car's vibration sits above 5 Hz):
-//   stdShort < stillStd and gyr < stillGyro          → stationary (high < ½ stillStd, else medium)
+//   stdShort < stillStd and gyrShort < stillGyro     → stationary (high < ½ stillStd, else medium)
 //   the pedometer counts, cadence ≥ 2.5, std ≥ 5     → running (high)
 //   the pedometer counts                             → walking (high)
 //   per > 0.3, std ≥ 5, step ≥ 2.5/s                 → running (medium)
 //   per > 0.3, std ≥ 0.8, 1.2-2.8 steps/s            → walking (medium)
 //   per > 0.3, std < 0.8, 0.6-1.3 Hz                 → cycling (low)
-//   std < 2 and hf > 0.4                             → automotive (low)
+//   std < 2 and hf > 0.4 for vehicleConfirmSeconds   → automotive (low; unknown before)
 //   0.8 ≤ std < 7                                    → walking (low)
 //   otherwise                                        → unknown (low)
 // A new label replaces the current one when two decisions in a row agree
@@ -88,6 +88,8 @@ public struct ActivityClassifier: Sendable {
         public var stillStd = 0.3
         public var stillGyro = 0.4
         public var vehicleMemorySeconds = 60.0
+        /// Vehicle-like windows needed in a row before automotive, s.
+        public var vehicleConfirmSeconds = 5.0
         public var period = PeriodEstimator.Settings(windowSeconds: 2.56, maxLagSeconds: 1.25)
         public init() {}
         public init(sampleRateHz: Double) { self.sampleRateHz = sampleRateHz }
@@ -101,6 +103,7 @@ public struct ActivityClassifier: Sendable {
         var scratch: [Double]
         var hasCandidate = false, candidate = ActivityKind.unknown, candidateTime = 0.0
         var lastVehicle = -1e9
+        var vehicleSince: Double?
         public internal(set) var output = ActivityOutput()
     }
 
@@ -164,7 +167,8 @@ public struct ActivityClassifier: Sendable {
         let stdShort = Self.stats(state.mag, last: Int(settings.shortSeconds * grid)).std
         let hfStd = Self.stats(state.magHF, last: all).std
         let hfShare = std > 1e-9 ? min(1, hfStd * hfStd / (std * std)) : 0
-        let gyr = Self.stats(state.gyr, last: all).mean          // NaN without a gyroscope
+        // stillness is judged on the short window alone (gyroscope too)
+        let gyr = Self.stats(state.gyr, last: Int(settings.shortSeconds * grid)).mean   // NaN without a gyroscope
         let period = PeriodEstimator.estimate(state.bp, settings.period, scratch: &state.scratch)
         let per = period.periodicity
         let stepRate = period.stepSeconds > 0 ? 1 / period.stepSeconds : 0
@@ -184,11 +188,14 @@ public struct ActivityClassifier: Sendable {
         } else if per > 0.3 && std < 0.8 && stepRate >= 0.6 && stepRate < 1.3 {
             kind = .cycling
         } else if std < 2 && hfShare > 0.4 {
-            kind = .automotive
+            // a vehicle is recognised over several seconds, not from one shake
+            if state.vehicleSince == nil { state.vehicleSince = t }
+            kind = t - state.vehicleSince! >= settings.vehicleConfirmSeconds ? .automotive : .unknown
         } else if std >= 0.8 && std < 7 {
             kind = .walking
         }
         if kind == .automotive { state.lastVehicle = t }
+        if !(std < 2 && hfShare > 0.4) { state.vehicleSince = nil }
 
         // two agreeing decisions switch (a sure stillness, or the first decision, at once)
         let current = state.output.kind
