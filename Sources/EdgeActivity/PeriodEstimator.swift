@@ -50,6 +50,8 @@ public struct PeriodEstimate: Sendable, Equatable {
     public var periodicity: Double = 0
     /// Autocorrelation at the step period.
     public var stepCorrelation: Double = 0
+    /// Autocorrelation at half the step period (negative for one oscillation per step).
+    public var halfCorrelation: Double = 0
     public init() {}
 }
 
@@ -123,6 +125,10 @@ public enum PeriodEstimator {
         }
         out.stepSeconds = seconds
         out.stepCorrelation = r
+        let halfLag = max(1, Int((seconds * Settings.gridHz / 2).rounded()))
+        var acc = 0.0
+        for i in 0..<(n - halfLag) { acc += (ring[i] - mean) * (ring[i + halfLag] - mean) }
+        out.halfCorrelation = acc / energy * Double(n) / Double(n - halfLag)
         return out
     }
 

@@ -7,22 +7,26 @@
 //  2. A step candidate is a local maximum of x (confirmed one sample later)
 //     above max(kRms · RMS of x over the last ~2 s, floorMs2), after x went
 //     below zero since the previous step (one step = one oscillation).
-//  3. The gait period T (PeriodEstimator, 4 s autocorrelation every 0.25 s)
+//  3. The gait period T (PeriodEstimator, 4 s autocorrelation every 0.25 s;
+//     trusted when the correlation there is ≥ periodTrust and negative at T/2)
 //     sets a refractory time of refractoryFraction · T, which rejects the
 //     second bump of a heel strike, and marks an interval near 2 T as a step
 //     whose bump was too weak to see (a thigh, a wrist or a bag often shows
 //     the stride more than the step): it counts two.
 //  4. Regulation: steps are counted only once `regulationSteps` candidates
-//     came at regular intervals (each within ±regularity of their median);
-//     they are then counted at once (the resume event). A gap longer than
-//     max(pauseSeconds, 2.5 × the last interval) ends the walk (the pause event).
-//     This is what rejects a board shaken by hand or riding in a car.
+//     came at regular intervals (each within ±regularity of their median,
+//     which agrees with the autocorrelation period T); they are then counted
+//     at once (the resume event). A gap longer than max(pauseSeconds, 2.5 ×
+//     the last interval), or an interval out of rhythm (±walkingRegularity of
+//     T), ends the walk (the pause event). This is what rejects
+//     a board shaken by hand or riding in a car.
 //
 // Latency: while walking a step is counted one sample after the peak of the
 // band-passed magnitude, which trails the foot strike by the filters' group
 // delay (about 0.1 s at 1.8 steps/s) plus up to a quarter period; the first
-// steps of a walk are counted together after `regulationSteps` of them (about
-// 2 s); a pause is reported `pauseSeconds` (2 s) after the last step.
+// steps of a walk are counted together once `regulationSteps` of them came
+// regularly and the period is known (2-4 s; the run's earlier steps in the
+// same rhythm are counted then too); a pause is reported `pauseSeconds` (2 s) after the last step.
 
 /// Core Motion's CMPedometerEventType.
 public enum PedometerEventType: Int, Sendable, Equatable {
@@ -64,7 +68,11 @@ public struct StepDetector: Sendable {
         /// Regular candidates needed before counting.
         public var regulationSteps = 4
         /// Each interval within ± this share of the median.
-        public var regularity = 0.3
+        public var regularity = 0.25
+        /// While walking, each interval within ± this share of the period T (of
+        /// the previous interval while T is not trusted)
+        /// (else the walk ends: a shaken board loses its rhythm).
+        public var walkingRegularity = 0.4
         /// A gap longer than max(this, 2.5 × last interval) is a pause, s.
         public var pauseSeconds = 2.0
         /// Window of the cadence, s.
@@ -107,15 +115,19 @@ public struct StepDetector: Sendable {
         lpC = .lowPass(hz: settings.lowPassHz, sampleRateHz: settings.sampleRateHz)
         msAlpha = 1 / (settings.rmsSeconds * settings.sampleRateHz)
         let gridCount = Int(settings.period.windowSeconds * PeriodEstimator.Settings.gridHz)
-        var pending = [Double](); pending.reserveCapacity(settings.regulationSteps + 2)
-        var units = [Int](); units.reserveCapacity(settings.regulationSteps + 2)
+        var pending = [Double](); pending.reserveCapacity(Self.runCapacity + 2)
+        var units = [Int](); units.reserveCapacity(Self.runCapacity + 2)
         state = State(pending: pending, pendingUnits: units, stepTimes: Ring(capacity: 64), grid: Ring(capacity: gridCount),
                       scratch: [Double](repeating: 0, count: Int(settings.period.maxLagSeconds * PeriodEstimator.Settings.gridHz) + 4))
     }
 
     /// The current gait period, s, if trusted.
+    /// A period is trusted when the signal repeats at it and is anti-correlated
+    /// at half of it (one oscillation per step; a faster shake that the
+    /// refractory time aliases into a step rhythm is correlated there).
     var trustedPeriod: Double? {
-        state.period.stepSeconds > 0 && state.period.stepCorrelation >= settings.periodTrust ? state.period.stepSeconds : nil
+        let p = state.period
+        return p.stepSeconds > 0 && p.stepCorrelation >= settings.periodTrust && p.halfCorrelation < 0 ? p.stepSeconds : nil
     }
 
     /// Feeds one accelerometer sample (m/s², any frame) taken at `t` seconds.
@@ -175,9 +187,19 @@ public struct StepDetector: Sendable {
         if let T, d >= 1.6 * T && d <= 2.6 * T { units = 2 }
         state.lastPeak = tp
         if state.walking {
-            if d > gapLimit { units = 1 }
-            state.lastInterval = d / Double(units)
-            count(units, endingAt: tp, interval: d)
+            let per = d / Double(units)
+            let ref = T ?? state.lastInterval
+            if d <= gapLimit && abs(per - ref) <= settings.walkingRegularity * ref {
+                state.lastInterval = per
+                count(units, endingAt: tp, interval: d)
+                return
+            }
+            // out of rhythm: the walk ends here; this candidate may start the next
+            state.walking = false
+            state.output.event = .pause
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingUnits.removeAll(keepingCapacity: true)
+            state.pending.append(tp); state.pendingUnits.append(1)
             return
         }
         if d > gapLimit || state.pending.isEmpty {
@@ -189,32 +211,56 @@ public struct StepDetector: Sendable {
         state.pending.append(tp); state.pendingUnits.append(units)
         state.lastInterval = d / Double(units)
         let n = settings.regulationSteps
-        if state.pending.count > n {
+        if state.pending.count > Self.runCapacity {
             state.pending.removeFirst(); state.pendingUnits.removeFirst()
             state.pendingUnits[0] = 1
         }
-        guard state.pending.count == n, regular() else { return }
-        // commit the run: the first candidate, then each interval's steps
+        guard state.pending.count >= n, let median = regular(last: n) else { return }
+        // commit the run: the regular candidates, and those before them that
+        // kept the same rhythm (seen before the period could be trusted)
+        var first = state.pending.count - n
+        while first > 0 {
+            let d = state.pending[first] - state.pending[first - 1]
+            let units = min(2, max(1, Int((d / median).rounded())))
+            guard abs(d / Double(units) - median) <= settings.regularity * median else { break }
+            state.pendingUnits[first] = units
+            first -= 1
+        }
         state.walking = true
         state.output.event = .resume
-        count(1, endingAt: state.pending[0], interval: 0)
-        for i in 1..<n {
+        count(1, endingAt: state.pending[first], interval: 0)
+        for i in (first + 1)..<state.pending.count {
             count(state.pendingUnits[i], endingAt: state.pending[i], interval: state.pending[i] - state.pending[i - 1])
         }
         state.pending.removeAll(keepingCapacity: true)
         state.pendingUnits.removeAll(keepingCapacity: true)
     }
 
-    /// The pending intervals, per step, each within ±regularity of their median.
-    func regular() -> Bool {
-        var per = [Double](); per.reserveCapacity(state.pending.count)
-        for i in 1..<state.pending.count {
-            per.append((state.pending[i] - state.pending[i - 1]) / Double(state.pendingUnits[i]))
+    /// Candidates kept while searching (the run counted when it turns regular).
+    static let runCapacity = 16
+
+    /// The median interval per step of the newest `n` pending candidates, if
+    /// each interval is within ±regularity of it and the signal's own period
+    /// agrees; nil otherwise. No allocation (n ≤ 8 intervals on the stack).
+    func regular(last n: Int) -> Double? {
+        let k = min(n - 1, 8)
+        var per = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        let base = state.pending.count - k
+        return withUnsafeMutableBytes(of: &per) { raw -> Double? in
+            let v = raw.bindMemory(to: Double.self)
+            for j in 0..<k {
+                let i = base + j
+                v[j] = (state.pending[i] - state.pending[i - 1]) / Double(state.pendingUnits[i])
+            }
+            // insertion sort of k values
+            for a in 1..<max(k, 1) { var b = a; while b > 0 && v[b - 1] > v[b] { v.swapAt(b - 1, b); b -= 1 } }
+            let median = v[k / 2]
+            guard median >= settings.minIntervalSeconds && median <= 1.25 else { return nil }
+            for j in 0..<k where abs(v[j] - median) > settings.regularity * median { return nil }
+            // and the signal itself is periodic at that interval
+            guard let T = trustedPeriod, abs(median - T) <= settings.regularity * T else { return nil }
+            return median
         }
-        per.sort()
-        let median = per[per.count / 2]
-        guard median >= settings.minIntervalSeconds && median <= 1.25 else { return false }
-        return per.allSatisfy { abs($0 - median) <= settings.regularity * median }
     }
 
     mutating func count(_ units: Int, endingAt tp: Double, interval: Double) {
