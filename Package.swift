@@ -49,7 +49,7 @@ let package = Package(
         // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
         .target(name: "EdgeValues", swiftSettings: crossModule),
         // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
-        .target(name: "EdgeActivity", swiftSettings: crossModule),
+        .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: crossModule),
         // Attitude filter, calibration, altitude: no I/O.
         .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
@@ -81,7 +81,7 @@ let package = Package(
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
         .target(name: "EdgeEngine",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.

@@ -31,18 +31,7 @@
 //
 // Latency: a change is reported 0.5-1 s after the window shows it; stillness
 // within about 1.5 s of the last movement.
-
-/// The activity flags of CMMotionActivity (several may be set at once).
-public struct ActivityFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let stationary = ActivityFlags(rawValue: 1)
-    public static let walking = ActivityFlags(rawValue: 2)
-    public static let running = ActivityFlags(rawValue: 4)
-    public static let cycling = ActivityFlags(rawValue: 8)
-    public static let automotive = ActivityFlags(rawValue: 16)
-    public static let unknown = ActivityFlags(rawValue: 32)
-}
+@_exported import EdgeValues
 
 /// One label, as the offline tool writes it.
 public enum ActivityKind: String, Sendable, CaseIterable {
@@ -57,13 +46,6 @@ public enum ActivityKind: String, Sendable, CaseIterable {
         case .unknown: .unknown
         }
     }
-}
-
-/// CMMotionActivityConfidence (low 0, medium 1, high 2).
-public enum ActivityConfidence: Int, Sendable, Comparable, CaseIterable {
-    case low = 0, medium = 1, high = 2
-    public var name: String { ["low", "medium", "high"][rawValue] }
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
 public struct ActivityOutput: Sendable, Equatable {

@@ -43,9 +43,15 @@ public struct FitnessPipeline: Sendable {
         output.steps = steps.update(t: t, ax: ax, ay: ay, az: az)
         let g = (gx * gx + gy * gy + gz * gz).squareRoot()
         output.activity = activity.update(t: t, ax: ax, ay: ay, az: az, gyroMagnitude: g, steps: output.steps)
-        if pressurePa.isFinite {
-            output.floors = floors.update(t: t, pressurePa: pressurePa, onFoot: output.steps.isWalking)
-        }
+        if pressurePa.isFinite { pressure(t: t, pressurePa: pressurePa) }
         return output
+    }
+
+    /// One barometer reading at `t` s (when it comes apart from the IMU's
+    /// samples): floors count while the pedometer says the wearer walks.
+    @discardableResult
+    public mutating func pressure(t: Double, pressurePa: Double) -> FloorOutput {
+        output.floors = floors.update(t: t, pressurePa: pressurePa, onFoot: output.steps.isWalking)
+        return output.floors
     }
 }

@@ -28,11 +28,6 @@
 // regularly and the period is known (2-4 s; the run's earlier steps in the
 // same rhythm are counted then too); a pause is reported `pauseSeconds` (2 s) after the last step.
 
-/// Core Motion's CMPedometerEventType.
-public enum PedometerEventType: Int, Sendable, Equatable {
-    case pause = 0, resume = 1
-}
-
 public struct StepOutput: Sendable, Equatable {
     /// Steps since the detector started (never decreases).
     public var steps = 0
