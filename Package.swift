@@ -67,6 +67,11 @@ let package = Package(
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
         .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        // The one client of the agent's socket: connect, version check, typed
+        // requests and samples, replies matched by id; the shared,
+        // multiplexed, reconnecting client used by CoreMotion, watch, poll and
+        // the benchmarks. Glibc sockets, no Foundation.
+        .target(name: "EdgeClient", dependencies: ["EdgeProtocol"], swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
@@ -79,13 +84,13 @@ let package = Package(
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
+                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),
