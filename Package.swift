@@ -101,6 +101,7 @@ let package = Package(
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
