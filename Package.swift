@@ -21,6 +21,7 @@ let package = Package(
     name: "EdgeMotion",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "CoreMotion", targets: ["CoreMotion"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
     ],
@@ -86,6 +87,9 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // Apple's Core Motion API for apps (full Foundation: OperationQueue,
+        // NSObject, NSNumber), backed by the agent through EdgeClient.
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion"]),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
@@ -94,6 +98,19 @@ let package = Package(
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),
+        // CoreMotion as app code uses it (public API only), in both language
+        // modes: CoreMotionAppTestsSwift5 and CoreMotionSurfaceSwift5 are
+        // symbolic links to the Swift 6 targets' directories, so the same
+        // files compile twice. The Surface targets are compile-only: every
+        // Apple signature the module provides, used as the SDK declares it.
+        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion"], path: "Tests/CoreMotionTestSupport"),
+        .target(name: "CoreMotionSurface", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurface"),
+        .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface"]),
+        .testTarget(name: "CoreMotionAppTestsSwift5",
+                    dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         // The pure chip layer alone: no bus module, no C libraries.
         .testTarget(name: "EdgeChipsCoreTests", dependencies: ["EdgeChipsCore"]),
         .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
