@@ -24,6 +24,12 @@ let package = Package(
         .library(name: "CoreMotion", targets: ["CoreMotion"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
+        // The modules that read outside input, as a library for the fuzz
+        // targets in FuzzTesting/ (a separate package, so `swift build` and
+        // `swift test` here never build or instrument them).
+        .library(name: "EdgeMotionInputs",
+                 targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChipsCore", "EdgeChips", "EdgeSim",
+                           "EdgeEngine", "EdgeAgentCLI"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------

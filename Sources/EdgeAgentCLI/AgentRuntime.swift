@@ -21,7 +21,9 @@ extension ServiceServer: SampleSink {}
 enum EngineSetup {
     static func settings(_ c: AgentConfig) -> EngineSettings {
         var fusion = AttitudeFilter.Settings()
-        fusion.declination = c.fusion.declinationDeg.map { $0 * .pi / 180 }
+        // AttitudeFilter.Settings.declination is in degrees, as the config's
+        // declination_deg (and fuse's --declination) are.
+        fusion.declination = c.fusion.declinationDeg
         var altitude = AltitudeFilter.Settings()
         altitude.seaLevelPressure = c.altimeter.seaLevelPa
         altitude.seaLevelPressureUncertainty = c.altimeter.seaLevelUncertaintyPa

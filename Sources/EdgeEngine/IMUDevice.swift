@@ -40,6 +40,8 @@ import EdgeProtocol
     var lastProcessed: UInt64?
     var nominalDt: Double
     var fifoOverflows = 0
+    /// Capture times of FIFO batches, following the chip's sample clock.
+    var sampleClock = SampleClock()
     let policy: DevicePolicy
 
     init(device: EngineDevice, driver: MPU6050<Bus>, configuration: MPU6050Configuration,
@@ -110,10 +112,20 @@ import EdgeProtocol
             }
         }
         driver = d
+        if fifo, let last = batch.last {
+            let n = batch.count
+            let (newest, period) = sampleClock.stamp(count: n, readAt: last.captureNanoseconds,
+                                                     nominalPeriod: samplePeriodNanoseconds)
+            for i in 0..<n {
+                let back = UInt64((Double(n - 1 - i) * period).rounded())
+                batch[i].captureNanoseconds = newest > back ? newest - back : 0
+            }
+        }
         if let last = batch.last {
             health.sampleArrived(at: last.captureNanoseconds)
         } else if overflow {
             // The driver already reset the FIFO: count it; no reason to reset the chip.
+            sampleClock.restart()
             fifoOverflows += 1
             health.consecutiveFailures = 0
             health.sampleArrived(at: now)
@@ -182,6 +194,7 @@ import EdgeProtocol
     mutating func resume(now: UInt64) {
         phase = .running
         lastProcessed = nil
+        sampleClock.restart()
         health.watch(from: now)
         health.nextVerify = now &+ policy.verifyNanoseconds
     }
@@ -235,6 +248,7 @@ import EdgeProtocol
         guard c.sampleRateDivider != configuration.sampleRateDivider || c.fifo != configuration.fifo else { return false }
         configuration = c
         nominalDt = 1 / c.achievedSampleRateHz
+        sampleClock.restart()
         health.watch(from: now)
         guard phase == .running else { return true }
         var d = driver
@@ -257,10 +271,12 @@ import EdgeProtocol
         if !idle {
             settleUntil = now &+ Self.settleNanoseconds
             lastProcessed = nil
+            sampleClock.restart()
             health.watch(from: now)
             health.nextVerify = now &+ policy.verifyNanoseconds
         }
         return true
     }
 }
+
 

@@ -93,6 +93,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let magPeriod = nanoseconds(seconds: 1 / Double(s.qmc5883l.outputRate.hertz))
         fusion = FusionStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
                              fieldLifetime: policy.stallNanoseconds(samplePeriod: magPeriod, loopPeriod: loopPeriodNanoseconds))
+        // The magnetometer device applies the calibration; the filter learns
+        // its quality for the field's accuracy.
+        fusion.filter.inputCalibration = calibration.magnetometer
         accessoryFusion = AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)
         altitude = AltitudeStage(settings: s.altitude)
         for d in devices {
@@ -324,6 +327,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// attitude filters keep their state.
     public func apply(calibration c: EngineCalibration) {
         calibration = c
+        fusion.filter.inputCalibration = c.magnetometer
         if let id = imu?.device.id { imu!.calibration = c.imu[id] ?? .init() }
         if let id = accessory?.device.id { accessory!.calibration = c.imu[id] ?? .init() }
     }

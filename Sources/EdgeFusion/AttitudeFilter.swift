@@ -40,6 +40,12 @@ public struct AttitudeFilter: Sendable {
     /// Everything that changes. Copy it out and back in (`init(settings:state:)`
     /// or `state = …`) to hand a running filter over without a jump.
     public var state: State
+    /// The calibration the caller has already applied to the magnetometer
+    /// samples it feeds (the agent calibrates in the chip frame, before the
+    /// mounting): not applied again, but it says how good the field is, for
+    /// ``magneticFieldAccuracy``. `Settings.magnetometerCalibration`, when
+    /// set, is applied by the filter and wins.
+    public var inputCalibration: MagnetometerCalibration?
 
     /// Creates a filter for a nominal sample interval `sampleInterval` (s) of
     /// the gyroscope; `accelInterval` and `magInterval` default to it.

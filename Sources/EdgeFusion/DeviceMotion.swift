@@ -81,10 +81,27 @@ public struct DeviceMotion: Equatable, Sendable {
 }
 
 extension AttitudeFilter {
-    /// Magnetometer calibration accuracy right now.
+    /// Magnetometer calibration accuracy right now: from the calibration's
+    /// quality and the field's consistency.
+    ///
+    /// * `uncalibrated`: no calibration (neither applied by the filter nor
+    ///   declared as already applied to the input), or no field yet;
+    /// * `low`: calibrated, but the field is disturbed now (the filter's
+    ///   disturbance detection found it off its reference in norm or dip,
+    ///   and paused the heading correction), or its strength is more than
+    ///   15 % from the one the calibration measured;
+    /// * `high`: the fit's RMS residual under 3 % of the field (what
+    ///   `edge-agent calibrate mag` reports as good) and a reference field
+    ///   established (VQF establishes one once the device has turned);
+    ///   `medium` otherwise - calibrated, consistent with the calibration,
+    ///   not yet checked against a reference (a board that never moved).
     public var magneticFieldAccuracy: MagneticFieldCalibrationAccuracy {
-        guard state.magSamples > 0, let cal = settings.magnetometerCalibration else { return .uncalibrated }
-        if state.magDisturbed { return .low }
+        guard state.magSamples > 0, let cal = settings.magnetometerCalibration ?? inputCalibration else { return .uncalibrated }
+        if state.magDisturbed && state.magRefNorm > 0 { return .low }
+        if cal.fieldStrength > 0 {
+            let norm = state.lastMag.norm
+            if abs(norm - cal.fieldStrength) > 0.15 * cal.fieldStrength { return .low }
+        }
         return cal.residual > 0 && cal.residual < 0.03 && state.magRefNorm > 0 ? .high : .medium
     }
 

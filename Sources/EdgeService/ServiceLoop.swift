@@ -16,12 +16,16 @@ struct Subscription {
     /// Decimation by capture timestamp: deliver when the sample is due, then
     /// advance the due time by one interval (keeping the average rate even
     /// with jittery timestamps). A tolerance of 1/16 interval accepts a
-    /// sample that arrives a hair early.
+    /// sample that arrives a hair early, and the next due time counts from
+    /// such a sample rather than from the grid: a chip whose clock runs a
+    /// little fast (the MPU-6050's is within ±1 %) then has every sample
+    /// delivered to a client asking for its rate, instead of one dropped
+    /// each time the grid has drifted a tolerance ahead.
     mutating func isDue(_ ts: UInt64) -> Bool {
         if intervalNs == 0 { return true }
         let tolerance = intervalNs / 16
         if nextDueNs != 0, ts &+ tolerance < nextDueNs { return false }
-        var next = (nextDueNs == 0 ? ts : nextDueNs) &+ intervalNs
+        var next = (nextDueNs == 0 ? ts : min(ts, nextDueNs)) &+ intervalNs
         if next &+ tolerance <= ts { next = ts &+ intervalNs } // fell behind: restart the grid
         nextDueNs = next
         return true

@@ -41,3 +41,38 @@ import EdgeService
                 && s.demandRaiseLimit == 32 && s.demandRaiseWindowNs == 10_000_000_000)
     }
 }
+
+import EdgeBus
+import EdgeFusion
+import EdgeSim
+
+/// `fusion.declination_deg` reaches the filter in degrees, as `fuse
+/// --declination` hands it: the daemon once converted it to radians first,
+/// so 10° became 0.17° and xTrueNorthZVertical disagreed with `fuse`.
+@Suite struct DeclinationWiringTests {
+    @Test func theAgentsTrueNorthIsTheMagneticHeadingPlusTheDeclination() throws {
+        let c = try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { frame: 'xTrueNorthZVertical', declination_deg: 10 } }",
+                                        file: "decl.json5")
+        let s = EngineSetup.settings(c)
+        #expect(s.fusion.declination == 10, "degrees, as AttitudeFilter.Settings documents")
+        // The engine on ideal simulated chips: board level, X to magnetic north
+        // (ConstantTruth), so its top edge (+Y) faces magnetic west, 270°; with
+        // the declination 10° east, true north is 10° west of magnetic north:
+        // the top edge faces 280° true.
+        let clock = VirtualClock(startNanoseconds: 1_000_000_000)
+        let board = try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(.ideal), truth: ConstantTruth(), clock: clock, seed: 1)
+        let sink = CollectingSink(demand: [.deviceMotion: 0.01])
+        let hub = SensorHub(bus: board.bus, clock: clock, devices: [
+            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
+            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
+        ], settings: s, sink: sink)
+        hub.start()
+        EngineLoop(hub: hub, clock: clock).run(maxTicks: 2000)
+        guard case .deviceMotion(let m)? = sink.samples.last(where: { $0.stream == .deviceMotion }) else {
+            Issue.record("no device motion"); return
+        }
+        #expect(m.referenceFrame == .xTrueNorthZVertical)
+        let heading = try #require(m.headingDeg)
+        #expect(abs(heading - 280) < 2, "heading \(heading)°")
+    }
+}

@@ -203,6 +203,17 @@ struct DecimationTests {
         #expect(abs(delivered - 200) <= 2)
     }
 
+    /// A client asking for the chip's own rate gets every sample, whether the
+    /// chip's clock runs 0.5 % fast or slow (the grid must not drift ahead
+    /// of the samples and drop one whenever it has).
+    @Test(arguments: [0.995, 1.005])
+    func everySampleAtTheChipsRateWhateverItsClockError(_ scale: Double) {
+        var sub = Subscription(intervalNs: 10_000_000)
+        let period = 10_000_000 * scale
+        let due = (0..<2000).filter { sub.isDue(baseTimestamp + UInt64((Double($0) * period).rounded())) }
+        #expect(due.count == 2000, "\(2000 - due.count) samples dropped")
+    }
+
     @Test func zeroIntervalDeliversEverything() {
         var sub = Subscription(intervalNs: 0)
         #expect((0..<50).allSatisfy { sub.isDue(UInt64($0)) })
