@@ -94,8 +94,9 @@ let package = Package(
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
-        // NSObject, NSNumber), backed by the agent through EdgeClient.
-        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion"]),
+        // NSObject, NSNumber), backed by the agent through EdgeClient; when no
+        // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI"]),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",

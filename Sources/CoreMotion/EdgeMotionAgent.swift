@@ -12,6 +12,16 @@ public enum EdgeMotionAgent {
         set { MotionService.shared.socketPath = newValue }
     }
 
+    /// The configuration to find the agent's socket in (its
+    /// `service.socket_path`), and to start an in-process agent with when
+    /// none answers, instead of the lookup `edge-agent run` uses
+    /// (`$EDGE_AGENT_CONFIG`, `/etc/edge-agent/edge-agent.json5`, the
+    /// repository's `config/edge-agent.json5`). nil: the lookup.
+    public static var configurationPath: String? {
+        get { MotionService.shared.configurationPath }
+        set { MotionService.shared.configurationPath = newValue }
+    }
+
     /// Whether an agent may be started inside this process when none answers
     /// (default true).
     public static var allowsInProcessAgent: Bool {

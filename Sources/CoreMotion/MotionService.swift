@@ -1,15 +1,20 @@
+import EdgeAgentCLI
 import EdgeClient
 import EdgeConfig
 import EdgeProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the process's Core Motion data comes from, and the one client
 /// connection every manager shares (``AgentClient``: several managers cost
 /// the agent one client).
 ///
 /// The source is chosen once, at first use (and again after
-/// ``EdgeMotionAgent/socketPath`` changes): the socket of
-/// `EdgeMotionAgent.socketPath`, else `$EDGE_AGENT_SOCKET`, else the socket
-/// of the configuration `edge-agent run` reads. When nothing answers there
+/// ``EdgeMotionAgent`` settings change): the socket of
+/// `EdgeMotionAgent.socketPath`, else that of `EdgeMotionAgent.configurationPath`,
+/// else `$EDGE_AGENT_SOCKET`, else the socket of the configuration
+/// `edge-agent run` reads. When nothing answers there
 /// (no socket, nobody listening) and an in-process agent may be started, one
 /// is started on a private socket and the same client talks to it: one code
 /// path for both.
@@ -18,6 +23,7 @@ final class MotionService: @unchecked Sendable {
 
     private let lock = NSLock()
     private var socketOverride: String?
+    private var configOverride: String?
     private var inProcessAllowed = true
     private var current: Source?
 
@@ -60,6 +66,11 @@ final class MotionService: @unchecked Sendable {
         set { lock.withLock { if socketOverride != newValue { socketOverride = newValue; resetLocked() } } }
     }
 
+    var configurationPath: String? {
+        get { lock.withLock { configOverride } }
+        set { lock.withLock { if configOverride != newValue { configOverride = newValue; resetLocked() } } }
+    }
+
     var allowsInProcessAgent: Bool {
         get { lock.withLock { inProcessAllowed } }
         set { lock.withLock { inProcessAllowed = newValue } }
@@ -91,6 +102,12 @@ final class MotionService: @unchecked Sendable {
             let location: AgentSocketLocation
             if let p = socketOverride {
                 location = AgentSocketLocation(path: p, source: "EdgeMotionAgent.socketPath")
+            } else if let config = configOverride {
+                do {
+                    location = try AgentSocketLocator.fromConfig(config)
+                } catch {
+                    return (nil, .coreMotion(CMErrorNotAvailable, "Core Motion cannot read EdgeMotionAgent.configurationPath: \(error)"))
+                }
             } else {
                 do {
                     location = try AgentSocketLocator.locate(environment: ProcessInfo.processInfo.environment)
@@ -107,8 +124,9 @@ final class MotionService: @unchecked Sendable {
             try s.client.connect(timeoutMs: timeoutMs)
             return (s, nil)
         } catch {
-            if error.isNoAgent, s.embedded == nil, inProcessAllowed, socketOverride == nil,
-               let starter = EmbeddedAgentHandle.starter {
+            if error.isNoAgent, s.embedded == nil, inProcessAllowed, socketOverride == nil {
+                let starter = EmbeddedAgentHandle.starter
+                let noAgent = error
                 do {
                     let e = try starter(s.location.configPath)
                     let source = Source(client: AgentClient(socketPath: e.socketPath), location: s.location, embedded: e)
@@ -121,7 +139,7 @@ final class MotionService: @unchecked Sendable {
                         return (source, Self.error(error))
                     }
                 } catch {
-                    return (s, .coreMotion(CMErrorNotAvailable, "\(AgentClientError.description(of: error)); no agent answers and none could be started in this process: \(error)"))
+                    return (s, .coreMotion(CMErrorNotAvailable, "\(noAgent.description) No agent could be started in this process either: \(error)"))
                 }
             }
             return (s, Self.error(error))
@@ -134,10 +152,18 @@ final class MotionService: @unchecked Sendable {
         guard case (let s?, nil) = connectedSource() else { return nil }
         let now = monotonicNowNs()
         if let c = s.lock.withLock({ s.devicesCache }), now - c.atNs < 1_000_000_000 { return c.list }
-        guard case .devices(let list, _)? = try? s.client.request(.devices, timeoutMs: 3000) else { return nil }
-        // An agent still starting lists no devices yet: not kept.
-        if !list.isEmpty { s.lock.withLock { s.devicesCache = (now, list) } }
-        return list
+        // An agent that is starting lists no devices yet: ask again (at most 3 s).
+        let end = now + 3_000_000_000
+        while true {
+            guard case .devices(let list, _)? = try? s.client.request(.devices, timeoutMs: 3000) else { return nil }
+            if !list.isEmpty {
+                s.lock.withLock { s.devicesCache = (now, list) }
+                return list
+            }
+            if monotonicNowNs() >= end { return list }
+            var none = pollfd()
+            _ = poll(&none, 0, 20)
+        }
     }
 
     /// Whether a device of the board feeds `stream` (in any state: the
@@ -192,12 +218,6 @@ final class MotionService: @unchecked Sendable {
     }
 }
 
-extension AgentClientError {
-    static func description(of error: any Error) -> String {
-        (error as? AgentClientError)?.description ?? "\(error)"
-    }
-}
-
 /// An agent running inside this process (the fallback when none answers).
 /// The module that can start one sets ``starter``; until an engine is
 /// linked, nothing is started and the handlers say no agent answers.
@@ -214,7 +234,30 @@ final class EmbeddedAgentHandle: @unchecked Sendable {
 
     /// Starts an agent for the configuration at the given path (nil: the
     /// default lookup) on a private socket.
-    nonisolated(unsafe) static var starter: (@Sendable (String?) throws -> EmbeddedAgentHandle)?
+    nonisolated(unsafe) static var starter: @Sendable (String?) throws -> EmbeddedAgentHandle = startEmbedded
+
+    /// The engine and the service in this process (``EmbeddedAgent``), on a
+    /// socket in a new directory only this user may enter (mode 0700).
+    static func startEmbedded(configPath: String?) throws -> EmbeddedAgentHandle {
+        var template = Array("/tmp/edge-motion-\(getpid())-XXXXXX".utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw AgentClientError.system(call: "mkdtemp", path: "/tmp", errno: errno)
+        }
+        let directory = String(cString: p)
+        let socket = directory + "/agent.sock"
+        do {
+            let agent = try EmbeddedAgent.start(configPath: configPath, socketPath: socket)
+            let board = agent.boardName
+            let config = agent.configPath ?? "the built-in configuration"
+            return EmbeddedAgentHandle(socketPath: socket, description: "\(board), \(config)") {
+                agent.stop()
+                rmdir(directory)
+            }
+        } catch {
+            rmdir(directory)
+            throw error
+        }
+    }
 }
 
 /// Carries a non-Sendable value (a handler, an app's sample object) to the

@@ -1,5 +1,6 @@
 import EdgeFusion
 import EdgeProtocol
+import EdgeValues
 
 // From the agent's samples (SI, docs/protocol.md) to Core Motion's values:
 // the only place units and signs change.
@@ -13,8 +14,8 @@ import EdgeProtocol
 // z ≈ −9.81 face up) and are only divided by 9.80665.
 
 enum Wire {
-    /// Standard gravity, m/s² per g.
-    static let g = 9.80665
+    /// Standard gravity, m/s² per g (EdgeValues' one definition).
+    @inline(__always) static var g: Double { standardGravity }
 
     /// CLOCK_MONOTONIC ns → seconds since boot (`CMLogItem.timestamp`).
     @inline(__always) static func timestamp(_ ns: UInt64) -> TimeInterval { Double(ns) / 1e9 }

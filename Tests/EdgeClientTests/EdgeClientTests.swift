@@ -75,6 +75,10 @@ final class Inbox: Sendable {
         var g = Decimator(intervalNs: 10_000_000)
         let admitted = [0, 1_000_000_000, 1_001_000_000, 1_010_000_000].map { g.admit($0) }
         #expect(admitted == [true, true, false, true])
+        // A chip 2 % fast at 100 Hz, asked for 50 Hz: every other sample, none lost.
+        var fast = Decimator(intervalNs: 20_000_000)
+        let everyOther = (0..<100).filter { fast.admit(UInt64($0) * 9_800_000) }
+        #expect(everyOther == Array(stride(from: 0, to: 100, by: 2)), "\(everyOther)")
     }
 
     @Test func backoffDoublesToItsCapAndResets() {
