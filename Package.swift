@@ -102,7 +102,8 @@ let package = Package(
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
-        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI"]),
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI",
+                                                   "EdgeHistory"]),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",

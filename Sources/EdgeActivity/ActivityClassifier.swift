@@ -195,7 +195,8 @@ public struct ActivityClassifier: Sendable {
             state.hasCandidate = false
         } else {
             state.hasCandidate = true; state.candidate = kind; state.candidateTime = t
-            newConfidence = ActivityConfidence(rawValue: max(0, state.output.confidence.rawValue - 1))!
+            let c = state.output.confidence.rawValue
+            newConfidence = ActivityConfidence(rawValue: c > 0 ? c - 1 : 0)!
         }
         var flags = newKind.flag
         if newKind == .stationary && t - state.lastVehicle <= settings.vehicleMemorySeconds { flags.insert(.automotive) }

@@ -296,7 +296,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         var out: [DeviceInfo] = []
         let name = bus.name
         if let u = imu {
-            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch],
+            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch,
+                                                                            .pedometer, .pedometerEvent, .activity],
                                      rate: u.health.isReading ? u.configuration.achievedSampleRateHz : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }

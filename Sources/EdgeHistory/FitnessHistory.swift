@@ -61,9 +61,10 @@ public final class FitnessHistory {
     private let insertActivity: SQLiteDatabase.Statement
     private let insertEvent: SQLiteDatabase.Statement
 
-    public init(path: String, retentionSeconds: Double) throws(HistoryError) {
+    /// Opens (creating when `create`) the history at `path`.
+    public init(path: String, retentionSeconds: Double, create: Bool = true) throws(HistoryError) {
         precondition(retentionSeconds > 0, "FitnessHistory: retention must be positive")
-        db = try SQLiteDatabase(path: path)
+        db = try SQLiteDatabase(path: path, create: create)
         self.retentionSeconds = retentionSeconds
         // WAL: readers never block the writer; FULL: every commit is on disk.
         let mode = try db.scalar("PRAGMA journal_mode=WAL")

@@ -26,9 +26,16 @@ final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
 
     /// Opens (creating, mode 0600) the database at `path`.
-    init(path: String, readOnly: Bool = false) throws(HistoryError) {
+    init(path: String, readOnly: Bool = false, create: Bool = true) throws(HistoryError) {
         self.path = path
-        if !readOnly {
+        if !create {
+            var st = stat()
+            guard stat(path, &st) == 0 else {
+                throw HistoryError(path: path, operation: "open", code: SQLITE_CANTOPEN,
+                                   message: "no history here (\(String(cString: strerror(errno))))", errno: errno)
+            }
+        }
+        if !readOnly && create {
             // Create the file ourselves so it is born 0600 whatever the umask;
             // SQLite gives its -wal and -shm files the main file's mode.
             let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
