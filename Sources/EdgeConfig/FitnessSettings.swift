@@ -11,8 +11,8 @@ import Foundation
 ///                history: { path: "/var/lib/edge-agent/fitness.sqlite3", retention_days: 7 } }
 public struct FitnessConfig: Decodable, Sendable, Equatable {
     /// Run the pedometer, floor counter and activity classifier all the time
-    /// (keeps the IMU and barometer awake). Default false: they run while a
-    /// client subscribes to one of their streams, and nothing is recorded.
+    /// (keeps the IMU and barometer awake). Default: true with a `history`,
+    /// else false (they run while a client subscribes to one of their streams).
     public var enabled = false
     /// The wearer's height, m (the stride model). Default 1.70.
     public var heightMeters = 1.70
@@ -31,15 +31,16 @@ public struct FitnessConfig: Decodable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? false
+        let enabledKey = try c.decodeIfPresent(Bool.self, forKey: .enabled)
         heightMeters = try c.decodeNumber(.heightMeters, default: 1.70, in: 0.5...2.5, unit: "m, the wearer's height")
         strideScale = try c.decodeNumber(.strideScale, default: 1, in: 0.2...5, unit: "times the population stride model")
         floorHeightMeters = try c.decodeNumber(.floorHeightMeters, default: 3, in: 1...10, unit: "m per floor")
         history = try c.decodeIfPresent(FitnessHistoryConfig.self, forKey: .history)
-        if history != nil && !enabled {
-            throw DecodingError.dataCorruptedError(forKey: .history, in: c, debugDescription:
-                "a history needs the pedometer running all the time: set fitness.enabled to true, or remove fitness.history")
+        if history != nil && enabledKey == false {
+            throw DecodingError.dataCorruptedError(forKey: .enabled, in: c, debugDescription:
+                "a history needs the pedometer running all the time: leave fitness.enabled out (or true), or remove fitness.history")
         }
+        enabled = enabledKey ?? (history != nil)
     }
 }
 
