@@ -71,6 +71,30 @@ import Testing
         }
     }
 
+    /// The same walk served by the agent the library starts in this process
+    /// when none answers (its configuration grants this user `fitness`).
+    @Test func aWalkThroughTheInProcessFallback() async throws {
+        try await withInProcessFallback(.walking) {
+            let pedometer = CMPedometer()
+            let events = Inbox<CMPedometerEvent>()
+            let data = Inbox<CMPedometerData>()
+            pedometer.startEventUpdates { e, err in events.take(e, err) }
+            pedometer.startUpdates(from: Date()) { d, e in data.take(d, e) }
+            #expect(EdgeMotionAgent.dataSource.contains("in this process"), "\(EdgeMotionAgent.dataSource)")
+            #expect(CMPedometer.authorizationStatus() == .authorized)
+            #expect(await eventually(seconds: 30) { events.items.contains { $0.type == .pause } }, "\(events.errors)")
+            let steps = data.items.last?.numberOfSteps.intValue ?? 0
+            #expect(abs(steps - 14) <= 2, "\(steps) of 14 steps")
+            pedometer.stopUpdates(); pedometer.stopEventUpdates()
+            let activities = CMMotionActivityManager()
+            let q = Inbox<[CMMotionActivity]>()
+            #expect(await eventually(seconds: 10) {
+                activities.queryActivityStarting(from: Date().addingTimeInterval(-120), to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                return await_(q) && q.items.last?.contains { $0.walking } == true
+            }, "\(q.errors)")
+        }
+    }
+
     @Test func withoutTheFitnessEntitlementItIsDeniedWithAnError() async throws {
         try await withAgent(.restFlat) { _ in
             #expect(CMPedometer.authorizationStatus() == .denied)

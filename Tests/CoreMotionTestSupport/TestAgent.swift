@@ -367,11 +367,11 @@ public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> B
 /// Runs `body` with no agent at the configuration's socket, so the library
 /// starts one in this process (with the test board at rest), with the data
 /// source to itself.
-public func withInProcessFallback<T>(_ body: () async throws -> T) async throws -> T {
+public func withInProcessFallback<T>(_ kind: TestAgentKind = .restFlat, _ body: () async throws -> T) async throws -> T {
     await AgentAccess.shared.acquire(exclusive: true)
     var directory: String?
     do {
-        let files = try TestAgent(kind: .restFlat) // its files; no process
+        let files = try TestAgent(kind: kind) // its files; no process
         directory = files.directory
         EdgeMotionAgent.socketPath = nil
         EdgeMotionAgent.configurationPath = files.configPath
