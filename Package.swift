@@ -39,6 +39,8 @@ let package = Package(
         // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
                        providers: [.apt(["libgpiod-dev"])]),
+        // The system's SQLite (Debian libsqlite3-dev) for the fitness history.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // Small C shims for what Swift cannot call directly (variadic ioctl,
         // struct ucred, clock_nanosleep with TIMER_ABSTIME).
         .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
@@ -49,6 +51,8 @@ let package = Package(
         // The value types every layer shares, defined once: Vector3,
         // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
         .target(name: "EdgeValues", swiftSettings: crossModule),
+        // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
+        .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: crossModule),
         // Attitude filter, calibration, altitude: no I/O.
         .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
@@ -85,18 +89,21 @@ let package = Package(
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
         .target(name: "EdgeEngine",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
+        // The fitness history: SQLite (WAL, synchronous=FULL), retention, range queries.
+        .target(name: "EdgeHistory", dependencies: ["CSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
-        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI"]),
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI",
+                                                   "EdgeHistory"]),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
@@ -123,6 +130,8 @@ let package = Package(
         .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
+        .testTarget(name: "EdgeActivityTests", dependencies: ["EdgeActivity"]),
+        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeProtocol"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),

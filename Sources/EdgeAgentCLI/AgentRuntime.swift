@@ -7,6 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeActivity
 import EdgeBus
 import EdgeChips
 import EdgeConfig
@@ -37,6 +38,9 @@ enum EngineSetup {
         s.stallPeriods = c.faults.stallPeriods
         s.verifyInterval = c.faults.verifyIntervalS
         s.busRetries = c.faults.busRetries
+        s.fitness = FitnessEngineSettings(stride: StrideModel(heightMeters: c.fitness.heightMeters, scale: c.fitness.strideScale),
+                                          floorHeightMeters: c.fitness.floorHeightMeters)
+        if c.fitness.enabled { s.alwaysOn.formUnion([.pedometer, .pedometerEvent, .activity]) }
         return s
     }
 

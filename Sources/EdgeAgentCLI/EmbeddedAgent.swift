@@ -7,6 +7,7 @@ import EdgeBus
 import EdgeLinux
 import EdgeConfig
 import EdgeEngine
+import EdgeHistory
 import EdgeProtocol
 import EdgeService
 import EdgeSim
@@ -61,17 +62,29 @@ public final class EmbeddedAgent: @unchecked Sendable {
         }
         let settings = EngineSetup.settings(config)
         let devices = EngineSetup.devices(session.profile)
+        // The fitness history, as `run` keeps it (config fitness.history).
+        var recorder: HistoryRecorder?
+        if let h = config.fitness.history {
+            let path = EngineSetup.path(h.path, config: selection.configPath)
+            do {
+                recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
+            } catch {
+                server.stop(reason: "in-process agent failed to start")
+                throw RunError("fitness history: \(error)")
+            }
+        }
+        let sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
         let launched: (report: [String], stop: () -> Void)
         do {
             if let sim = session.bus.base as? SimulatedBus {
                 launched = try launch(bus: sim, session: session, devices: devices, settings: settings,
-                                      calibration: calibration, server: server)
+                                      calibration: calibration, sink: sink, history: recorder)
             } else if let linux = session.bus.base as? LinuxI2CBus {
                 launched = try launch(bus: linux, session: session, devices: devices, settings: settings,
-                                      calibration: calibration, server: server)
+                                      calibration: calibration, sink: sink, history: recorder)
             } else {
                 launched = try launch(bus: session.bus, session: session, devices: devices, settings: settings,
-                                      calibration: calibration, server: server)
+                                      calibration: calibration, sink: sink, history: recorder)
             }
         } catch {
             server.stop(reason: "in-process agent failed to start")
@@ -89,13 +102,16 @@ public final class EmbeddedAgent: @unchecked Sendable {
 
     /// The engine specialised on the concrete bus type, on its loop thread.
     private static func launch<B: I2CBus>(bus: B, session: BoardSession, devices: [EngineDevice], settings: EngineSettings,
-                                          calibration: EngineCalibration, server: ServiceServer) throws -> ([String], () -> Void) {
+                                          calibration: EngineCalibration, sink: any SampleSink,
+                                          history: HistoryRecorder?) throws -> ([String], () -> Void) {
         let hub = SensorHub(bus: bus, clock: session.clock, devices: devices, settings: settings,
-                            calibration: calibration, sink: server)
+                            calibration: calibration, sink: sink)
         let report = hub.start()
         let loop = EngineLoop(hub: hub, clock: session.clock)
+        history?.start()
         let thread = try LoopThread(name: "edge-loop") { loop.run() }
-        return (report, { loop.stop(); thread.join() })
+        // the stop closure keeps the sink alive (the hub holds it weakly)
+        return (report, { loop.stop(); thread.join(); history?.stop(); withExtendedLifetime(sink) {} })
     }
 
     /// Stops the engine and the service (clients get `shutdown`); releases

@@ -33,6 +33,8 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     /// Where `edge-agent record` puts recordings, relative to this file's directory.
     public var recordingDirectory: String?
     public var faults: FaultSettings
+    /// The pedometer, floors, activity and their history.
+    public var fitness: FitnessConfig = FitnessConfig()
 
     public init(board: String = "simulated", sensors: SensorSettings = SensorSettings()) {
         self.board = board; self.sensors = sensors
@@ -42,7 +44,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case board, sensors, loop, fusion, altimeter, service, clients, faults
+        case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness
         case alwaysOn = "always_on", calibrationFile = "calibration_file", recordingDirectory = "recording_directory"
     }
 
@@ -59,7 +61,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
         alwaysOn = try c.decodeIfPresent([String].self, forKey: .alwaysOn) ?? []
         let streams = ["accelerometer", "gyroscope", "magnetometer", "deviceMotion", "accelerometerBatch",
                        "deviceMotionBatch", "accessoryMotion", "accessoryConnection", "altitude", "absoluteAltitude",
-                       "submersion"]
+                       "submersion", "pedometer", "pedometerEvent", "activity"]
         for (i, name) in alwaysOn.enumerated() where !streams.contains(name) {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: c.codingPath + [CodingKeys.alwaysOn, AnyKey(stringValue: "Index \(i)")],
@@ -68,6 +70,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
         calibrationFile = try c.decodePathIfPresent(.calibrationFile, what: "a file path")
         recordingDirectory = try c.decodePathIfPresent(.recordingDirectory, what: "a directory path")
         faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
+        fitness = try c.decodeIfPresent(FitnessConfig.self, forKey: .fitness) ?? FitnessConfig()
     }
 }
 
@@ -207,7 +210,7 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
     /// Where the entry's user, group, uid or gid was written (set when the
     /// entry was read by ``ConfigLoader``; not part of equality).
     public var location: ConfigLocation?
-    static let known = ["motion", "altitude", "submersion.shallow", "submersion.full"]
+    static let known = ["motion", "altitude", "submersion.shallow", "submersion.full", "fitness"]
     enum CodingKeys: String, CodingKey, CaseIterable { case user, group, uid, gid, entitlements }
     public init(user: String? = nil, group: String? = nil, uid: UInt32? = nil, gid: UInt32? = nil, entitlements: [String]) {
         self.user = user; self.group = group; self.uid = uid; self.gid = gid; self.entitlements = entitlements

@@ -116,6 +116,7 @@ extension StreamName {
         case .accessoryMotion, .accessoryConnection: return [.accessory]
         case .altitude, .absoluteAltitude: return [.barometer, .imu]
         case .submersion: return [.barometer]
+        case .pedometer, .pedometerEvent, .activity: return [.imu, .barometer]
         }
     }
 }

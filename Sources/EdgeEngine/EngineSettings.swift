@@ -1,3 +1,4 @@
+import EdgeActivity
 import EdgeChips
 import EdgeFusion
 import EdgeProtocol
@@ -90,6 +91,8 @@ public struct EngineSettings: Sendable, Equatable {
     /// halves its wake-ups - the larger part of the agent's CPU - for at most
     /// this much extra latency; capture timestamps are unaffected.
     public var deliveryInterval: Double = 0.02
+    /// The pedometer's stride model and the floor height (config `fitness`).
+    public var fitness = FitnessEngineSettings()
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
                 qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,
@@ -136,4 +139,14 @@ public struct EngineSettings: Sendable, Equatable {
     guard seconds > 0 else { return 0 }           // also NaN
     let ns = seconds * 1e9
     return ns >= 9.2e18 ? UInt64.max / 2 : UInt64(ns.rounded())
+}
+
+/// The fitness stage's settings: the wearer's stride model and the height of a floor.
+public struct FitnessEngineSettings: Sendable, Equatable {
+    public var stride: StrideModel
+    /// m per floor.
+    public var floorHeightMeters: Double
+    public init(stride: StrideModel = StrideModel(), floorHeightMeters: Double = 3) {
+        self.stride = stride; self.floorHeightMeters = floorHeightMeters
+    }
 }

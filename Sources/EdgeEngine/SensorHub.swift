@@ -14,6 +14,7 @@ import EdgeProtocol
 /// | `FusionStage` | attitude (VQF) → accelerometer, gyroscope, device motion |
 /// | `AccessoryStage` | the accessory IMU's attitude → accessory motion |
 /// | `AltitudeStage` | barometer + vertical acceleration → altitude |
+/// | `FitnessStage` | IMU + barometer → pedometer, pedometer events, floors, activity |
 /// | `Publisher` | samples, events and the devices snapshot to the sink; service wake-ups |
 ///
 /// ``tick(at:)`` is one loop iteration: demand, device upkeep, the reads
@@ -41,6 +42,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     var fusion: FusionStage
     var accessoryFusion: AccessoryStage
     var altitude: AltitudeStage
+    var fitness: FitnessStage
     @usableFromInline var publisher: Publisher
     var demand: EngineDemand
     var seenDemandGeneration = -1
@@ -98,6 +100,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         fusion.filter.inputCalibration = calibration.magnetometer
         accessoryFusion = AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)
         altitude = AltitudeStage(settings: s.altitude)
+        fitness = FitnessStage(settings: .init(stride: s.fitness.stride, floorHeightMeters: s.fitness.floorHeightMeters),
+                               rateHz: s.imuRateHz)
         for d in devices {
             switch (d.kind, d.role) {
             case (.mpu6050, .primary) where imu == nil:
@@ -193,6 +197,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                                                                           loopPeriod: loopPeriodNanoseconds)
             }
             if imu!.setIdle(!demand.devices.contains(.imu), now: now) { changed = true }
+            fitness.setRate(imu!.configuration.achievedSampleRateHz)
         }
         if accessory?.setIdle(!demand.devices.contains(.accessory), now: now) == true { changed = true }
         if magnetometer?.setIdle(!demand.devices.contains(.magnetometer), now: now) == true {
@@ -236,6 +241,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             if delivered == nil { delivered = t }
             fusion.motion(accel: acc, gyro: gyr, dt: dt, at: t, last: i == n - 1, publisher: &publisher)
             if barometer != nil { altitude.motion(attitude6D: fusion.filter.quaternion6D, accel: acc, dt: dt) }
+            if runsFitness { fitness.motion(accel: acc, gyro: gyr, dt: dt, at: t, publisher: &publisher) }
         }
         if let t = delivered { imu!.delivered(at: t, events: &publisher.events) }
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
@@ -275,6 +281,12 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         guard let r = reading else { return }
         if altitudeNeedsRestart { altitude.restart(); altitudeNeedsRestart = false }
         altitude.pressure(r, publisher: &publisher)
+        if runsFitness { fitness.pressure(r, publisher: &publisher) }
+    }
+
+    /// Someone wants a fitness stream (or it is always on).
+    @inline(__always) var runsFitness: Bool {
+        publisher.wants(.pedometer) || publisher.wants(.pedometerEvent) || publisher.wants(.activity)
     }
 
     // MARK: what clients see
@@ -284,7 +296,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         var out: [DeviceInfo] = []
         let name = bus.name
         if let u = imu {
-            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch],
+            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch,
+                                                                            .pedometer, .pedometerEvent, .activity],
                                      rate: u.health.isReading ? u.configuration.achievedSampleRateHz : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
@@ -318,6 +331,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             let ok = b.health.isReading || b.health.idle
             out.append(StageStatus(name: "altitude", degraded: !ok, reason: ok ? nil : "no barometer: \(b.health.reason ?? "")"))
         }
+        if runsFitness, let u = imu {
+            let ok = u.health.isReading
+            out.append(StageStatus(name: "fitness", degraded: !ok, reason: ok ? nil : "no IMU samples: \(u.health.reason ?? "")"))
+        }
         return out
     }
 
@@ -338,6 +355,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     public var primaryFilter: AttitudeFilter? { imu == nil ? nil : fusion.filter }
     public var accessoryFilter: AttitudeFilter? { accessory == nil ? nil : accessoryFusion.filter }
     public var altitudeOutput: AltitudeFilter.Output { altitude.filter.output }
+    /// The pedometer's totals now (steps, distance m, floors up, floors down).
+    public var fitnessTotals: (steps: Int, distance: Double, up: Int, down: Int) { fitness.totals }
     public func health(of id: String) -> DeviceHealth? {
         if imu?.device.id == id { return imu?.health }
         if accessory?.device.id == id { return accessory?.health }

@@ -30,4 +30,7 @@ public struct Entitlement: RawRepresentable, Hashable, Comparable, Sendable, Cod
     /// Water submersion over the full depth range of the sensor
     /// (Apple's `com.apple.developer.submerged-depth-and-pressure`).
     public static let submersionFull: Entitlement = "submersion.full"
+    /// Steps, floors, pedometer events and activity, live and from the
+    /// history (Apple: the motion-and-fitness permission).
+    public static let fitness: Entitlement = "fitness"
 }

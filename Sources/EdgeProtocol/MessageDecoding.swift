@@ -232,6 +232,31 @@ public enum ServerMessage: Sendable, Hashable {
                                                     surfacePressure: try double("surfacePressure_pa"),
                                                     temperature: try double("temperature_c"),
                                                     state: try named("state", \SubmersionState.wireName)))
+            case .pedometer:
+                func count(_ key: String) throws(DecodeError) -> UInt32 {
+                    let v = try int(key)
+                    guard v >= 0 && v <= Int(UInt32.max) else { throw DecodeError(reason: "\(key) out of range") }
+                    return UInt32(v)
+                }
+                return .pedometer(PedometerSample(timestampNs: ts, startNs: try uint64("startDate_ns"), steps: try count("steps"),
+                                                  distance: try double("distance_m"),
+                                                  floorsAscended: try count("floorsAscended"),
+                                                  floorsDescended: try count("floorsDescended"),
+                                                  currentCadence: try double("currentCadence_stepsps"),
+                                                  currentPace: try double("currentPace_spm"),
+                                                  averageActivePace: try double("averageActivePace_spm")))
+            case .pedometerEvent:
+                return .pedometerEvent(PedometerEventSample(timestampNs: ts, type: try named("type", \PedometerEventType.wireName)))
+            case .activity:
+                var flags = ActivityFlags()
+                if try bool("stationary") { flags.insert(.stationary) }
+                if try bool("walking") { flags.insert(.walking) }
+                if try bool("running") { flags.insert(.running) }
+                if try bool("cycling") { flags.insert(.cycling) }
+                if try bool("automotive") { flags.insert(.automotive) }
+                if try bool("unknown") { flags.insert(.unknown) }
+                return .activity(ActivitySample(timestampNs: ts, startNs: try uint64("startDate_ns"), flags: flags,
+                                                confidence: try named("confidence", \ActivityConfidence.wireName)))
             case .accessoryConnection:
                 throw DecodeError(reason: "accessoryConnection carries no samples")
             }

@@ -43,6 +43,26 @@ public enum MessageEncoder {
             w.key("surfacePressure_pa"); w.double(s.surfacePressure)
             w.key("temperature_c"); w.double(s.temperature)
             w.key("state"); w.name(s.state.wireName)
+        case .pedometer(let s):
+            w.key("startDate_ns"); w.int(s.startNs)
+            w.key("steps"); w.int(s.steps)
+            w.key("distance_m"); w.double(s.distance)
+            w.key("floorsAscended"); w.int(s.floorsAscended)
+            w.key("floorsDescended"); w.int(s.floorsDescended)
+            w.key("currentCadence_stepsps"); w.double(s.currentCadence)
+            w.key("currentPace_spm"); w.double(s.currentPace)
+            w.key("averageActivePace_spm"); w.double(s.averageActivePace)
+        case .pedometerEvent(let s):
+            w.key("type"); w.name(s.type.wireName)
+        case .activity(let s):
+            w.key("startDate_ns"); w.int(s.startNs)
+            w.key("stationary"); w.bool(s.flags.contains(.stationary))
+            w.key("walking"); w.bool(s.flags.contains(.walking))
+            w.key("running"); w.bool(s.flags.contains(.running))
+            w.key("cycling"); w.bool(s.flags.contains(.cycling))
+            w.key("automotive"); w.bool(s.flags.contains(.automotive))
+            w.key("unknown"); w.bool(s.flags.contains(.unknown))
+            w.key("confidence"); w.name(s.confidence.wireName)
         }
         w.endObject(); w.endLine()
     }
@@ -61,6 +81,9 @@ public enum MessageEncoder {
         case .altitude: return "altitude"
         case .absoluteAltitude: return "absoluteAltitude"
         case .submersion: return "submersion"
+        case .pedometer: return "pedometer"
+        case .pedometerEvent: return "pedometerEvent"
+        case .activity: return "activity"
         }
     }
 

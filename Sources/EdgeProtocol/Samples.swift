@@ -140,6 +140,60 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
     }
 }
 
+/// Pedometer totals since counting began (CMPedometerData).
+@frozen public struct PedometerSample: Sendable, Hashable, BitwiseCopyable {
+    /// CLOCK_MONOTONIC time of this total, ns (CMPedometerData.endDate).
+    public var timestampNs: UInt64
+    /// When counting began, CLOCK_MONOTONIC ns (startDate). Wire key `startDate_ns`.
+    public var startNs: UInt64
+    /// Wire key `steps`.
+    public var steps: UInt32
+    /// m, from the stride model. Wire key `distance_m`.
+    public var distance: Double
+    /// Floors climbed / descended on foot. Wire keys `floorsAscended`, `floorsDescended`.
+    public var floorsAscended: UInt32
+    public var floorsDescended: UInt32
+    /// steps/s now (0 when not walking). Wire key `currentCadence_stepsps`.
+    public var currentCadence: Double
+    /// s/m now (0 when not walking). Wire key `currentPace_spm`.
+    public var currentPace: Double
+    /// s/m over the time spent walking. Wire key `averageActivePace_spm`.
+    public var averageActivePace: Double
+    @inlinable public init(timestampNs: UInt64, startNs: UInt64, steps: UInt32, distance: Double,
+                           floorsAscended: UInt32, floorsDescended: UInt32,
+                           currentCadence: Double, currentPace: Double, averageActivePace: Double) {
+        self.timestampNs = timestampNs; self.startNs = startNs; self.steps = steps; self.distance = distance
+        self.floorsAscended = floorsAscended; self.floorsDescended = floorsDescended
+        self.currentCadence = currentCadence; self.currentPace = currentPace; self.averageActivePace = averageActivePace
+    }
+}
+
+/// A pedometer pause or resume (CMPedometerEvent).
+@frozen public struct PedometerEventSample: Sendable, Hashable, BitwiseCopyable {
+    /// CLOCK_MONOTONIC ns (CMPedometerEvent.date).
+    public var timestampNs: UInt64
+    /// Wire key `type`: `pause` or `resume`.
+    public var type: PedometerEventType
+    @inlinable public init(timestampNs: UInt64, type: PedometerEventType) {
+        self.timestampNs = timestampNs; self.type = type
+    }
+}
+
+/// What the wearer is doing (CMMotionActivity).
+@frozen public struct ActivitySample: Sendable, Hashable, BitwiseCopyable {
+    /// CLOCK_MONOTONIC ns of this report.
+    public var timestampNs: UInt64
+    /// When the activity began, CLOCK_MONOTONIC ns (startDate). Wire key `startDate_ns`.
+    public var startNs: UInt64
+    /// Wire keys `stationary`, `walking`, `running`, `cycling`, `automotive`, `unknown` (booleans).
+    public var flags: ActivityFlags
+    /// Wire key `confidence`: `low`, `medium` or `high`.
+    public var confidence: ActivityConfidence
+    @inlinable public init(timestampNs: UInt64, startNs: UInt64, flags: ActivityFlags, confidence: ActivityConfidence) {
+        self.timestampNs = timestampNs; self.startNs = startNs; self.flags = flags; self.confidence = confidence
+    }
+}
+
 /// One sample of one stream: a fixed-size value (no references), so rings of
 /// samples are plain memory and publishing never allocates.
 @frozen public enum Sample: Sendable, Hashable, BitwiseCopyable {
@@ -153,6 +207,9 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
     case altitude(AltitudeSample)
     case absoluteAltitude(AbsoluteAltitudeSample)
     case submersion(SubmersionSample)
+    case pedometer(PedometerSample)
+    case pedometerEvent(PedometerEventSample)
+    case activity(ActivitySample)
 
     /// The stream this sample belongs to.
     @inlinable public var stream: StreamName {
@@ -167,6 +224,9 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
         case .altitude: return .altitude
         case .absoluteAltitude: return .absoluteAltitude
         case .submersion: return .submersion
+        case .pedometer: return .pedometer
+        case .pedometerEvent: return .pedometerEvent
+        case .activity: return .activity
         }
     }
 
@@ -180,6 +240,9 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
         case .altitude(let s): return s.timestampNs
         case .absoluteAltitude(let s): return s.timestampNs
         case .submersion(let s): return s.timestampNs
+        case .pedometer(let s): return s.timestampNs
+        case .pedometerEvent(let s): return s.timestampNs
+        case .activity(let s): return s.timestampNs
         }
     }
 }

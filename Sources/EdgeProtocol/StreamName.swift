@@ -30,6 +30,13 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
     case absoluteAltitude
     /// Depth, pressure and water temperature (CMWaterSubmersionManager).
     case submersion
+    /// Steps, distance, floors, cadence and pace since the agent started
+    /// counting (CMPedometerData), on every change.
+    case pedometer
+    /// The pedometer's pause / resume (CMPedometerEvent).
+    case pedometerEvent
+    /// What the wearer is doing, with a confidence (CMMotionActivity), on every change.
+    case activity
 
     /// The entitlement a client needs to subscribe to or poll this stream.
     public var entitlement: Entitlement {
@@ -41,6 +48,8 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
             return .altitude
         case .submersion:
             return .submersionShallow
+        case .pedometer, .pedometerEvent, .activity:
+            return .fitness
         }
     }
 
@@ -61,8 +70,11 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
         case .altitude: return 8
         case .absoluteAltitude: return 9
         case .submersion: return 10
+        case .pedometer: return 11
+        case .pedometerEvent: return 12
+        case .activity: return 13
         }
     }
     /// Number of streams (size of per-stream tables).
-    public static let count = 11
+    public static let count = 14
 }

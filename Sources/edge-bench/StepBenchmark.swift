@@ -25,6 +25,8 @@ enum StepBenchmark {
       chips alone   the same chips read through their drivers at the same
                     rates (MPU-6050 data-ready burst every tick, QMC5883L polled
                     every tick, BMP280 every 45 ms): the simulator's share
+      with fitness  the engine tick with pedometer, pedometerEvent and activity
+                    demanded as well (the fitness stage: EdgeActivity's pipeline)
     Thread CPU time (CLOCK_THREAD_CPUTIME_ID) per tick, medians of --repeat
     alternating runs; "% of a core at HZ" = µs per tick × HZ / 10⁴.
 
@@ -46,12 +48,14 @@ enum StepBenchmark {
     }
 
     /// ns of thread CPU per engine tick.
-    static func engine(rate: Int, ticks: Int) throws -> Double {
+    static func engine(rate: Int, ticks: Int, fitness: Bool = false) throws -> Double {
         let clock = VirtualClock(startNanoseconds: 1_000_000_000)
         let b = try board(clock, seed: 7)
         var settings = AltitudeEngineBenchmark.engineSettings(rate: rate)
         settings.imuBatch = 1
-        let sink = DiscardingSink([.deviceMotion: 0, .accelerometer: 0, .gyroscope: 0, .magnetometer: 0, .altitude: 0])
+        var wanted: [StreamName: Double] = [.deviceMotion: 0, .accelerometer: 0, .gyroscope: 0, .magnetometer: 0, .altitude: 0]
+        if fitness { wanted[.pedometer] = 0; wanted[.pedometerEvent] = 0; wanted[.activity] = 0 }
+        let sink = DiscardingSink(wanted)
         let hub = SensorHub(bus: b.bus, clock: clock, devices: [
             EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
             EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
@@ -107,12 +111,14 @@ enum StepBenchmark {
         try o.finish("step")
         let ticks = Int(seconds * Double(rate))
         say("== step: CPU time of one loop step at \(rate) Hz, in process, virtual clock, \(ticks) ticks a run, \(repeats) runs each")
-        var e: [Double] = [], c: [Double] = []
+        var e: [Double] = [], c: [Double] = [], f: [Double] = [], fd: [Double] = []
         for _ in 0..<repeats {
-            e.append(try engine(rate: rate, ticks: ticks))
+            let plain = try engine(rate: rate, ticks: ticks)
+            let fit = try engine(rate: rate, ticks: ticks, fitness: true)
+            e.append(plain); f.append(fit); fd.append(fit - plain)
             c.append(try chips(rate: rate, ticks: ticks))
         }
-        let em = median(e), cm = median(c)
+        let em = median(e), cm = median(c), fm = median(f), fdm = median(fd)
         var t = Table(["part", "µs per tick (median)", "min .. max", "% of a core at \(rate) Hz"])
         func row(_ name: String, _ v: [Double], _ m: Double) {
             t.add([name, fixed(m / 1000, 1), fixed((v.min() ?? 0) / 1000, 1) + " .. " + fixed((v.max() ?? 0) / 1000, 1),
@@ -121,7 +127,12 @@ enum StepBenchmark {
         row("engine tick (chips + fusion + altitude + samples)", e, em)
         row("chips alone (simulator + drivers)", c, cm)
         t.add(["engine's own work (difference)", fixed((em - cm) / 1000, 1), "", fixed((em - cm) / 1000 * Double(rate) / 1e4, 2)])
+        row("engine tick with pedometer, floors, activity", f, fm)
+        t.add(["fitness stage's share (difference, median of pairs)", fixed(fdm / 1000, 2),
+               fixed((fd.min() ?? 0) / 1000, 2) + " .. " + fixed((fd.max() ?? 0) / 1000, 2),
+               fixed(fdm / 1000 * Double(rate) / 1e4, 3)])
         say(t.text)
+        say("   target (issue 11): the fitness stage adds <= 0.2 % of one core at 100 Hz")
         say("   the simulator's share: \(fixed(cm / max(em, 1) * 100, 0)) % of the engine tick")
         return true
     }

@@ -26,6 +26,11 @@ public enum TestAgentKind: Sendable, Equatable {
     /// The full board at rest; the accessory IMU (0x69) is unplugged from
     /// `from` to `to` seconds after the agent starts.
     case accessoryUnplugged(from: Double, to: Double)
+    /// IMU and barometer; still for 1 s, an 8 s walk at 1.8 steps/s (the
+    /// scenario's gait: a 3 cm bob), then still; this user holds `motion`,
+    /// `altitude` and `fitness`; the pedometer runs all the time and keeps
+    /// its history in `fitness.sqlite3` next to the configuration.
+    case walking
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -169,6 +174,8 @@ public final class TestAgent: @unchecked Sendable {
         """
         var entitlements = #"["motion", "altitude"]"#
         var faults = ""
+        var segments = ""
+        var fitness = ""
         switch kind {
         case .restFlat:
             chips += """
@@ -185,6 +192,16 @@ public final class TestAgent: @unchecked Sendable {
                 { kind: "mpu6050", address: 0x69, role: "accessory", label: "head" },
             """
             faults = "faults: [ { kind: \"disappear\", name: \"accessory unplugged\", address: 0x69, from_s: \(from), to_s: \(to) } ],"
+        case .walking:
+            entitlements = #"["motion", "altitude", "fitness"]"#
+            segments = """
+                segments: [
+                  { name: "still", duration_s: 1 },
+                  { name: "walk", duration_s: 8, walk: { step_hz: 1.8, bob_m: 0.03, sway_m: 0.02 } },
+                  { name: "still again", duration_s: 3591 },
+                ],
+                """
+            fitness = #"fitness: { enabled: true, history: { path: "fitness.sqlite3", retention_days: 1 } },"#
         }
         let board = """
             // CoreMotion test board (TestAgent.swift).
@@ -206,7 +223,7 @@ public final class TestAgent: @unchecked Sendable {
               description: "CoreMotion tests: still and level for an hour.",
               duration_s: 3600,
               seed: 9,
-              board: { start: { roll_deg: 0, pitch_deg: 0, yaw_deg: 0 } },
+              board: { start: { roll_deg: 0, pitch_deg: 0, yaw_deg: 0 }, \(segments) },
               accessory: { address: 0x69, relative_to: "earth", start: { roll_deg: 0, pitch_deg: 0, heading_deg: 0 } },
               imperfections: { default: "ideal" },
               environment: {
@@ -233,6 +250,7 @@ public final class TestAgent: @unchecked Sendable {
               clients: [ { uid: \(uid), entitlements: \(entitlements) } ],
               always_on: [],
               faults: { reprobe_interval_s: 0.05 },
+              \(fitness)
             }
             """
         return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)]
@@ -349,11 +367,11 @@ public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> B
 /// Runs `body` with no agent at the configuration's socket, so the library
 /// starts one in this process (with the test board at rest), with the data
 /// source to itself.
-public func withInProcessFallback<T>(_ body: () async throws -> T) async throws -> T {
+public func withInProcessFallback<T>(_ kind: TestAgentKind = .restFlat, _ body: () async throws -> T) async throws -> T {
     await AgentAccess.shared.acquire(exclusive: true)
     var directory: String?
     do {
-        let files = try TestAgent(kind: .restFlat) // its files; no process
+        let files = try TestAgent(kind: kind) // its files; no process
         directory = files.directory
         EdgeMotionAgent.socketPath = nil
         EdgeMotionAgent.configurationPath = files.configPath

@@ -120,6 +120,11 @@ let documentedNumbers: [DocumentedNumber] = [
     .config("clients[].uid", ["0", "4294967294"], ["-1", "4294967295"], whole: true),
     .config("clients[].gid", ["0", "4294967294"], ["-1", "4294967295"], whole: true),
     .config("faults.failures_before_reset", ["1", "1000"], ["0", "1001"], whole: true),
+    .config("fitness.height_m", ["0.5", "2.5", "1.7"], ["0.49", "2.51", "0", "-1.7"], whole: false),
+    .config("fitness.stride_scale", ["0.2", "5", "1"], ["0.19", "5.01", "0"], whole: false),
+    .config("fitness.floor_height_m", ["1", "10", "3"], ["0.99", "10.01", "0"], whole: false),
+    .config("fitness.history.retention_days", ["0.01", "3650", "7"], ["0.009", "3650.5", "0", "-1"], whole: false,
+            context: "path: \"fitness.sqlite3\""),
     .config("faults.reprobe_interval_s", ["0.01", "3600", "1"], ["0.009", "3600.001", "0", "-1", "1.85e10", "1e300"],
             whole: false),
     .config("faults.stall_periods", ["2", "100", "4.5"], ["1.99", "100.1", "0"], whole: false),
@@ -208,6 +213,7 @@ let documentedNumbers: [DocumentedNumber] = [
             + keys(FusionSettings.CodingKeys.self, "fusion.") + keys(AltimeterSettings.CodingKeys.self, "altimeter.")
             + keys(ServiceSection.CodingKeys.self, "service.") + keys(ClientGrant.CodingKeys.self, "clients[].")
             + keys(FaultSettings.CodingKeys.self, "faults.")
+            + keys(FitnessConfig.CodingKeys.self, "fitness.") + keys(FitnessHistoryConfig.CodingKeys.self, "fitness.history.")
         for (chip, list) in SensorSettings.allowedKeys { config += list.map { "sensors.\(chip.rawValue).\($0)" } }
         let board = keys(BoardProfile.CodingKeys.self, "") + keys(BoardProfile.SimulationSpec.CodingKeys.self, "simulation.")
             + keys(ChipSpec.CodingKeys.self, "chips[].") + keys(ChipSpec.DataReadySpec.CodingKeys.self, "chips[].data_ready.")

@@ -11,6 +11,7 @@ import EdgeBus
 import EdgeLinux
 import EdgeConfig
 import EdgeEngine
+import EdgeHistory
 import EdgeProtocol
 import EdgeService
 import EdgeSim
@@ -131,9 +132,20 @@ public enum RunCommand: Subcommand {
         let status = quiet ? nil : statusEvery
         if status != nil { engineSettings.alwaysOn.formUnion([.deviceMotion, .altitude]) }
 
+        var recorder: HistoryRecorder?
+        if let h = config.fitness.history {
+            let path = EngineSetup.path(h.path, config: selection.configPath)
+            do {
+                recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
+            } catch {
+                throw RunError("fitness history: \(error)")
+            }
+            console.print("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
+        }
         let context = RunContext(session: session, selection: selection, settings: engineSettings,
                                  calibration: calibration, calibrationPath: calibrationPath, server: server,
-                                 dataReady: dataReady, duration: duration, console: console, status: status)
+                                 dataReady: dataReady, duration: duration, console: console, status: status,
+                                 history: recorder)
         if let linux = session.bus.base as? LinuxI2CBus {
             return try runEngine(bus: linux, context)
         } else if let sim = session.bus.base as? SimulatedBus {
@@ -153,6 +165,8 @@ public enum RunCommand: Subcommand {
         var duration: Double?
         var console: Console
         var status: Double?
+        /// The fitness history's recorder (config fitness.history), if on.
+        var history: HistoryRecorder?
     }
 
     final class Progress: Sendable {
@@ -191,8 +205,11 @@ public enum RunCommand: Subcommand {
     /// The engine specialised on the concrete bus type.
     static func runEngine<B: I2CBus>(bus: B, _ c: RunContext) throws -> Int32 {
         let console = c.console
+        // The hub holds its sink weakly: this function keeps the history's tee alive.
+        let historySink = c.history.map { HistorySink(inner: c.server, recorder: $0) }
         let hub = SensorHub(bus: bus, clock: c.session.clock, devices: EngineSetup.devices(c.session.profile),
-                            settings: c.settings, calibration: c.calibration, sink: c.server)
+                            settings: c.settings, calibration: c.calibration, sink: historySink ?? c.server)
+        c.history?.start()
         for line in hub.start() { console.print("  " + line) }
         let loop = EngineLoop(hub: hub, clock: c.session.clock, dataReady: c.dataReady)
         let progress = Progress()
@@ -298,6 +315,9 @@ public enum RunCommand: Subcommand {
         try? notify.stopping()
         loop.stop()
         thread.join()
+        c.history?.stop()
+        if let e = c.history?.health.error { console.error("edge-agent: fitness history: the last commit failed: \(e)") }
+        withExtendedLifetime(historySink) {}
         let stats = c.server.statistics()   // before stop(): it forgets its clients
         c.server.stop(reason: stopReason)
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")

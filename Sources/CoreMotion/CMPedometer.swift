@@ -1,0 +1,181 @@
+import EdgeHistory
+import EdgeProtocol
+
+public typealias CMPedometerHandler = (CMPedometerData?, (any Error)?) -> Void
+public typealias CMPedometerEventHandler = (CMPedometerEvent?, (any Error)?) -> Void
+
+/// Steps, distance, floors, pace and cadence over a span of time.
+open class CMPedometerData: NSObject, NSCopying {
+    let _startDate: Date, _endDate: Date
+    let _steps: NSNumber
+    let _distance: NSNumber?, _floorsAscended: NSNumber?, _floorsDescended: NSNumber?
+    let _currentPace: NSNumber?, _currentCadence: NSNumber?, _averageActivePace: NSNumber?
+
+    open var startDate: Date { _startDate }
+    open var endDate: Date { _endDate }
+    /// Steps taken.
+    open var numberOfSteps: NSNumber { _steps }
+    /// m, from the agent's stride model (`fitness.height_m`, `stride_scale`).
+    open var distance: NSNumber? { _distance }
+    /// Floors climbed on foot (an elevator counts nothing); nil without a barometer.
+    open var floorsAscended: NSNumber? { _floorsAscended }
+    open var floorsDescended: NSNumber? { _floorsDescended }
+    /// s/m now (live updates only).
+    open var currentPace: NSNumber? { _currentPace }
+    /// steps/s now (live updates only).
+    open var currentCadence: NSNumber? { _currentCadence }
+    /// s/m over the time spent walking.
+    open var averageActivePace: NSNumber? { _averageActivePace }
+
+    public override init() {
+        _startDate = Date(); _endDate = _startDate; _steps = 0
+        _distance = nil; _floorsAscended = nil; _floorsDescended = nil
+        _currentPace = nil; _currentCadence = nil; _averageActivePace = nil
+        super.init()
+    }
+
+    init(start: Date, end: Date, totals: PedometerTotals, floors: Bool, currentPace: Double?, currentCadence: Double?) {
+        _startDate = start; _endDate = end
+        _steps = NSNumber(value: totals.steps)
+        _distance = NSNumber(value: totals.distanceMeters)
+        _floorsAscended = floors ? NSNumber(value: totals.floorsAscended) : nil
+        _floorsDescended = floors ? NSNumber(value: totals.floorsDescended) : nil
+        _currentPace = currentPace.map { NSNumber(value: $0) }
+        _currentCadence = currentCadence.map { NSNumber(value: $0) }
+        _averageActivePace = NSNumber(value: totals.averageActivePace)
+        super.init()
+    }
+
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+}
+
+/// CMPedometerEventType.
+public enum CMPedometerEventType: Int, @unchecked Sendable {
+    case pause = 0
+    case resume = 1
+}
+
+/// The wearer stopped or started walking.
+open class CMPedometerEvent: NSObject, NSCopying {
+    let _date: Date, _type: CMPedometerEventType
+    open var date: Date { _date }
+    open var type: CMPedometerEventType { _type }
+    public override init() { _date = Date(); _type = .pause; super.init() }
+    init(date: Date, type: CMPedometerEventType) { _date = date; _type = type; super.init() }
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+}
+
+/// Steps, distance, floors, pace and cadence from the agent's pedometer
+/// (its `pedometer` and `pedometerEvent` streams, `fitness` entitlement).
+///
+/// Live updates add to what the history holds between `start` and the
+/// moment they begin (when this process may read the history: see
+/// ``queryPedometerData(from:to:withHandler:)``); handlers run on an
+/// internal queue, as Apple's do.
+open class CMPedometer: NSObject {
+    let updates = UpdateChannel<CMPedometerData>(stream: .pedometer, interval: 0)
+    let eventChannel = UpdateChannel<CMPedometerEvent>(stream: .pedometerEvent, interval: 0)
+    let handlerQueue: OperationQueue = {
+        let q = OperationQueue(); q.name = "CMPedometer"; q.maxConcurrentOperationCount = 1; return q
+    }()
+
+    public override init() { super.init() }
+    deinit { updates.stop(); eventChannel.stop() }
+
+    /// The board has an IMU feeding the pedometer.
+    open class func isStepCountingAvailable() -> Bool { MotionService.shared.isAvailable(.pedometer) }
+    /// Distance comes with the steps (the stride model).
+    open class func isDistanceAvailable() -> Bool { isStepCountingAvailable() }
+    /// The board has a barometer too.
+    open class func isFloorCountingAvailable() -> Bool {
+        isStepCountingAvailable() && MotionService.shared.isAvailable(.altitude)
+    }
+    open class func isPaceAvailable() -> Bool { isStepCountingAvailable() }
+    open class func isCadenceAvailable() -> Bool { isStepCountingAvailable() }
+    open class func isPedometerEventTrackingAvailable() -> Bool { MotionService.shared.isAvailable(.pedometerEvent) }
+    /// `.authorized` with the agent's `fitness` entitlement, `.denied`
+    /// without, `.notDetermined` while no agent answers.
+    open class func authorizationStatus() -> CMAuthorizationStatus { MotionService.shared.authorization(.pedometer) }
+
+    /// The totals between two dates, from the agent's history.
+    open func queryPedometerData(from start: Date, to end: Date, withHandler handler: @escaping CMPedometerHandler) {
+        let queue = handlerQueue
+        let floors = Self.isFloorCountingAvailable()
+        let box = UncheckedSendable(handler)
+        Thread.detachNewThread {
+            let handler = box.value
+            switch FitnessHistoryAccess.open() {
+            case .failure(let e):
+                deliver(queue, handler, nil, e)
+            case .success(let h):
+                defer { h.close() }
+                do {
+                    let t = try h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(end))
+                    deliver(queue, handler, CMPedometerData(start: start, end: end, totals: t, floors: floors,
+                                                            currentPace: nil, currentCadence: nil), nil)
+                } catch {
+                    deliver(queue, handler, nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
+                }
+            }
+        }
+    }
+
+    /// Cumulative data since `start`, on every new step or floor.
+    open func startUpdates(from start: Date, withHandler handler: @escaping CMPedometerHandler) {
+        let floors = Self.isFloorCountingAvailable()
+        // what the history holds before now (empty when it cannot be read)
+        var before = PedometerTotals()
+        if start < Date(), case .success(let h) = FitnessHistoryAccess.open() {
+            before = (try? h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(Date()))) ?? PedometerTotals()
+            h.close()
+        }
+        let baseline = PedometerBaseline(history: before)
+        // the agent's totals when the updates begin (its totals count from its start)
+        if case (let s?, nil) = MotionService.shared.connectedSource(),
+           case .sample(.pedometer(let p))? = try? s.client.request(.poll(.pedometer), timeoutMs: 2000) {
+            baseline.setLive(p)
+        }
+        updates.start(queue: handlerQueue, handler: handler) { sample in
+            guard case .pedometer(let p) = sample else { return nil }
+            let t = baseline.totals(p)
+            return CMPedometerData(start: start, end: FitnessTime.date(monotonicNs: p.timestampNs), totals: t, floors: floors,
+                                   currentPace: p.currentPace, currentCadence: p.currentCadence)
+        }
+    }
+
+    open func stopUpdates() { updates.stop() }
+
+    open func startEventUpdates(handler: @escaping CMPedometerEventHandler) {
+        eventChannel.start(queue: handlerQueue, handler: handler) { sample in
+            guard case .pedometerEvent(let e) = sample else { return nil }
+            return CMPedometerEvent(date: FitnessTime.date(monotonicNs: e.timestampNs), type: e.type == .pause ? .pause : .resume)
+        }
+    }
+
+    open func stopEventUpdates() { eventChannel.stop() }
+}
+
+/// The history before a start plus the agent's totals since the start.
+final class PedometerBaseline: @unchecked Sendable {
+    private let lock = NSLock()
+    private let history: PedometerTotals
+    private var live: PedometerSample?
+    init(history: PedometerTotals) { self.history = history }
+
+    func setLive(_ p: PedometerSample) { lock.withLock { live = p } }
+
+    func totals(_ p: PedometerSample) -> PedometerTotals {
+        lock.withLock {
+            // an agent restart (its totals start again) or the first sample
+            if let l = live, l.startNs != p.startNs || l.steps > p.steps { live = nil }
+            var t = history
+            let b = live
+            t.steps += Int(p.steps) - Int(b?.steps ?? 0)
+            t.distanceMeters += p.distance - (b?.distance ?? 0)
+            t.floorsAscended += Int(p.floorsAscended) - Int(b?.floorsAscended ?? 0)
+            t.floorsDescended += Int(p.floorsDescended) - Int(b?.floorsDescended ?? 0)
+            t.activeSeconds += max(0, p.averageActivePace * p.distance - (b.map { $0.averageActivePace * $0.distance } ?? 0))
+            return t
+        }
+    }
+}

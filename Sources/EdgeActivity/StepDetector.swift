@@ -1,0 +1,283 @@
+// Step detection from the accelerometer alone, wherever the board is carried:
+// orientation-free (the magnitude of the specific force), causal, one sample
+// at a time, at any rate from 25 Hz up.
+//
+//  1. |a| band-passed (Butterworth high-pass 0.6 Hz, low-pass 3.5 Hz: walking
+//     and running cadences are 1-3.5 steps/s) into x.
+//  2. A step candidate is a local maximum of x (confirmed one sample later)
+//     above max(kRms · RMS of x over the last ~2 s, floorMs2), after x went
+//     below zero since the previous step (one step = one oscillation).
+//  3. The gait period T (PeriodEstimator, 4 s autocorrelation every 0.25 s;
+//     trusted when the correlation there is ≥ periodTrust and negative at T/2)
+//     sets a refractory time of refractoryFraction · T, which rejects the
+//     second bump of a heel strike, and marks an interval near 2 T as a step
+//     whose bump was too weak to see (a thigh, a wrist or a bag often shows
+//     the stride more than the step): it counts two.
+//  4. Regulation: steps are counted only once `regulationSteps` candidates
+//     came at regular intervals (each within ±regularity of their median,
+//     which agrees with the autocorrelation period T); they are then counted
+//     at once (the resume event). A gap longer than max(pauseSeconds, 2.5 ×
+//     the last interval), or an interval out of rhythm (±walkingRegularity of
+//     T), ends the walk (the pause event). This is what rejects
+//     a board shaken by hand or riding in a car.
+//
+// Latency: while walking a step is counted one sample after the peak of the
+// band-passed magnitude, which trails the foot strike by the filters' group
+// delay (about 0.1 s at 1.8 steps/s) plus up to a quarter period; the first
+// steps of a walk are counted together once `regulationSteps` of them came
+// regularly and the period is known (2-4 s; the run's earlier steps in the
+// same rhythm are counted then too); a pause is reported `pauseSeconds` (2 s) after the last step.
+
+public struct StepOutput: Sendable, Equatable {
+    /// Steps since the detector started (never decreases).
+    public var steps = 0
+    /// Steps added by this sample (0 most of the time).
+    public var newSteps = 0
+    /// steps/s over the trailing cadence window (0 when not walking).
+    public var cadence = 0.0
+    /// Distance since start, m (from the stride model).
+    public var distanceMeters = 0.0
+    /// A pause or resume happened at this sample.
+    public var event: PedometerEventType?
+    /// True while counting (between resume and pause).
+    public var isWalking = false
+    public init() {}
+}
+
+public struct StepDetector: Sendable {
+    public struct Settings: Sendable, Equatable {
+        public var sampleRateHz = 100.0
+        public var highPassHz = 0.6
+        public var lowPassHz = 3.5
+        /// Threshold on x: max(kRms · RMS, floorMs2).
+        public var kRms = 0.6
+        public var floorMs2 = 0.4
+        /// Time constant of the RMS, s.
+        public var rmsSeconds = 2.0
+        /// Shortest step interval, s (4 steps/s).
+        public var minIntervalSeconds = 0.25
+        /// Refractory time as a share of the gait period.
+        public var refractoryFraction = 0.6
+        /// Autocorrelation at the step period above which the period is trusted.
+        public var periodTrust = 0.25
+        /// Regular candidates needed before counting.
+        public var regulationSteps = 4
+        /// Each interval within ± this share of the median.
+        public var regularity = 0.25
+        /// While walking, each interval within ± this share of the period T (of
+        /// the previous interval while T is not trusted)
+        /// (else the walk ends: a shaken board loses its rhythm).
+        public var walkingRegularity = 0.4
+        /// A gap longer than max(this, 2.5 × last interval) is a pause, s.
+        public var pauseSeconds = 2.0
+        /// Window of the cadence, s.
+        public var cadenceSeconds = 6.0
+        public var stride = StrideModel()
+        public var period = PeriodEstimator.Settings()
+        public var periodHopSeconds = 0.25
+        public init() {}
+        public init(sampleRateHz: Double, stride: StrideModel = StrideModel()) {
+            self.sampleRateHz = sampleRateHz; self.stride = stride
+        }
+    }
+
+    public struct State: Sendable {
+        var hp = BiquadState(), lp = BiquadState()
+        var started = false
+        var x1 = 0.0, x2 = 0.0, t1 = 0.0      // x and t one and two samples ago
+        var ms = 0.0                            // mean square of x
+        var wentBelowZero = true
+        var lastPeak = -1e9, lastInterval = 0.0
+        var walking = false
+        var pending: [Double] = []              // candidate times while searching
+        var pendingUnits: [Int] = []            // steps each pending interval stands for
+        var stepTimes: Ring                      // counted step times (cadence)
+        var grid: Ring                           // x on the 50 Hz grid
+        var nextGrid = 0.0, nextHop = 0.0
+        var scratch: [Double]
+        public internal(set) var period = PeriodEstimate()
+        public internal(set) var output = StepOutput()
+    }
+
+    public let settings: Settings
+    let hpC: BiquadCoefficients, lpC: BiquadCoefficients, msAlpha: Double
+    public private(set) var state: State
+
+    public init(_ settings: Settings = Settings()) {
+        precondition(settings.sampleRateHz >= 10, "StepDetector: sample rate must be at least 10 Hz")
+        self.settings = settings
+        hpC = .highPass(hz: settings.highPassHz, sampleRateHz: settings.sampleRateHz)
+        lpC = .lowPass(hz: settings.lowPassHz, sampleRateHz: settings.sampleRateHz)
+        msAlpha = 1 / (settings.rmsSeconds * settings.sampleRateHz)
+        let gridCount = Int(settings.period.windowSeconds * PeriodEstimator.Settings.gridHz)
+        var pending = [Double](); pending.reserveCapacity(Self.runCapacity + 2)
+        var units = [Int](); units.reserveCapacity(Self.runCapacity + 2)
+        state = State(pending: pending, pendingUnits: units, stepTimes: Ring(capacity: 64), grid: Ring(capacity: gridCount),
+                      scratch: [Double](repeating: 0, count: Int(settings.period.maxLagSeconds * PeriodEstimator.Settings.gridHz) + 4))
+    }
+
+    /// The current gait period, s, if trusted.
+    /// A period is trusted when the signal repeats at it and is anti-correlated
+    /// at half of it (one oscillation per step; a faster shake that the
+    /// refractory time aliases into a step rhythm is correlated there).
+    var trustedPeriod: Double? {
+        let p = state.period
+        return p.stepSeconds > 0 && p.stepCorrelation >= settings.periodTrust && p.halfCorrelation < 0 ? p.stepSeconds : nil
+    }
+
+    /// Feeds one accelerometer sample (m/s², any frame) taken at `t` seconds.
+    @discardableResult
+    public mutating func update(t: Double, ax: Double, ay: Double, az: Double) -> StepOutput {
+        let m = (ax * ax + ay * ay + az * az).squareRoot()
+        state.output.newSteps = 0
+        state.output.event = nil
+        guard m.isFinite else { return state.output }
+        if !state.started {
+            state.started = true
+            state.hp.settle(at: m, hpC)
+            state.lp.settle(at: 0, lpC)
+            state.nextGrid = t; state.nextHop = t + settings.periodHopSeconds
+            state.t1 = t
+        }
+        let x = state.lp.step(state.hp.step(m, hpC), lpC)
+        state.ms += msAlpha * (x * x - state.ms)
+        while t >= state.nextGrid {
+            state.grid.append(x)
+            state.nextGrid += 1 / PeriodEstimator.Settings.gridHz
+        }
+        if t >= state.nextHop {
+            state.nextHop += settings.periodHopSeconds
+            if state.nextHop < t { state.nextHop = t + settings.periodHopSeconds }
+            state.period = PeriodEstimator.estimate(state.grid, settings.period, scratch: &state.scratch)
+        }
+        // a local maximum at the previous sample
+        if state.x1 >= state.x2 && state.x1 > x {
+            candidate(at: state.t1, value: state.x1)
+        }
+        if x < 0 { state.wentBelowZero = true }
+        // a walk ends after a long gap
+        if state.walking && t - state.lastPeak > max(settings.pauseSeconds, 2.5 * state.lastInterval) {
+            state.walking = false
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingUnits.removeAll(keepingCapacity: true)
+            state.output.event = .pause
+        }
+        state.x2 = state.x1; state.x1 = x; state.t1 = t
+        state.output.isWalking = state.walking
+        state.output.cadence = state.walking ? cadence(now: t) : 0
+        return state.output
+    }
+
+    mutating func candidate(at tp: Double, value v: Double) {
+        let threshold = max(settings.kRms * state.ms.squareRoot(), settings.floorMs2)
+        guard v > threshold, state.wentBelowZero else { return }
+        let T = trustedPeriod
+        let refractory = max(settings.minIntervalSeconds, settings.refractoryFraction * (T ?? 0))
+        let d = tp - state.lastPeak
+        guard d >= refractory else { return }
+        state.wentBelowZero = false
+        let gapLimit = max(settings.pauseSeconds, 2.5 * state.lastInterval)
+        // how many steps this interval stands for: two when it spans two periods
+        var units = 1
+        if let T, d >= 1.6 * T && d <= 2.6 * T { units = 2 }
+        state.lastPeak = tp
+        if state.walking {
+            let per = d / Double(units)
+            let ref = T ?? state.lastInterval
+            if d <= gapLimit && abs(per - ref) <= settings.walkingRegularity * ref {
+                state.lastInterval = per
+                count(units, endingAt: tp, interval: d)
+                return
+            }
+            // out of rhythm: the walk ends here; this candidate may start the next
+            state.walking = false
+            state.output.event = .pause
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingUnits.removeAll(keepingCapacity: true)
+            state.pending.append(tp); state.pendingUnits.append(1)
+            return
+        }
+        if d > gapLimit || state.pending.isEmpty {
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingUnits.removeAll(keepingCapacity: true)
+            state.pending.append(tp); state.pendingUnits.append(1)
+            return
+        }
+        state.pending.append(tp); state.pendingUnits.append(units)
+        state.lastInterval = d / Double(units)
+        let n = settings.regulationSteps
+        if state.pending.count > Self.runCapacity {
+            state.pending.removeFirst(); state.pendingUnits.removeFirst()
+            state.pendingUnits[0] = 1
+        }
+        guard state.pending.count >= n, let median = regular(last: n) else { return }
+        // commit the run: the regular candidates, and those before them that
+        // kept the same rhythm (seen before the period could be trusted)
+        var first = state.pending.count - n
+        while first > 0 {
+            let d = state.pending[first] - state.pending[first - 1]
+            let units = min(2, max(1, Int((d / median).rounded())))
+            guard abs(d / Double(units) - median) <= settings.regularity * median else { break }
+            state.pendingUnits[first] = units
+            first -= 1
+        }
+        state.walking = true
+        state.output.event = .resume
+        count(1, endingAt: state.pending[first], interval: 0)
+        for i in (first + 1)..<state.pending.count {
+            count(state.pendingUnits[i], endingAt: state.pending[i], interval: state.pending[i] - state.pending[i - 1])
+        }
+        state.pending.removeAll(keepingCapacity: true)
+        state.pendingUnits.removeAll(keepingCapacity: true)
+    }
+
+    /// Candidates kept while searching (the run counted when it turns regular).
+    static let runCapacity = 16
+
+    /// The median interval per step of the newest `n` pending candidates, if
+    /// each interval is within ±regularity of it and the signal's own period
+    /// agrees; nil otherwise. No allocation (n ≤ 8 intervals on the stack).
+    func regular(last n: Int) -> Double? {
+        let k = min(n - 1, 8)
+        var per = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        let base = state.pending.count - k
+        return withUnsafeMutableBytes(of: &per) { raw -> Double? in
+            let v = raw.bindMemory(to: Double.self)
+            for j in 0..<k {
+                let i = base + j
+                v[j] = (state.pending[i] - state.pending[i - 1]) / Double(state.pendingUnits[i])
+            }
+            // insertion sort of k values
+            for a in 1..<max(k, 1) { var b = a; while b > 0 && v[b - 1] > v[b] { v.swapAt(b - 1, b); b -= 1 } }
+            let median = v[k / 2]
+            guard median >= settings.minIntervalSeconds && median <= 1.25 else { return nil }
+            for j in 0..<k where abs(v[j] - median) > settings.regularity * median { return nil }
+            // and the signal itself is periodic at that interval
+            guard let T = trustedPeriod, abs(median - T) <= settings.regularity * T else { return nil }
+            return median
+        }
+    }
+
+    mutating func count(_ units: Int, endingAt tp: Double, interval: Double) {
+        for k in 0..<units {
+            let ts = tp - interval * Double(units - 1 - k) / Double(units)
+            state.stepTimes.append(ts)
+        }
+        state.output.steps += units
+        state.output.newSteps += units
+        let c = cadence(now: tp)
+        let cad = c > 0 ? c : (interval > 0 ? Double(units) / interval : 0)
+        state.output.distanceMeters += Double(units) * settings.stride.stepLength(cadence: cad)
+    }
+
+    /// (n − 1) / (t_last − t_first) over the counted steps of the last window.
+    func cadence(now t: Double) -> Double {
+        let r = state.stepTimes
+        guard r.count >= 2 else { return 0 }
+        let last = r[r.count - 1]
+        var first = last, n = 1
+        var i = r.count - 2
+        while i >= 0 && r[i] > t - settings.cadenceSeconds { first = r[i]; n += 1; i -= 1 }
+        return n >= 2 && last > first ? Double(n - 1) / (last - first) : 0
+    }
+}

@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import EdgeProtocol
+import EdgeValues
+
+/// Takes the fitness samples the engine publishes (on the loop thread: a
+/// short lock, no I/O) and commits them to the history every
+/// `flushSeconds` on its own thread, so the loop never waits on the disk.
+/// Pedometer samples carry totals since the agent started; the history
+/// stores what each interval added. At most `flushSeconds` (plus the commit)
+/// is lost when the agent is killed or the power fails.
+///
+/// A failing commit (disk full, file removed) keeps the records (up to
+/// `maxPending`, then the oldest are dropped and counted) and is retried at
+/// the next flush; `lastError` says what happened.
+public final class HistoryRecorder: @unchecked Sendable {
+    struct Pending {
+        var pedometer: [PedometerRecord] = []
+        var activities: [ActivityRecord] = []
+        var events: [PedometerEventRecord] = []
+        var interval = PedometerTotals()
+        var intervalDirty = false
+        var intervalEndNs: Int64 = 0
+        var lastTotals: PedometerSample?
+        var dropped = 0
+    }
+    let history: FitnessHistory
+    public let flushSeconds: Double
+    public let maxPending: Int
+    private let state = Mutex(Pending())
+    private let status = Mutex<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
+    private var thread: pthread_t?
+    private let stopFlag = Atomic<Bool>(false)
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC, ns (fixed at start: the history's clock).
+    public let realtimeOffsetNs: Int64
+    /// The wall clock, for retention (tests pass their own).
+    let nowUnixNs: @Sendable () -> Int64
+
+    public init(history: FitnessHistory, flushSeconds: Double = 2, maxPending: Int = 100_000,
+                nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs) {
+        self.history = history; self.flushSeconds = flushSeconds; self.maxPending = maxPending
+        self.nowUnixNs = nowUnixNs
+        realtimeOffsetNs = HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs()
+    }
+
+    public static func realtimeNs() -> Int64 {
+        var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+    static func monotonicNs() -> Int64 {
+        var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    @inline(__always) func unix(_ monotonicNs: UInt64) -> Int64 { Int64(truncatingIfNeeded: monotonicNs) &+ realtimeOffsetNs }
+
+    /// A sample from the engine (other streams are ignored).
+    public func offer(_ sample: Sample) {
+        switch sample {
+        case .pedometer(let p):
+            state.withLock { s in
+                let last = s.lastTotals
+                func d<T: BinaryInteger>(_ a: T, _ b: T?) -> Int { Int(a) - Int(b ?? 0) }
+                // totals since the agent started: a smaller total is a new run
+                let restarted = last.map { p.steps < $0.steps || p.startNs != $0.startNs } ?? true
+                let base = restarted ? nil : last
+                s.interval.steps += d(p.steps, base?.steps)
+                s.interval.distanceMeters += p.distance - (base?.distance ?? 0)
+                s.interval.floorsAscended += d(p.floorsAscended, base?.floorsAscended)
+                s.interval.floorsDescended += d(p.floorsDescended, base?.floorsDescended)
+                let active = p.averageActivePace * p.distance, lastActive = (base?.averageActivePace ?? 0) * (base?.distance ?? 0)
+                s.interval.activeSeconds += max(0, active - lastActive)
+                s.intervalDirty = true
+                s.intervalEndNs = unix(p.timestampNs)
+                s.lastTotals = p
+            }
+        case .activity(let a):
+            state.withLock { s in
+                s.activities.append(ActivityRecord(startUnixNs: unix(a.startNs), flags: a.flags, confidence: a.confidence))
+                trim(&s)
+            }
+        case .pedometerEvent(let e):
+            state.withLock { s in
+                s.events.append(PedometerEventRecord(unixNs: unix(e.timestampNs), type: e.type))
+                trim(&s)
+            }
+        default:
+            return
+        }
+    }
+
+    private func trim(_ s: inout Pending) {
+        let n = s.pedometer.count + s.activities.count + s.events.count
+        guard n > maxPending else { return }
+        if !s.pedometer.isEmpty { s.pedometer.removeFirst() } else if !s.events.isEmpty { s.events.removeFirst() } else { s.activities.removeFirst() }
+        s.dropped += 1
+    }
+
+    /// Commits what is pending now (the thread calls this every flushSeconds;
+    /// tests call it directly). Returns false when the commit failed (kept for the next try).
+    @discardableResult
+    public func flush() -> Bool {
+        let batch = state.withLock { s -> Pending in
+            if s.intervalDirty {
+                s.pedometer.append(PedometerRecord(endUnixNs: s.intervalEndNs, totals: s.interval))
+                s.interval = PedometerTotals(); s.intervalDirty = false
+                trim(&s)
+            }
+            var b = Pending()
+            swap(&b.pedometer, &s.pedometer); swap(&b.activities, &s.activities); swap(&b.events, &s.events)
+            b.dropped = s.dropped; s.dropped = 0
+            return b
+        }
+        do {
+            try history.commit(pedometer: batch.pedometer, activities: batch.activities, events: batch.events,
+                               nowUnixNs: nowUnixNs())
+            status.withLock { $0.commits += 1; $0.dropped += batch.dropped; $0.error = nil }
+            return true
+        } catch {
+            // put them back in front of what came meanwhile
+            state.withLock { s in
+                s.pedometer = batch.pedometer + s.pedometer
+                s.activities = batch.activities + s.activities
+                s.events = batch.events + s.events
+                s.dropped += batch.dropped
+                while s.pedometer.count + s.activities.count + s.events.count > maxPending { trim(&s) }
+            }
+            status.withLock { $0.error = error }
+            return false
+        }
+    }
+
+    /// The last commit's failure (nil after a success), commits, records dropped.
+    public var health: (error: HistoryError?, commits: Int, dropped: Int) { status.withLock { $0 } }
+
+    /// Starts the flushing thread.
+    public func start() {
+        let box = Unmanaged.passRetained(self)
+        var t = pthread_t()
+        let rc = pthread_create(&t, nil, { arg in
+            let r = Unmanaged<HistoryRecorder>.fromOpaque(arg!).takeRetainedValue()
+            r.runLoop()
+            return nil
+        }, box.toOpaque())
+        if rc == 0 { thread = t } else { box.release() }
+    }
+
+    func runLoop() {
+        var next = Self.monotonicNs()
+        let period = Int64(flushSeconds * 1e9)
+        while !stopFlag.load(ordering: .acquiring) {
+            next += period
+            // short naps, so stop() is prompt
+            while !stopFlag.load(ordering: .acquiring) && Self.monotonicNs() < next {
+                var nap = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+                nanosleep(&nap, nil)
+            }
+            flush()
+        }
+    }
+
+    /// Stops the thread after a last commit.
+    public func stop() {
+        stopFlag.store(true, ordering: .releasing)
+        if let t = thread { pthread_join(t, nil); thread = nil }
+        flush()
+    }
+}

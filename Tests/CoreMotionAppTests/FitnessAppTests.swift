@@ -1,0 +1,127 @@
+// CMPedometer and CMMotionActivityManager as an app uses them: only
+// `import CoreMotion`. The agent is a real `edge-agent run` on a simulated
+// board that stands still for 1 s, walks 8 s at 1.8 steps/s (14 steps) and
+// stands still again (CoreMotionTestSupport `.walking`).
+import CoreMotion
+import CoreMotionTestSupport
+import Testing
+
+@Suite(.serialized) struct FitnessAppTests {
+    @Test func pedometerActivityAndHistoryOfAWalk() async throws {
+        try await withAgent(.walking) { agent in
+            // through its configuration, so the history file is known too
+            EdgeMotionAgent.socketPath = nil
+            EdgeMotionAgent.configurationPath = agent.configPath
+            defer { EdgeMotionAgent.configurationPath = nil }
+            let began = Date().addingTimeInterval(-60)
+            #expect(CMPedometer.isStepCountingAvailable())
+            #expect(CMPedometer.isDistanceAvailable() && CMPedometer.isCadenceAvailable() && CMPedometer.isPaceAvailable())
+            #expect(CMPedometer.isFloorCountingAvailable())
+            #expect(CMPedometer.isPedometerEventTrackingAvailable())
+            #expect(CMPedometer.authorizationStatus() == .authorized)
+            #expect(CMMotionActivityManager.isActivityAvailable())
+            #expect(CMMotionActivityManager.authorizationStatus() == .authorized)
+
+            let pedometer = CMPedometer()
+            let data = Inbox<CMPedometerData>()
+            let events = Inbox<CMPedometerEvent>()
+            pedometer.startUpdates(from: Date()) { d, e in data.take(d, e) }
+            pedometer.startEventUpdates { e, err in events.take(e, err) }
+            let activities = CMMotionActivityManager()
+            let queue = serialQueue("activity")
+            let seen = Inbox<CMMotionActivity>(queue: queue)
+            activities.startActivityUpdates(to: queue) { a in seen.take(a, nil) }
+
+            // the walk ends 9 s after the agent started; the pause 2 s later
+            #expect(await eventually(seconds: 40) { events.items.contains { $0.type == .pause } })
+            let last = try #require(data.items.last)
+            let steps = last.numberOfSteps.intValue
+            #expect(abs(steps - 14) <= 2, "\(steps) of 14 steps")
+            #expect(last.distance!.doubleValue > 0.5 * Double(steps) && last.distance!.doubleValue < 0.9 * Double(steps))
+            #expect(last.floorsAscended?.intValue == 0 && last.floorsDescended?.intValue == 0)
+            #expect(data.items.contains { abs(($0.currentCadence?.doubleValue ?? 0) - 1.8) < 0.1 })
+            #expect(data.errors.isEmpty && events.errors.isEmpty)
+            #expect(events.items.map(\.type) == [.resume, .pause])
+            #expect(zip(data.items, data.items.dropFirst()).allSatisfy { $0.numberOfSteps.intValue <= $1.numberOfSteps.intValue })
+
+            #expect(await eventually(seconds: 10) { seen.items.last?.stationary == true })
+            let walking = try #require(seen.items.first { $0.walking })
+            #expect(seen.items.contains { $0.walking && $0.confidence == .high })
+            #expect(seen.items.last!.startDate > walking.startDate)
+            #expect(seen.ranOnOtherQueues == 0)
+            pedometer.stopUpdates(); pedometer.stopEventUpdates(); activities.stopActivityUpdates()
+
+            // the history (committed every 2 s) answers queries
+            let history = Inbox<CMPedometerData>()
+            #expect(await eventually(seconds: 10) {
+                let got = Inbox<CMPedometerData>()
+                pedometer.queryPedometerData(from: began, to: Date()) { d, e in got.take(d, e); history.take(d, e) }
+                return await_(got) && (got.items.first?.numberOfSteps.intValue ?? 0) == steps
+            })
+            #expect(history.errors.isEmpty, "\(history.errors)")
+            // the stationary after the walk reaches the history within a commit (2 s)
+            var kinds: [CMMotionActivity] = []
+            #expect(await eventually(seconds: 10) {
+                let q = Inbox<[CMMotionActivity]>()
+                activities.queryActivityStarting(from: began, to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                kinds = await_(q) ? q.items[0] : []
+                return kinds.contains { $0.walking } && kinds.last?.stationary == true
+            }, "\(kinds.map { ($0.walking, $0.stationary) })")
+            #expect(kinds.map(\.startDate) == kinds.map(\.startDate).sorted())
+        }
+    }
+
+    /// The same walk served by the agent the library starts in this process
+    /// when none answers (its configuration grants this user `fitness`).
+    @Test func aWalkThroughTheInProcessFallback() async throws {
+        try await withInProcessFallback(.walking) {
+            let pedometer = CMPedometer()
+            let events = Inbox<CMPedometerEvent>()
+            let data = Inbox<CMPedometerData>()
+            pedometer.startEventUpdates { e, err in events.take(e, err) }
+            pedometer.startUpdates(from: Date()) { d, e in data.take(d, e) }
+            #expect(EdgeMotionAgent.dataSource.contains("in this process"), "\(EdgeMotionAgent.dataSource)")
+            #expect(CMPedometer.authorizationStatus() == .authorized)
+            #expect(await eventually(seconds: 30) { events.items.contains { $0.type == .pause } }, "\(events.errors)")
+            let steps = data.items.last?.numberOfSteps.intValue ?? 0
+            #expect(abs(steps - 14) <= 2, "\(steps) of 14 steps")
+            pedometer.stopUpdates(); pedometer.stopEventUpdates()
+            let activities = CMMotionActivityManager()
+            let q = Inbox<[CMMotionActivity]>()
+            #expect(await eventually(seconds: 10) {
+                activities.queryActivityStarting(from: Date().addingTimeInterval(-120), to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                return await_(q) && q.items.last?.contains { $0.walking } == true
+            }, "\(q.errors)")
+        }
+    }
+
+    @Test func withoutTheFitnessEntitlementItIsDeniedWithAnError() async throws {
+        try await withAgent(.restFlat) { _ in
+            #expect(CMPedometer.authorizationStatus() == .denied)
+            #expect(CMMotionActivityManager.authorizationStatus() == .denied)
+            let pedometer = CMPedometer()
+            let data = Inbox<CMPedometerData>()
+            pedometer.startUpdates(from: Date()) { d, e in data.take(d, e) }
+            #expect(await eventually { !data.errors.isEmpty })
+            #expect(data.errors.first?.domain == CMErrorDomain)
+            #expect(data.errors.first?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(data.errors.first?.localizedDescription.contains("fitness") == true, "\(data.errors.first?.localizedDescription ?? "")")
+            pedometer.stopUpdates()
+            // the activity manager's handler has no error: nothing arrives, and it says why
+            let m = CMMotionActivityManager()
+            let seen = Inbox<CMMotionActivity>()
+            m.startActivityUpdates(to: OperationQueue()) { a in seen.take(a, nil) }
+            #expect(await eventually { m.lastError != nil })
+            #expect(m.lastError?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(seen.count == 0)
+            m.stopActivityUpdates()
+        }
+    }
+}
+
+/// Waits (bounded) for one answer in `inbox`; true when it came.
+func await_<T>(_ inbox: Inbox<T>) -> Bool {
+    let end = Date().addingTimeInterval(5)
+    while Date() < end && inbox.count == 0 && inbox.errors.isEmpty { usleep(10_000) }
+    return inbox.count > 0
+}
