@@ -49,7 +49,8 @@ open class CMMotionActivityManager: NSObject {
 
     /// Each change of activity, on `queue`. (Apple's handler has no error:
     /// a missing entitlement or agent ends the updates silently there; here
-    /// the handler is not called and ``lastError`` says why.)
+    /// the handler is not called and
+    /// ``EdgeMotionAgent/lastActivityError(of:)`` says why.)
     open func startActivityUpdates(to queue: OperationQueue, withHandler handler: @escaping CMMotionActivityHandler) {
         let box = ErrorBox()
         errorBox = box
@@ -65,8 +66,10 @@ open class CMMotionActivityManager: NSObject {
 
     open func stopActivityUpdates() { updates.stop() }
 
-    /// Why the live updates gave nothing (no agent, no entitlement), if so.
-    public var lastError: NSError? { errorBox?.value }
+    /// Why the live updates gave nothing (no agent, no entitlement), if
+    /// so; public as ``EdgeMotionAgent/lastActivityError(of:)``, since
+    /// nothing beyond Apple's surface goes on Apple's types.
+    var lastError: NSError? { errorBox?.value }
     private var errorBox: ErrorBox?
 
     /// The activities between two dates from the agent's history: the one

@@ -37,4 +37,9 @@ public enum EdgeMotionAgent {
         if let error { return "no agent: \(error.localizedDescription)" }
         return source?.description ?? "no agent"
     }
+
+    /// Why `manager`'s activity updates gave nothing (no agent, no `fitness`
+    /// entitlement), if so: Apple's `CMMotionActivityHandler` has no error
+    /// argument, so the reason is kept here rather than on Apple's type.
+    public static func lastActivityError(of manager: CMMotionActivityManager) -> NSError? { manager.lastError }
 }

@@ -111,8 +111,8 @@ import Testing
             let m = CMMotionActivityManager()
             let seen = Inbox<CMMotionActivity>()
             m.startActivityUpdates(to: OperationQueue()) { a in seen.take(a, nil) }
-            #expect(await eventually { m.lastError != nil })
-            #expect(m.lastError?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(await eventually { EdgeMotionAgent.lastActivityError(of: m) != nil })
+            #expect(EdgeMotionAgent.lastActivityError(of: m)?.code == Int(CMErrorNotEntitled.rawValue))
             #expect(seen.count == 0)
             m.stopActivityUpdates()
         }
