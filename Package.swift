@@ -106,7 +106,7 @@ let package = Package(
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
+                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),

@@ -25,6 +25,8 @@ enum BenchCommand {
                   the altitude filters alone on synthetic data (instant, deterministic)
       step        CPU time of one loop step in process: engine tick vs simulated chips alone
       alloc       heap allocations on the loop thread in steady state (target: none)
+      coremotion  the CoreMotion library through the agent: capture-to-handler delay, 8 managers
+                  in 2 processes vs one subscriber's agent CPU, library CPU per sample (about 1 min)
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -48,6 +50,8 @@ enum BenchCommand {
             case "altitude-filter": ok = try AltitudeFilterBenchmark.run(rest)
             case "step": ok = try StepBenchmark.run(rest)
             case "alloc": ok = try AllocBenchmark.run(rest)
+            case "coremotion": ok = try CoreMotionBenchmark.run(rest)
+            case "coremotion-client": ok = try CoreMotionBenchmark.client(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)
