@@ -11,7 +11,7 @@ import Glibc
 
 public struct TestAgentError: Error, CustomStringConvertible {
     public var description: String
-    init(_ d: String) { description = d }
+    public init(_ d: String) { description = d }
 }
 
 /// What an agent serves.
@@ -26,6 +26,11 @@ public enum TestAgentKind: Sendable, Equatable {
     /// The full board at rest; the accessory IMU (0x69) is unplugged from
     /// `from` to `to` seconds after the agent starts.
     case accessoryUnplugged(from: Double, to: Double)
+    /// The full board at rest; this user holds `motion` and `altitude`, a
+    /// second user `uid` only `altitude`. The socket is open to that user
+    /// (group `nogroup`, the directory traversable), so a client process
+    /// running as `uid` reaches the agent and is told what it lacks.
+    case secondUser(uid: UInt32)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -59,6 +64,11 @@ public final class TestAgent: @unchecked Sendable {
         stderrPath = directory + "/agent.stderr"
         try Self.files(kind).forEach { name, text in
             try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+        if case .secondUser = kind {
+            // The other user may enter the directory (not list it) and read the files.
+            guard chmod(directory, 0o711) == 0 else { throw TestAgentError("chmod \(directory): errno \(errno)") }
+            for name in ["board.json5", "scenario.json5", "edge-agent.json5"] { _ = chmod(directory + "/" + name, 0o644) }
         }
     }
 
@@ -169,6 +179,8 @@ public final class TestAgent: @unchecked Sendable {
         """
         var entitlements = #"["motion", "altitude"]"#
         var faults = ""
+        var otherClients = ""
+        var socketGroup = ""
         switch kind {
         case .restFlat:
             chips += """
@@ -185,6 +197,13 @@ public final class TestAgent: @unchecked Sendable {
                 { kind: "mpu6050", address: 0x69, role: "accessory", label: "head" },
             """
             faults = "faults: [ { kind: \"disappear\", name: \"accessory unplugged\", address: 0x69, from_s: \(from), to_s: \(to) } ],"
+        case .secondUser(let other):
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+            """
+            otherClients = ", { uid: \(other), entitlements: [\"altitude\"] }"
+            socketGroup = ", socket_group: \"nogroup\""
         }
         let board = """
             // CoreMotion test board (TestAgent.swift).
@@ -229,8 +248,8 @@ public final class TestAgent: @unchecked Sendable {
               loop: { imu_batch: 0, data_ready: false, realtime: false },
               fusion: { frame: "xMagneticNorthZVertical" },
               altimeter: { sea_level_pa: 101325, sea_level_uncertainty_pa: 1000 },
-              service: { socket_path: "agent.sock", delivery_interval_ms: 20, demand_raise_limit: 100000, max_clients_per_uid: 128 },
-              clients: [ { uid: \(uid), entitlements: \(entitlements) } ],
+              service: { socket_path: "agent.sock", delivery_interval_ms: 20, demand_raise_limit: 100000, max_clients_per_uid: 128\(socketGroup) },
+              clients: [ { uid: \(uid), entitlements: \(entitlements) }\(otherClients) ],
               always_on: [],
               faults: { reprobe_interval_s: 0.05 },
             }
