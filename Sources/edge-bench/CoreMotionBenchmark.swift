@@ -2,6 +2,8 @@
 // capture-to-handler delay, the agent's cost of many managers, and the
 // library's own CPU per delivered sample.
 import CoreMotion
+import EdgeClient
+import EdgeProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,11 +22,14 @@ enum CoreMotionBenchmark {
     thread: the library's reader thread, Foundation's OperationQueue, the
     trivial handler) per delivered sample.
 
-    Two set-ups, alternated for N rounds on one agent (one warm-up second
+    Three set-ups, alternated for N rounds on one agent (one warm-up second
     each, then S seconds measured; medians over the rounds):
+      R  one process, one raw EdgeClient subscription (no CoreMotion): the
+         reference for what the agent, the socket and the OS cost
       A  one process, one manager        (one subscriber)
       B  two processes, four managers each (8 managers, 2 processes)
-    and the agent's CPU (/proc/PID/task/*/schedstat) over each window.
+    and the agent's CPU (/proc/PID/task/*/schedstat) over each window. The
+    library's own share is A's figure less R's.
 
     Targets (issue 9):
       * capture-to-handler delay p99 <= one loop period + 1 ms (set-up A);
@@ -88,41 +93,48 @@ enum CoreMotionBenchmark {
         let rate = try o.double("--rate", default: 100, in: 1...1000)
         let warmup = try o.double("--warmup", default: 1, in: 0...60)
         let seconds = try o.double("--seconds", default: 8, in: 0.5...3600)
+        let raw = o.flag("--raw")
         try o.finish("coremotion-client")
 
         EdgeMotionAgent.socketPath = socket
         EdgeMotionAgent.allowsInProcessAgent = false
-        let lock = NSLock()
-        var delays: [Double] = []
-        var samples = 0
-        var errors: [String] = []
-        delays.reserveCapacity(Int(rate * seconds) * managers + 1024)
         let start = monotonicNanoseconds()
-        let windowStart = start + UInt64(warmup * 1e9)
-        let windowEnd = windowStart + UInt64(seconds * 1e9)
+        let tally = Tally(windowStart: start + UInt64(warmup * 1e9), seconds: seconds,
+                          capacity: Int(rate * seconds) * managers + 1024)
         var running: [CMMotionManager] = []
-        for _ in 0..<managers {
+        var rawClient: AgentClient?
+        var rawSubscription: Subscription?
+        if raw {
+            // The reference: EdgeClient alone, the sample on its reader thread.
+            let c = AgentClient(socketPath: socket)
+            rawClient = c
+            rawSubscription = c.subscribe(.deviceMotion, intervalNs: UInt64(1e9 / rate), onSample: { sample in
+                let now = monotonicNanoseconds()
+                guard case .deviceMotion(let m) = sample else { return }
+                tally.take(now: now, captureNs: Double(m.timestampNs))
+            }, onError: { e in tally.fail(e.description) })
+        }
+        for _ in 0..<(raw ? 0 : managers) {
             let m = CMMotionManager()
             m.deviceMotionUpdateInterval = 1 / rate
             m.startDeviceMotionUpdates(to: OperationQueue()) { motion, error in
                 let now = monotonicNanoseconds()
-                lock.lock(); defer { lock.unlock() }
-                if let error { errors.append(error.localizedDescription); return }
-                guard let motion, now >= windowStart, now < windowEnd else { return }
-                samples += 1
-                delays.append((Double(now) - motion.timestamp * 1e9) / 1000)
+                if let error { tally.fail(error.localizedDescription); return }
+                guard let motion else { return }
+                tally.take(now: now, captureNs: motion.timestamp * 1e9)
             }
             running.append(m)
         }
-        sleepSeconds(Double(windowStart &- monotonicNanoseconds()) / 1e9)
+        sleepSeconds(Double(tally.windowStart &- monotonicNanoseconds()) / 1e9)
         let cpu0 = ProcFS.schedCPUNanoseconds(getpid()) ?? 0
-        sleepSeconds(Double(windowEnd &- monotonicNanoseconds()) / 1e9)
+        sleepSeconds(Double(tally.windowEnd &- monotonicNanoseconds()) / 1e9)
         let cpu1 = ProcFS.schedCPUNanoseconds(getpid()) ?? 0
         for m in running { m.stopDeviceMotionUpdates() }
-        let result: ClientResult = lock.withLock {
-            ClientResult(samples: samples, cpuNs: cpu1 &- cpu0, delaysUs: delays)
-        }
-        if let e = lock.withLock({ errors.first }) { throw BenchError("a handler got an error: \(e)") }
+        rawSubscription?.cancel()
+        rawClient?.close()
+        let (samples, delays, error) = tally.result
+        if let error { throw BenchError("a handler got an error: \(error)") }
+        let result = ClientResult(samples: samples, cpuNs: cpu1 &- cpu0, delaysUs: delays)
         let text = result.text
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { b in
@@ -134,6 +146,35 @@ enum CoreMotionBenchmark {
             }
         }
         return true
+    }
+
+    /// What the handlers saw in the measured window (they run on several threads).
+    final class Tally: @unchecked Sendable {
+        let windowStart: UInt64
+        let windowEnd: UInt64
+        private let lock = NSLock()
+        private var delays: [Double] = []
+        private var samples = 0
+        private var error: String?
+
+        init(windowStart: UInt64, seconds: Double, capacity: Int) {
+            self.windowStart = windowStart
+            windowEnd = windowStart + UInt64(seconds * 1e9)
+            delays.reserveCapacity(capacity)
+        }
+
+        /// One sample handled at `now` (ns), captured at `captureNs`.
+        func take(now: UInt64, captureNs: Double) {
+            guard now >= windowStart, now < windowEnd else { return }
+            lock.withLock {
+                samples += 1
+                delays.append((Double(now) - captureNs) / 1000)
+            }
+        }
+
+        func fail(_ message: String) { lock.withLock { if error == nil { error = message } } }
+
+        var result: (samples: Int, delaysUs: [Double], error: String?) { lock.withLock { (samples, delays, error) } }
     }
 
     // MARK: the benchmark
@@ -175,13 +216,13 @@ enum CoreMotionBenchmark {
         let agent = try AgentRun(paths: paths, setup: setup, duration: total)
         defer { _ = try? agent.stop() }
 
-        func measure(processes: Int, managers: Int) throws -> Round {
+        func measure(processes: Int, managers: Int, raw: Bool = false) throws -> Round {
             let dir = try TempDirectory(prefix: "edge-bench-cm")
             var children: [ChildProcess] = []
             for i in 0..<processes {
                 children.append(try ChildProcess([me, "coremotion-client", "--socket", agent.socketPath,
                                                   "--managers", "\(managers)", "--rate", "\(rate)",
-                                                  "--warmup", fixed(warmup, 3), "--seconds", fixed(seconds, 3)],
+                                                  "--warmup", fixed(warmup, 3), "--seconds", fixed(seconds, 3)] + (raw ? ["--raw"] : []),
                                                  stdout: dir.file("client\(i).out"), stderr: dir.file("client\(i).err")))
             }
             defer { for c in children { c.stop(grace: 2) } }
@@ -201,34 +242,41 @@ enum CoreMotionBenchmark {
             return Round(agentCPUNs: a1 &- a0, clients: results, seconds: seconds)
         }
 
-        var a: [Round] = [], b: [Round] = []
+        var a: [Round] = [], b: [Round] = [], ref: [Round] = []
         for r in 0..<rounds {
+            ref.append(try measure(processes: 1, managers: 1, raw: true))
             a.append(try measure(processes: 1, managers: 1))
             b.append(try measure(processes: 2, managers: 4))
-            let ra = a.last!, rb = b.last!
-            say("   round \(r + 1): A \(ra.samples) samples, agent \(fixed(Double(ra.agentCPUNs) / 1e6, 1)) ms CPU; B \(rb.samples) samples, agent \(fixed(Double(rb.agentCPUNs) / 1e6, 1)) ms CPU")
+            let rr = ref.last!, ra = a.last!, rb = b.last!
+            say("   round \(r + 1): R \(rr.samples) samples, agent \(fixed(Double(rr.agentCPUNs) / 1e6, 1)) ms CPU; A \(ra.samples), agent \(fixed(Double(ra.agentCPUNs) / 1e6, 1)) ms; B \(rb.samples), agent \(fixed(Double(rb.agentCPUNs) / 1e6, 1)) ms")
         }
         let summary = try agent.stop()
 
         func agentPercent(_ r: Round) -> Double { Double(r.agentCPUNs) / (r.seconds * 1e9) * 100 }
         func perSampleUs(_ r: Round) -> Double { r.samples > 0 ? Double(r.clientCPUNs) / Double(r.samples) / 1000 : .nan }
+        let delaysR = ref.flatMap(\.delays).sorted()
         let delaysA = a.flatMap(\.delays).sorted()
         let delaysB = b.flatMap(\.delays).sorted()
         let expected = Double(rate) * seconds
+        let agentR = median(ref.map(agentPercent))
         let agentA = median(a.map(agentPercent)), agentB = median(b.map(agentPercent))
         let ratio = agentB / agentA
+        let ms = { (d: [Double], p: Double) in fixed(percentile(d, p) / 1000, 2) }
+        let cpuPerSample = { (rs: [Round]) in median(rs.map(perSampleUs)) }
 
         say()
-        var t = Table(["figure", "A: 1 process, 1 manager", "B: 2 processes, 8 managers"])
-        t.add(["samples delivered per manager per round (expected \(fixed(expected, 0)))",
-               fixed(median(a.map { Double($0.samples) }), 0),
+        var t = Table(["figure", "R: raw EdgeClient", "A: 1 process, 1 manager", "B: 2 processes, 8 managers"])
+        t.add(["samples delivered per subscriber per round (expected \(fixed(expected, 0)))",
+               fixed(median(ref.map { Double($0.samples) }), 0), fixed(median(a.map { Double($0.samples) }), 0),
                fixed(median(b.map { Double($0.samples) / 8 }), 0)])
-        t.add(["capture-to-handler delay p50 (ms)", fixed(percentile(delaysA, 0.5) / 1000, 2), fixed(percentile(delaysB, 0.5) / 1000, 2)])
-        t.add(["capture-to-handler delay p99 (ms)", fixed(percentile(delaysA, 0.99) / 1000, 2), fixed(percentile(delaysB, 0.99) / 1000, 2)])
-        t.add(["capture-to-handler delay max (ms)", fixed((delaysA.last ?? .nan) / 1000, 2), fixed((delaysB.last ?? .nan) / 1000, 2)])
-        t.add(["agent CPU, median of rounds (% of one core)", fixed(agentA, 2), fixed(agentB, 2)])
-        t.add(["client processes' CPU per delivered sample, median (µs)", fixed(median(a.map(perSampleUs)), 1), fixed(median(b.map(perSampleUs)), 1)])
+        t.add(["capture-to-handler delay p50 (ms)", ms(delaysR, 0.5), ms(delaysA, 0.5), ms(delaysB, 0.5)])
+        t.add(["capture-to-handler delay p99 (ms)", ms(delaysR, 0.99), ms(delaysA, 0.99), ms(delaysB, 0.99)])
+        t.add(["capture-to-handler delay max (ms)", ms(delaysR, 1), ms(delaysA, 1), ms(delaysB, 1)])
+        t.add(["agent CPU, median of rounds (% of one core)", fixed(agentR, 2), fixed(agentA, 2), fixed(agentB, 2)])
+        t.add(["client processes' CPU per delivered sample, median (µs)", fixed(cpuPerSample(ref), 1),
+               fixed(cpuPerSample(a), 1), fixed(cpuPerSample(b), 1)])
         t.add(["client processes' CPU, median (% of one core, all processes)",
+               fixed(median(ref.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2),
                fixed(median(a.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2),
                fixed(median(b.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2)])
         say(t.text)
@@ -236,6 +284,9 @@ enum CoreMotionBenchmark {
         say("   the delay is the handler's CLOCK_MONOTONIC minus the sample's capture time: the loop's read, the")
         say("   agent's delivery batching, the socket, the library's reader thread and OperationQueue dispatch.")
         say("   client CPU is every thread of the client process (library, Foundation, the handler storing one number).")
+        say("   the library's own share, A less R: delay p50 \(fixed((percentile(delaysA, 0.5) - percentile(delaysR, 0.5)) / 1000, 2)) ms, p99 \(fixed((percentile(delaysA, 0.99) - percentile(delaysR, 0.99)) / 1000, 2)) ms; CPU \(fixed(cpuPerSample(a) - cpuPerSample(ref), 1)) µs per sample")
+        say("   (in B one connection's reading and decoding serves four managers, so its CPU per sample is lower)")
+        say("   a p99 over the period in R as well is the agent, the OS and the machine's load, not the library.")
 
         let delayOK = percentile(delaysA, 0.99) / 1000 <= periodMs + 1
         let costOK = ratio <= 1.2
