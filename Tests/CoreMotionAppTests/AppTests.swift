@@ -442,6 +442,50 @@ enum AtRestApp {
     }
 }
 
+/// Bad settings of this platform are errors in the handler, never a hang:
+/// a configuration that does not load, and one whose in-process agent
+/// cannot start (its board profile is missing).
+@Suite struct DataSourceErrorAppTests {
+    @Test func aMalformedConfigurationIsAnErrorNotAHang() async throws {
+        let files = try ScratchFiles(["edge-agent.json5": "{ service: { socket_path: 42 } }"])
+        defer { files.remove() }
+        try await withDataSourceToItself {
+            EdgeMotionAgent.configurationPath = files.path("edge-agent.json5")
+            #expect(EdgeMotionAgent.dataSource.contains("EdgeMotionAgent.configurationPath"), "\(EdgeMotionAgent.dataSource)")
+            let manager = CMMotionManager()
+            #expect(!manager.isAccelerometerAvailable)
+            #expect(CMAltimeter.authorizationStatus() == .notDetermined)
+            let inbox = Inbox<CMAccelerometerData>()
+            manager.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            #expect(await eventually { !inbox.errors.isEmpty })
+            manager.stopAccelerometerUpdates()
+            let e = try #require(inbox.errors.first)
+            #expect(e.domain == CMErrorDomain && e.code == Int(CMErrorNotAvailable.rawValue))
+            #expect(e.localizedDescription.contains("socket_path"), "names the bad key: \(e.localizedDescription)")
+            #expect(inbox.count == 0)
+        }
+    }
+
+    @Test func anInProcessAgentThatCannotStartIsAnError() async throws {
+        let files = try ScratchFiles(["edge-agent.json5": #"{ board: "no-such-board.json5", service: { socket_path: "agent.sock" } }"#])
+        defer { files.remove() }
+        try await withDataSourceToItself {
+            EdgeMotionAgent.configurationPath = files.path("edge-agent.json5")
+            let altimeter = CMAltimeter()
+            let inbox = Inbox<CMAltitudeData>()
+            altimeter.startRelativeAltitudeUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            #expect(await eventually { !inbox.errors.isEmpty })
+            altimeter.stopRelativeAltitudeUpdates()
+            let e = try #require(inbox.errors.first)
+            #expect(e.code == Int(CMErrorNotAvailable.rawValue))
+            // Why: nobody at the socket, and why no agent could start here.
+            #expect(e.localizedDescription.contains(files.path("agent.sock")), "\(e.localizedDescription)")
+            #expect(e.localizedDescription.contains("No agent could be started in this process"), "\(e.localizedDescription)")
+            #expect(e.localizedDescription.contains("no-such-board"), "\(e.localizedDescription)")
+        }
+    }
+}
+
 /// The same app code against a running agent and against the agent the
 /// library starts in the process when none answers.
 @Suite struct DataSourceAppTests {

@@ -388,3 +388,41 @@ public func withInProcessFallback<T>(_ body: () async throws -> T) async throws 
         throw error
     }
 }
+
+/// Runs `body` with the process's Core Motion to itself (no other test uses
+/// it meanwhile); ``EdgeMotionAgent``'s settings are back to the defaults
+/// after.
+public func withDataSourceToItself<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    func reset() {
+        EdgeMotionAgent.socketPath = nil
+        EdgeMotionAgent.configurationPath = nil
+        EdgeMotionAgent.allowsInProcessAgent = true
+    }
+    do {
+        let r = try await body()
+        reset()
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        reset()
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
+/// A directory of its own under /tmp with the given files, removed by
+/// ``remove()``.
+public struct ScratchFiles: Sendable {
+    public let directory: String
+    public init(_ files: [String: String]) throws {
+        var template = Array("/tmp/edge-cm-files-XXXXXX".utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestAgentError("mkdtemp: errno \(errno)")
+        }
+        directory = String(cString: p)
+        for (name, text) in files { try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
+    }
+    public func path(_ name: String) -> String { directory + "/" + name }
+    public func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
