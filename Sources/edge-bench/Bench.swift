@@ -71,7 +71,7 @@ enum BenchCommand {
 
     Runs every benchmark with short durations, one after the other:
       loop --seconds 10 (200 Hz, 1 kHz), footprint --seconds 10, fanout --seconds 10,
-      altitude --seeds 3, step --seconds 20.
+      altitude --seeds 3, coremotion --seconds 3 --rounds 1, step --seconds 20.
     About 1.5 minutes. For the figures the targets are judged on, run each
     command with its defaults (loop 60 s, footprint 30 s, fanout 20 s).
     \(CommonOptions.help)
@@ -95,6 +95,8 @@ enum BenchCommand {
         pass.append(("fanout", try FanoutBenchmark.run(["--seconds", "10"] + agentArgs)))
         say()
         pass.append(("altitude", try AltitudeEngineBenchmark.run(["--seeds", "3"] + (common.root.map { ["--root", $0] } ?? []))))
+        say()
+        pass.append(("coremotion", try CoreMotionBenchmark.run(["--seconds", "3", "--rounds", "1"] + agentArgs)))
         say()
         _ = try StepBenchmark.run(["--seconds", "20"])
         say()
