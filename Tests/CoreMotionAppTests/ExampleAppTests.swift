@@ -92,6 +92,27 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
         }
     }
 
+    /// Two processes on one agent keep their own rates: this one's
+    /// accelerometer at 100 Hz while the tilt example takes device motion at
+    /// 20 Hz in another.
+    @Test func anotherProcessKeepsItsRateAndThisOneItsOwn() async throws {
+        try await withSharedAgent(alone: true) { agent in
+            let manager = CMMotionManager()
+            manager.accelerometerUpdateInterval = 0.01
+            let inbox = Inbox<CMAccelerometerData>()
+            manager.startAccelerometerUpdates(to: serialQueue("here")) { d, e in inbox.take(d, e) }
+            #expect(await eventually { inbox.count >= 5 })
+            let before = inbox.count
+            let run = try runExample("tilt-example", ["--seconds", "2"], socket: agent.socketPath)
+            let during = inbox.items.dropFirst(before).map(\.timestamp)
+            manager.stopAccelerometerUpdates()
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.lines.compactMap(tiltAngles).count >= 30, "20 Hz for 2 s: \(run.output)")
+            #expect(atInterval(Array(during), 0.01), "\(gaps(Array(during)))")
+            #expect(inbox.errors.isEmpty)
+        }
+    }
+
     /// The altitude log at sea level (the scenario's 101325 Pa, still):
     /// relative altitude ≈ 0, pressure ≈ 101.325 kPa, once a second.
     @Test func altitudeExampleLogsSeaLevel() async throws {
