@@ -390,8 +390,8 @@ public func withInProcessFallback<T>(_ body: () async throws -> T) async throws 
 }
 
 /// Runs `body` with the process's Core Motion to itself (no other test uses
-/// it meanwhile); ``EdgeMotionAgent``'s settings are back to the defaults
-/// after.
+/// it meanwhile), starting from ``EdgeMotionAgent``'s defaults (other
+/// tests leave `socketPath` set), and back to them after.
 public func withDataSourceToItself<T>(_ body: () async throws -> T) async throws -> T {
     await AgentAccess.shared.acquire(exclusive: true)
     func reset() {
@@ -399,6 +399,7 @@ public func withDataSourceToItself<T>(_ body: () async throws -> T) async throws
         EdgeMotionAgent.configurationPath = nil
         EdgeMotionAgent.allowsInProcessAgent = true
     }
+    reset()
     do {
         let r = try await body()
         reset()
