@@ -32,38 +32,8 @@ func gcd(_ a: UInt64, _ b: UInt64) -> UInt64 {
     return a
 }
 
-/// Decides which samples of a stream one subscriber gets: at least
-/// `interval` apart by capture time (less 1/16 of it, for timestamp
-/// jitter), on a grid so the average rate is the requested one - the rule
-/// the agent applies per connection (ClientProtocol.md, subscribe). A
-/// sample a hair early restarts the grid from itself, so a chip whose clock
-/// runs a little fast (the MPU-6050's is within ±1 %) loses no sample.
-public struct Decimator: Sendable, Hashable {
-    /// ns; 0: every sample.
-    public var intervalNs: UInt64
-    private var nextNs: UInt64?
-
-    public init(intervalNs: UInt64) { self.intervalNs = intervalNs }
-
-    /// Whether the sample captured at `t` (ns) is delivered; updates the grid.
-    public mutating func admit(_ t: UInt64) -> Bool {
-        guard intervalNs > 0 else { return true }
-        let slack = intervalNs / 16
-        if let next = nextNs {
-            if t &+ slack < next { return false }
-            // On the grid (from this sample when it came early); one that
-            // fell more than a period behind (a gap in the data) restarts
-            // the grid at this sample.
-            nextNs = t > next &+ intervalNs ? t &+ intervalNs : min(t, next) &+ intervalNs
-        } else {
-            nextNs = t &+ intervalNs
-        }
-        return true
-    }
-
-    /// Starts again (the next sample is delivered).
-    public mutating func reset() { nextNs = nil }
-}
+// Which samples one subscriber gets: ``Decimator`` (EdgeProtocol), the rule
+// the agent applies per connection, applied again here per subscriber.
 
 /// Reconnection delays: `initial`, doubling to `maximum`; ``reset()`` after
 /// a connection that worked.

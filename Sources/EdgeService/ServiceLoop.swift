@@ -7,29 +7,15 @@ import Synchronization
 import CEdgeShims
 import EdgeProtocol
 
-/// One subscription of one client.
+/// One subscription of one client: its interval and where its grid is
+/// (``Decimator``, the one rule the agent and EdgeClient share).
 struct Subscription {
-    var intervalNs: UInt64
-    /// Capture time from which the next sample is due (0: the next sample).
-    var nextDueNs: UInt64 = 0
+    var decimator: Decimator
+    var intervalNs: UInt64 { decimator.intervalNs }
 
-    /// Decimation by capture timestamp: deliver when the sample is due, then
-    /// advance the due time by one interval (keeping the average rate even
-    /// with jittery timestamps). A tolerance of 1/16 interval accepts a
-    /// sample that arrives a hair early, and the next due time counts from
-    /// such a sample rather than from the grid: a chip whose clock runs a
-    /// little fast (the MPU-6050's is within ±1 %) then has every sample
-    /// delivered to a client asking for its rate, instead of one dropped
-    /// each time the grid has drifted a tolerance ahead.
-    mutating func isDue(_ ts: UInt64) -> Bool {
-        if intervalNs == 0 { return true }
-        let tolerance = intervalNs / 16
-        if nextDueNs != 0, ts &+ tolerance < nextDueNs { return false }
-        var next = (nextDueNs == 0 ? ts : min(ts, nextDueNs)) &+ intervalNs
-        if next &+ tolerance <= ts { next = ts &+ intervalNs } // fell behind: restart the grid
-        nextDueNs = next
-        return true
-    }
+    init(intervalNs: UInt64) { decimator = Decimator(intervalNs: intervalNs) }
+
+    mutating func isDue(_ ts: UInt64) -> Bool { decimator.admit(ts) }
 }
 
 /// A connected client; owned by the service thread.
