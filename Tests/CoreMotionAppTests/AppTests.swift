@@ -172,6 +172,33 @@ enum AtRestApp {
         }
     }
 
+    /// The magnetic field's accuracy follows the agent's calibration: an
+    /// app waiting for `.medium` or better starts once `calibrate mag` has
+    /// written a good fit and the agent loaded it; without one it is
+    /// `.uncalibrated` (Apple's raw value −1).
+    @Test func fieldAccuracyFollowsTheCalibration() async throws {
+        func accuracies() async -> [CMMagneticFieldCalibrationAccuracy] {
+            let manager = CMMotionManager()
+            manager.deviceMotionUpdateInterval = 0.05
+            let inbox = Inbox<CMDeviceMotion>()
+            manager.startDeviceMotionUpdates(using: .xMagneticNorthZVertical, to: OperationQueue()) { m, e in inbox.take(m, e) }
+            _ = await eventually { inbox.count >= 10 }
+            manager.stopDeviceMotionUpdates()
+            #expect(inbox.errors.isEmpty, "\(inbox.errors)")
+            return inbox.items.suffix(5).map(\.magneticField.accuracy)
+        }
+        try await withAgent(.restFlat) { _ in
+            let a = await accuracies()
+            #expect(!a.isEmpty && a.allSatisfy { $0 == .uncalibrated }, "\(a)")
+            #expect(CMMagneticFieldCalibrationAccuracy.uncalibrated.rawValue == -1)
+        }
+        try await withAgent(.calibratedMagnetometer) { _ in
+            let a = await accuracies()
+            // Still since start (no reference field from turning yet): medium.
+            #expect(!a.isEmpty && a.allSatisfy { $0.rawValue >= CMMagneticFieldCalibrationAccuracy.medium.rawValue }, "\(a)")
+        }
+    }
+
     @Test func trueNorthWithoutADeclinationIsAnErrorNotAHang() async throws {
         try await withSharedAgent { _ in
             let manager = CMMotionManager()

@@ -31,6 +31,10 @@ public enum TestAgentKind: Sendable, Equatable {
     /// (group `nogroup`, the directory traversable), so a client process
     /// running as `uid` reaches the agent and is told what it lacks.
     case secondUser(uid: UInt32)
+    /// The full board at rest with a magnetometer calibration loaded (a
+    /// good fit, residual 1 %, in the scenario's 48 µT field, no offsets:
+    /// the chips are ideal), as `edge-agent calibrate mag` writes one.
+    case calibratedMagnetometer
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -181,6 +185,8 @@ public final class TestAgent: @unchecked Sendable {
         var faults = ""
         var otherClients = ""
         var socketGroup = ""
+        var calibration = ""
+        var extraFiles: [(String, String)] = []
         switch kind {
         case .restFlat:
             chips += """
@@ -204,6 +210,19 @@ public final class TestAgent: @unchecked Sendable {
             """
             otherClients = ", { uid: \(other), entitlements: [\"altitude\"] }"
             socketGroup = ", socket_group: \"nogroup\""
+        case .calibratedMagnetometer:
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+            """
+            calibration = #"calibration_file: "calibration.json","#
+            // No measured_on: used as this board's (with a warning), as a
+            // version-1 file would be.
+            extraFiles = [("calibration.json", """
+                { "version": 2, "frame": "chip", "chips": { "qmc5883l@0x0d": { "mag": {
+                  "hard_iron_ut": [0, 0, 0], "soft_iron": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+                  "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
+                """)]
         }
         let board = """
             // CoreMotion test board (TestAgent.swift).
@@ -252,9 +271,10 @@ public final class TestAgent: @unchecked Sendable {
               clients: [ { uid: \(uid), entitlements: \(entitlements) }\(otherClients) ],
               always_on: [],
               faults: { reprobe_interval_s: 0.05 },
+              \(calibration)
             }
             """
-        return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)]
+        return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)] + extraFiles
     }
 
     // MARK: children left behind
