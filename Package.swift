@@ -24,6 +24,9 @@ let package = Package(
         .library(name: "CoreMotion", targets: ["CoreMotion"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
+        // Core Motion apps as an iOS developer writes them (Examples/).
+        .executable(name: "tilt-example", targets: ["tilt-example"]),
+        .executable(name: "altitude-example", targets: ["altitude-example"]),
         // The modules that read outside input, as a library for the fuzz
         // targets in FuzzTesting/ (a separate package, so `swift build` and
         // `swift test` here never build or instrument them).
@@ -104,11 +107,13 @@ let package = Package(
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
         .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI",
                                                    "EdgeHistory"]),
+        .executableTarget(name: "tilt-example", dependencies: ["CoreMotion"], path: "Examples/tilt-example"),
+        .executableTarget(name: "altitude-example", dependencies: ["CoreMotion"], path: "Examples/altitude-example"),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
+                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),

@@ -40,6 +40,7 @@ run() {
     run footprint --repeat 3
     run fanout
     run altitude
+    run coremotion
     run step
     echo
     echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

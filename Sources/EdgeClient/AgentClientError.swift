@@ -115,7 +115,8 @@ public enum AgentClientError: Error, Sendable, Hashable, CustomStringConvertible
             return """
                 not entitled to \(stream.rawValue): \(who) does not hold the "\(entitlement.rawValue)" entitlement. \
                 Grant it in the clients section of the agent's configuration \
-                (/etc/edge-agent/edge-agent.json5), then restart the agent:
+                (the file `edge-agent run` reads; the installed service's is \
+                /etc/edge-agent/edge-agent.json5), then restart the agent:
                   clients: [ { \(subject), entitlements: ["\(entitlement.rawValue)"] } ]
                 """
         case .tooManyClients(let code, let message):

@@ -73,6 +73,8 @@ struct AgentSetup {
     var realtime = false
     var priority = 50
     var queueCapacity = 256
+    /// `service.delivery_interval_ms` (nil: the agent's default).
+    var deliveryIntervalMs: Double?
 
     /// DLPF bandwidth that lets the divider reach `rateHz` (1 kHz / (1 + div)).
     var dlpfHz: Int { rateHz > 500 ? 184 : (rateHz > 200 ? 94 : 44) }
@@ -89,7 +91,7 @@ struct AgentSetup {
             qmc5883l: { mode: "continuous", output_rate_hz: 100 },
           },
           loop: { imu_batch: \(imuBatch), data_ready: false, realtime: \(realtime), priority: \(priority) },
-          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity), max_clients_per_uid: 128 },
+          service: { socket_path: "\(socket)", queue_capacity: \(queueCapacity), max_clients_per_uid: 128\(deliveryIntervalMs.map { ", delivery_interval_ms: \(fixed($0, 3))" } ?? "") },
           always_on: [],
         }
         """

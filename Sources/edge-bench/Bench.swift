@@ -25,6 +25,8 @@ enum BenchCommand {
                   the altitude filters alone on synthetic data (instant, deterministic)
       step        CPU time of one loop step in process: engine tick vs simulated chips alone
       alloc       heap allocations on the loop thread in steady state (target: none)
+      coremotion  the CoreMotion library through the agent: capture-to-handler delay, 8 managers
+                  in 2 processes vs one subscriber's agent CPU, library CPU per sample (about 1 min)
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -48,6 +50,8 @@ enum BenchCommand {
             case "altitude-filter": ok = try AltitudeFilterBenchmark.run(rest)
             case "step": ok = try StepBenchmark.run(rest)
             case "alloc": ok = try AllocBenchmark.run(rest)
+            case "coremotion": ok = try CoreMotionBenchmark.run(rest)
+            case "coremotion-client": ok = try CoreMotionBenchmark.client(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)
@@ -67,7 +71,7 @@ enum BenchCommand {
 
     Runs every benchmark with short durations, one after the other:
       loop --seconds 10 (200 Hz, 1 kHz), footprint --seconds 10, fanout --seconds 10,
-      altitude --seeds 3, step --seconds 20.
+      altitude --seeds 3, coremotion --seconds 3 --rounds 1, step --seconds 20.
     About 1.5 minutes. For the figures the targets are judged on, run each
     command with its defaults (loop 60 s, footprint 30 s, fanout 20 s).
     \(CommonOptions.help)
@@ -91,6 +95,8 @@ enum BenchCommand {
         pass.append(("fanout", try FanoutBenchmark.run(["--seconds", "10"] + agentArgs)))
         say()
         pass.append(("altitude", try AltitudeEngineBenchmark.run(["--seeds", "3"] + (common.root.map { ["--root", $0] } ?? []))))
+        say()
+        pass.append(("coremotion", try CoreMotionBenchmark.run(["--seconds", "3", "--rounds", "1"] + agentArgs)))
         say()
         _ = try StepBenchmark.run(["--seconds", "20"])
         say()

@@ -172,6 +172,33 @@ enum AtRestApp {
         }
     }
 
+    /// The magnetic field's accuracy follows the agent's calibration: an
+    /// app waiting for `.medium` or better starts once `calibrate mag` has
+    /// written a good fit and the agent loaded it; without one it is
+    /// `.uncalibrated` (Apple's raw value −1).
+    @Test func fieldAccuracyFollowsTheCalibration() async throws {
+        func accuracies() async -> [CMMagneticFieldCalibrationAccuracy] {
+            let manager = CMMotionManager()
+            manager.deviceMotionUpdateInterval = 0.05
+            let inbox = Inbox<CMDeviceMotion>()
+            manager.startDeviceMotionUpdates(using: .xMagneticNorthZVertical, to: OperationQueue()) { m, e in inbox.take(m, e) }
+            _ = await eventually { inbox.count >= 10 }
+            manager.stopDeviceMotionUpdates()
+            #expect(inbox.errors.isEmpty, "\(inbox.errors)")
+            return inbox.items.suffix(5).map(\.magneticField.accuracy)
+        }
+        try await withAgent(.restFlat) { _ in
+            let a = await accuracies()
+            #expect(!a.isEmpty && a.allSatisfy { $0 == .uncalibrated }, "\(a)")
+            #expect(CMMagneticFieldCalibrationAccuracy.uncalibrated.rawValue == -1)
+        }
+        try await withAgent(.calibratedMagnetometer) { _ in
+            let a = await accuracies()
+            // Still since start (no reference field from turning yet): medium.
+            #expect(!a.isEmpty && a.allSatisfy { $0.rawValue >= CMMagneticFieldCalibrationAccuracy.medium.rawValue }, "\(a)")
+        }
+    }
+
     @Test func trueNorthWithoutADeclinationIsAnErrorNotAHang() async throws {
         try await withSharedAgent { _ in
             let manager = CMMotionManager()
@@ -337,19 +364,25 @@ enum AtRestApp {
     }
 
     @Test func deviceMotionBatchesToAHandler() async throws {
-        try await withSharedAgent { _ in
+        // Alone: the reported frequency is the IMU's rate now, which other
+        // tests' demand could change once these updates stop.
+        try await withSharedAgent(alone: true) { _ in
             #expect(CMBatchedSensorManager.isDeviceMotionSupported)
             let manager = CMBatchedSensorManager()
             let inbox = Inbox<[CMDeviceMotion]>()
             manager.startDeviceMotionUpdates { batch, error in inbox.take(batch, error) }
             #expect(manager.isDeviceMotionActive)
             #expect(await eventually { inbox.count >= 1 })
+            let frequency = manager.deviceMotionDataFrequency
             manager.stopDeviceMotionUpdates()
             #expect(!manager.isDeviceMotionActive)
             let batch = try #require(inbox.items.first)
-            #expect(abs(batch.count - manager.deviceMotionDataFrequency) <= 2)
+            #expect(abs(batch.count - frequency) <= 2, "\(batch.count) samples at \(frequency) Hz")
             #expect(batch.allSatisfy { abs($0.gravity.z + 1) < 0.01 })
-            #expect(manager.deviceMotionBatch?.count == batch.count || manager.deviceMotionBatch == nil)
+            // The pulled batch is the newest one, which the handler gets too
+            // (its call may still be on the manager's queue after stop).
+            let pulled = try #require(manager.deviceMotionBatch)
+            #expect(await eventually { inbox.items.contains { $0.first?.timestamp == pulled.first?.timestamp && $0.count == pulled.count } })
         }
     }
 }
@@ -438,6 +471,50 @@ enum AtRestApp {
             #expect(!headphones.isDeviceMotionAvailable)
             // The barometer is there and altitude is granted.
             #expect(CMAltimeter.isRelativeAltitudeAvailable())
+        }
+    }
+}
+
+/// Bad settings of this platform are errors in the handler, never a hang:
+/// a configuration that does not load, and one whose in-process agent
+/// cannot start (its board profile is missing).
+@Suite struct DataSourceErrorAppTests {
+    @Test func aMalformedConfigurationIsAnErrorNotAHang() async throws {
+        let files = try ScratchFiles(["edge-agent.json5": "{ service: { socket_path: 42 } }"])
+        defer { files.remove() }
+        try await withDataSourceToItself {
+            EdgeMotionAgent.configurationPath = files.path("edge-agent.json5")
+            #expect(EdgeMotionAgent.dataSource.contains("EdgeMotionAgent.configurationPath"), "\(EdgeMotionAgent.dataSource)")
+            let manager = CMMotionManager()
+            #expect(!manager.isAccelerometerAvailable)
+            #expect(CMAltimeter.authorizationStatus() == .notDetermined)
+            let inbox = Inbox<CMAccelerometerData>()
+            manager.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            #expect(await eventually { !inbox.errors.isEmpty })
+            manager.stopAccelerometerUpdates()
+            let e = try #require(inbox.errors.first)
+            #expect(e.domain == CMErrorDomain && e.code == Int(CMErrorNotAvailable.rawValue))
+            #expect(e.localizedDescription.contains("socket_path"), "names the bad key: \(e.localizedDescription)")
+            #expect(inbox.count == 0)
+        }
+    }
+
+    @Test func anInProcessAgentThatCannotStartIsAnError() async throws {
+        let files = try ScratchFiles(["edge-agent.json5": #"{ board: "no-such-board.json5", service: { socket_path: "agent.sock" } }"#])
+        defer { files.remove() }
+        try await withDataSourceToItself {
+            EdgeMotionAgent.configurationPath = files.path("edge-agent.json5")
+            let altimeter = CMAltimeter()
+            let inbox = Inbox<CMAltitudeData>()
+            altimeter.startRelativeAltitudeUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            #expect(await eventually { !inbox.errors.isEmpty })
+            altimeter.stopRelativeAltitudeUpdates()
+            let e = try #require(inbox.errors.first)
+            #expect(e.code == Int(CMErrorNotAvailable.rawValue))
+            // Why: nobody at the socket, and why no agent could start here.
+            #expect(e.localizedDescription.contains(files.path("agent.sock")), "\(e.localizedDescription)")
+            #expect(e.localizedDescription.contains("No agent could be started in this process"), "\(e.localizedDescription)")
+            #expect(e.localizedDescription.contains("no-such-board"), "\(e.localizedDescription)")
         }
     }
 }

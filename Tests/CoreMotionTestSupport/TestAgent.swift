@@ -11,7 +11,7 @@ import Glibc
 
 public struct TestAgentError: Error, CustomStringConvertible {
     public var description: String
-    init(_ d: String) { description = d }
+    public init(_ d: String) { description = d }
 }
 
 /// What an agent serves.
@@ -31,6 +31,15 @@ public enum TestAgentKind: Sendable, Equatable {
     /// `altitude` and `fitness`; the pedometer runs all the time and keeps
     /// its history in `fitness.sqlite3` next to the configuration.
     case walking
+    /// The full board at rest; this user holds `motion` and `altitude`, a
+    /// second user `uid` only `altitude`. The socket is open to that user
+    /// (group `nogroup`, the directory traversable), so a client process
+    /// running as `uid` reaches the agent and is told what it lacks.
+    case secondUser(uid: UInt32)
+    /// The full board at rest with a magnetometer calibration loaded (a
+    /// good fit, residual 1 %, in the scenario's 48 µT field, no offsets:
+    /// the chips are ideal), as `edge-agent calibrate mag` writes one.
+    case calibratedMagnetometer
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -64,6 +73,11 @@ public final class TestAgent: @unchecked Sendable {
         stderrPath = directory + "/agent.stderr"
         try Self.files(kind).forEach { name, text in
             try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+        if case .secondUser = kind {
+            // The other user may enter the directory (not list it) and read the files.
+            guard chmod(directory, 0o711) == 0 else { throw TestAgentError("chmod \(directory): errno \(errno)") }
+            for name in ["board.json5", "scenario.json5", "edge-agent.json5"] { _ = chmod(directory + "/" + name, 0o644) }
         }
     }
 
@@ -176,6 +190,10 @@ public final class TestAgent: @unchecked Sendable {
         var faults = ""
         var segments = ""
         var fitness = ""
+        var otherClients = ""
+        var socketGroup = ""
+        var calibration = ""
+        var extraFiles: [(String, String)] = []
         switch kind {
         case .restFlat:
             chips += """
@@ -202,6 +220,26 @@ public final class TestAgent: @unchecked Sendable {
                 ],
                 """
             fitness = #"fitness: { enabled: true, history: { path: "fitness.sqlite3", retention_days: 1 } },"#
+        case .secondUser(let other):
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+            """
+            otherClients = ", { uid: \(other), entitlements: [\"altitude\"] }"
+            socketGroup = ", socket_group: \"nogroup\""
+        case .calibratedMagnetometer:
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+            """
+            calibration = #"calibration_file: "calibration.json","#
+            // No measured_on: used as this board's (with a warning), as a
+            // version-1 file would be.
+            extraFiles = [("calibration.json", """
+                { "version": 2, "frame": "chip", "chips": { "qmc5883l@0x0d": { "mag": {
+                  "hard_iron_ut": [0, 0, 0], "soft_iron": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+                  "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
+                """)]
         }
         let board = """
             // CoreMotion test board (TestAgent.swift).
@@ -246,14 +284,15 @@ public final class TestAgent: @unchecked Sendable {
               loop: { imu_batch: 0, data_ready: false, realtime: false },
               fusion: { frame: "xMagneticNorthZVertical" },
               altimeter: { sea_level_pa: 101325, sea_level_uncertainty_pa: 1000 },
-              service: { socket_path: "agent.sock", delivery_interval_ms: 20, demand_raise_limit: 100000, max_clients_per_uid: 128 },
-              clients: [ { uid: \(uid), entitlements: \(entitlements) } ],
+              service: { socket_path: "agent.sock", delivery_interval_ms: 20, demand_raise_limit: 100000, max_clients_per_uid: 128\(socketGroup) },
+              clients: [ { uid: \(uid), entitlements: \(entitlements) }\(otherClients) ],
               always_on: [],
               faults: { reprobe_interval_s: 0.05 },
               \(fitness)
+              \(calibration)
             }
             """
-        return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)]
+        return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)] + extraFiles
     }
 
     // MARK: children left behind
@@ -386,4 +425,43 @@ public func withInProcessFallback<T>(_ kind: TestAgentKind = .restFlat, _ body: 
         await AgentAccess.shared.release(exclusive: true)
         throw error
     }
+}
+
+/// Runs `body` with the process's Core Motion to itself (no other test uses
+/// it meanwhile), starting from ``EdgeMotionAgent``'s defaults (other
+/// tests leave `socketPath` set), and back to them after.
+public func withDataSourceToItself<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    func reset() {
+        EdgeMotionAgent.socketPath = nil
+        EdgeMotionAgent.configurationPath = nil
+        EdgeMotionAgent.allowsInProcessAgent = true
+    }
+    reset()
+    do {
+        let r = try await body()
+        reset()
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        reset()
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
+/// A directory of its own under /tmp with the given files, removed by
+/// ``remove()``.
+public struct ScratchFiles: Sendable {
+    public let directory: String
+    public init(_ files: [String: String]) throws {
+        var template = Array("/tmp/edge-cm-files-XXXXXX".utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestAgentError("mkdtemp: errno \(errno)")
+        }
+        directory = String(cString: p)
+        for (name, text) in files { try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
+    }
+    public func path(_ name: String) -> String { directory + "/" + name }
+    public func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }
