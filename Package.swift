@@ -23,6 +23,9 @@ let package = Package(
     products: [
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
+        // The MQTT / Home Assistant bridge: a client of the agent's socket
+        // with its own process, so a broker can never touch the loop.
+        .executable(name: "edge-mqtt", targets: ["edge-mqtt"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------
@@ -32,6 +35,9 @@ let package = Package(
         // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
                        providers: [.apt(["libgpiod-dev"])]),
+        // libmosquitto 2.0 (Debian libmosquitto-dev): the MQTT client of edge-mqtt.
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
         // Small C shims for what Swift cannot call directly (variadic ioctl,
         // struct ucred, clock_nanosleep with TIMER_ABSTIME).
         .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
@@ -81,6 +87,14 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // The MQTT bridge: topics, Home Assistant discovery, the bounded
+        // queue between the agent's socket and the broker, libmosquitto
+        // behind one session type, the bridge's configuration and commands.
+        // Uses EdgeConfig's JSON5 loader; no engine, no simulators.
+        .target(name: "EdgeMQTT",
+                dependencies: ["EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeService", "CMosquitto", "CEdgeShims"],
+                swiftSettings: crossModule),
+        .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
