@@ -113,6 +113,9 @@ let package = Package(
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        // The bridge's pure parts, and the bridge against a real mosquitto
+        // broker and a real edge-agent on loopback.
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig"]),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],
