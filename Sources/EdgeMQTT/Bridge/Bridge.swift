@@ -54,6 +54,11 @@ public final class Bridge: Sendable {
         var refusalsLogged = Set<String>()
         /// Streams the agent answered (subscribed or refused) on this connection.
         var answered = Set<StreamName>()
+        /// CLOCK_MONOTONIC ns after which the next sample asks for the
+        /// device list again: a second after the subscriptions woke the
+        /// devices, and while the agent lists none yet (its first list
+        /// can predate the devices' start).
+        var devicesRefreshNs: UInt64?
     }
     private let state: Mutex<State>
     /// Set once by ``attach(_:)``; used to ask for the device list again.
@@ -125,7 +130,7 @@ public final class Bridge: Sendable {
             }
             log.debug("subscribed to \(stream.rawValue) every \(interval) s")
             updateRetained()
-            if all { requestDevices() }
+            if all { requestDevices(refreshAfter: true) }
         case .refused(let stream, let code, let message):
             let (first, all) = state.withLock { s -> (Bool, Bool) in
                 if code == .notEntitled { s.streams[stream]?.grant = .refused(message) }
@@ -134,9 +139,12 @@ public final class Bridge: Sendable {
             }
             if first { log.info("the agent refused \(stream.rawValue): \(message)") }
             updateRetained()
-            if all { requestDevices() }
+            if all { requestDevices(refreshAfter: true) }
         case .devices(let list):
-            state.withLock { $0.devices = list }
+            state.withLock { s in
+                s.devices = list
+                if list.isEmpty && s.devicesRefreshNs == nil { s.devicesRefreshNs = monotonicNs() + 1_000_000_000 }
+            }
             updateRetained()
         case .device(let e):
             log.info("device \(e.deviceID) is \(e.state.rawValue)" + (e.reason.map { ": \($0)" } ?? ""))
@@ -171,7 +179,11 @@ public final class Bridge: Sendable {
         return s.answered.count == s.streams.count && before < s.answered.count
     }
 
-    private func requestDevices() { feedBox.withLock { $0 }?.requestDevices() }
+    /// Asks the agent for its devices; `refreshAfter`: once more a second later.
+    private func requestDevices(refreshAfter: Bool = false) {
+        if refreshAfter { state.withLock { $0.devicesRefreshNs = monotonicNs() + 1_000_000_000 } }
+        feedBox.withLock { $0 }?.requestDevices()
+    }
 
     private func reportMissing(_ missing: [(StreamName, Entitlement)], uid: UInt32) {
         guard !missing.isEmpty else { return }
@@ -207,6 +219,12 @@ public final class Bridge: Sendable {
             return (json, scalars, changed)
         }
         guard let due else { return }
+        let refresh = state.withLock { s -> Bool in
+            guard let at = s.devicesRefreshNs, monotonicNs() >= at else { return false }
+            s.devicesRefreshNs = nil
+            return true
+        }
+        if refresh { requestDevices() }
         if due.json {
             var w = JSONWriter(capacity: 512)
             MessageEncoder.sample(sample, into: &w)
