@@ -99,7 +99,7 @@ let package = Package(
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
+                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "EdgeMQTT"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),

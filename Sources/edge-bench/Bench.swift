@@ -25,6 +25,8 @@ enum BenchCommand {
                   the altitude filters alone on synthetic data (instant, deterministic)
       step        CPU time of one loop step in process: engine tick vs simulated chips alone
       alloc       heap allocations on the loop thread in steady state (target: none)
+      mqtt        the MQTT bridge against mosquitto: delay, CPU, RSS, a 20-bridge fleet, a broker restart
+                  (needs edge-mqtt built too: swift build -c release --product edge-mqtt)
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -48,6 +50,7 @@ enum BenchCommand {
             case "altitude-filter": ok = try AltitudeFilterBenchmark.run(rest)
             case "step": ok = try StepBenchmark.run(rest)
             case "alloc": ok = try AllocBenchmark.run(rest)
+            case "mqtt": ok = try MQTTBenchmark.run(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)
