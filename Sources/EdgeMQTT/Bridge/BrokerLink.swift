@@ -118,7 +118,10 @@ private final class Runner {
     let log: BridgeLog
     var phase = Phase.waiting(untilNs: 0)
     var backoff: Backoff
-    var publishedGeneration: [String: UInt64] = [:]
+    var publishedGeneration: [String: UInt64] = [:] { didSet { flushedGeneration = nil } }
+    /// The retained store's generation when everything in it was last
+    /// published (nil: check again).
+    var flushedGeneration: UInt64?
     var inflight: [Int32: Inflight] = [:]
     var connections = 0
     var attemptsSinceConnected = 0
@@ -348,17 +351,22 @@ private final class Runner {
 
     func flush(_ now: UInt64) {
         guard !stopping else { return }
-        for (entry, generation) in bridge.retained.pending(published: publishedGeneration, statusTopic: plan.status) {
-            if inflight.count >= link.maxInflight || session.wantsWrite { return }
-            let q = qos[entry.group]
-            switch session.publish(topic: entry.topic, payload: entry.payload, qos: Int32(q), retain: true) {
-            case .success(let mid):
-                publishedGeneration[entry.topic] = generation
-                count(entry.group, nil, mid: mid, qos: q, topic: entry.topic)
-            case .failure(let e):
-                log.debug("publish \(entry.topic) failed: \(e)")
-                return
+        let storeGeneration = bridge.retained.generation
+        if flushedGeneration != storeGeneration {
+            for (entry, generation) in bridge.retained.pending(published: publishedGeneration, statusTopic: plan.status) {
+                if inflight.count >= link.maxInflight || session.wantsWrite { return }
+                let q = qos[entry.group]
+                switch session.publish(topic: entry.topic, payload: entry.payload, qos: Int32(q), retain: true) {
+                case .success(let mid):
+                    publishedGeneration[entry.topic] = generation
+                    count(entry.group, nil, mid: mid, qos: q, topic: entry.topic)
+                case .failure(let e):
+                    log.debug("publish \(entry.topic) failed: \(e)")
+                    return
+                }
             }
+            // Everything retained is out at this generation.
+            flushedGeneration = storeGeneration
         }
         while inflight.count < link.maxInflight && !session.wantsWrite, let m = bridge.queue.pop() {
             switch session.publish(topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain) {

@@ -89,6 +89,10 @@ public final class RetainedStore: Sendable {
         }
     }
 
+    /// Bumped by every change; equal to a value seen before means nothing
+    /// changed since (the broker thread then skips ``pending(published:statusTopic:)``).
+    public var generation: UInt64 { state.withLock { $0.generation } }
+
     /// Every entry, by topic (tests, status).
     public var entries: [String: RetainedEntry] {
         state.withLock { s in s.slots.mapValues(\.entry) }
