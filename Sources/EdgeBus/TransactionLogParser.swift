@@ -178,6 +178,11 @@ struct TransactionLogParser {
 
     static func text(_ b: UnsafeBufferPointer<UInt8>) -> String { String(decoding: b, as: UTF8.self) }
     static func text(_ b: Slice<UnsafeBufferPointer<UInt8>>) -> String { String(decoding: b, as: UTF8.self) }
+    /// An error's free text: a stray carriage return reads as the space the
+    /// writer puts in its place, so a log parsed and written again is the same log.
+    static func freeText(_ b: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        String(decoding: b.map { $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
+    }
 
     mutating func line(_ l: UnsafeBufferPointer<UInt8>, number n: Int) throws(TransactionLogError) {
         if !sawMagic {
@@ -418,7 +423,7 @@ struct TransactionLogParser {
             guard let eField = fields.next(), let e = Int32(Self.text(eField)) else {
                 throw fail(n, .badError, "the errno after '\(kindName)' is missing or not a number")
             }
-            outcome = .gpioFailed(GPIOError(kind: kind, errno: e, chip: name, operation: Self.text(fields.rest())))
+            outcome = .gpioFailed(GPIOError(kind: kind, errno: e, chip: name, operation: Self.freeText(fields.rest())))
         } else {
             throw shape("'\(Self.text(what))' after the line name is not edge, timeout or '!'")
         }
@@ -450,7 +455,7 @@ struct TransactionLogParser {
             }
             register = r
         }
-        let operation = Self.text(fields.rest())
+        let operation = Self.freeText(fields.rest())
         return I2CError(kind: kind, errno: e, bus: bus ?? "", address: address, register: register,
                         operation: operation)
     }

@@ -45,8 +45,8 @@ public enum ServerMessage: Sendable, Hashable {
         case "version":
             return .version(VersionInfo(
                 protocolVersion: try r.int("protocol"), agent: try r.string("agent"),
-                agentVersion: try r.string("agentVersion"), uid: UInt32(try r.uint64("uid")),
-                gid: UInt32(try r.uint64("gid")),
+                agentVersion: try r.string("agentVersion"), uid: try r.uint32("uid"),
+                gid: try r.uint32("gid"),
                 entitlements: try r.strings("entitlements").map(Entitlement.init(rawValue:)),
                 maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity")))
         case "sample":
@@ -136,6 +136,14 @@ public enum ServerMessage: Sendable, Hashable {
         func uint64(_ key: String) throws(DecodeError) -> UInt64 {
             guard case .number(_, let literal) = try member(key), let n = UInt64(literal) else {
                 throw DecodeError(reason: "\"\(key)\" is not an unsigned integer")
+            }
+            return n
+        }
+        /// A uid or gid: unsigned and 32-bit (a larger number is an error,
+        /// not a trap).
+        func uint32(_ key: String) throws(DecodeError) -> UInt32 {
+            guard let n = UInt32(exactly: try uint64(key)) else {
+                throw DecodeError(reason: "\"\(key)\" is not a 32-bit unsigned integer")
             }
             return n
         }

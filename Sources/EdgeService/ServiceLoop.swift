@@ -299,11 +299,14 @@ final class ServiceLoop: @unchecked Sendable {
                                    queueCapacity: config.queueCapacity, into: &writer)
             client.enqueue(currentLine())
             clients.append(client)
-            flush(client) // the version line is always the first line
+            // The version line is always the first line; a refusal goes out
+            // in the same write, so a client that has read the version line
+            // has the refusal too (EdgeClient checks for it at connect).
             if let (code, message) = refusal(uid: uid, entitled: !entitlements.isEmpty) {
                 core.refusedCount.wrappingAdd(1, ordering: .relaxed)
-                terminate(client, code, message, now: edge_monotonic_ns())
+                terminate(client, code, message, now: edge_monotonic_ns(), keepingQueued: true)
             } else {
+                flush(client)
                 admit(client)
             }
         }
@@ -536,9 +539,11 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Sends a final error and closes the connection (after the line is
     /// written, or at a short deadline if the client does not read).
-    func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64) {
-        let discarded = c.queue.removeAll()
-        if discarded > 0 { c.counters.addDropped(discarded) }
+    func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64, keepingQueued: Bool = false) {
+        if !keepingQueued {
+            let discarded = c.queue.removeAll()
+            if discarded > 0 { c.counters.addDropped(discarded) }
+        }
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {

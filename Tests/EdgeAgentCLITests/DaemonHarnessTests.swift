@@ -53,8 +53,12 @@ enum DaemonPaths {
 
     static var fixtures: String { packageRoot + "/Tests/Fixtures/agent" }
 
-    /// The agent binary `swift build` / `swift test` produce.
-    static var agentBinary: String { packageRoot + "/.build/debug/edge-agent" }
+    /// The agent binary `swift build` / `swift test` produce, or
+    /// `$EDGE_AGENT_TEST_BINARY` (CI points it at the sanitized build when it
+    /// runs the suite under a sanitizer, so the daemon runs sanitized too).
+    static var agentBinary: String {
+        ProcessInfo.processInfo.environment["EDGE_AGENT_TEST_BINARY"] ?? packageRoot + "/.build/debug/edge-agent"
+    }
 
     /// A fresh private directory under /tmp (not $TMPDIR: sun_path holds
     /// only 107 bytes, and the socket paths live in here).

@@ -84,3 +84,17 @@ import Testing
         #expect(try TransactionLog.parse(trimmed).records.count == 4)
     }
 }
+
+/// Found by the recording fuzz target: a carriage return inside a failed
+/// transfer's error text. The writer writes a space for it; the parser now
+/// reads it as one, so a log parsed and written again is the same log.
+@Suite struct TransactionLogCarriageReturnTests {
+    @Test func aLoneCRInAnErrorsTextSurvivesARewrite() throws {
+        let text = "# edge-agent transaction log v1\n@bus simulated\n@start-ns 0\n10 0x0d w 06 r 1 ! noDevice 6 0x06 read\rX\n"
+        let log = try TransactionLog.parse(text, file: "cr.log")
+        let w = TransactionLogWriter(header: log.header)
+        for r in log.records { w.append(r) }
+        let again = try TransactionLog.parse(w.text, file: "rewritten.log")
+        #expect(again.records == log.records)
+    }
+}

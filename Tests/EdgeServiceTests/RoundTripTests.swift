@@ -60,6 +60,27 @@ struct RoundTripTests {
         #expect(try ServerMessage.decode(line: Array(#"{"class":"futureThing","x":1}"#.utf8)) == .unknown(className: "futureThing"))
     }
 
+    /// Seen while writing FuzzTesting's request target, reproduced with it
+    /// (corpus/request/regressions/version-uid-over-32-bits.jsonl): a uid or
+    /// gid past UInt32.max trapped in `UInt32(_:)`.
+    @Test func aVersionLineWithAUidOrGidPast32BitsIsAnErrorNotATrap() throws {
+        func version(uid: String, gid: String) -> [UInt8] {
+            Array(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":\#(uid),"gid":\#(gid),"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#.utf8)
+        }
+        guard case .version(let info) = try ServerMessage.decode(line: version(uid: "4294967295", gid: "4294967295")) else {
+            Issue.record("not a version line"); return
+        }
+        #expect(info.uid == UInt32.max && info.gid == UInt32.max)
+        for (uid, gid, key) in [("4294967296", "0", "uid"), ("0", "18446744073709551615", "gid")] {
+            do {
+                let m = try ServerMessage.decode(line: version(uid: uid, gid: gid))
+                Issue.record("decoded \(m)")
+            } catch {
+                #expect(error.reason == "\"\(key)\" is not a 32-bit unsigned integer")
+            }
+        }
+    }
+
     @Test func requestsRoundTrip() throws {
         let requests: [Request] = [
             Request(kind: .devices), Request(kind: .streams, id: .number("3")), Request(kind: .stats),

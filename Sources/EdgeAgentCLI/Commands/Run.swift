@@ -198,7 +198,7 @@ public enum RunCommand: Subcommand {
         let progress = Progress()
         let wantStatus = c.status != nil
         let frame = c.settings.referenceFrame
-        loop.afterTick = { t in
+        loop.afterTick = { [unowned loop] t in   // unowned: the loop holds this closure
             progress.lastTick.store(t, ordering: .relaxed)
             guard wantStatus, hub.ticks % 20 == 0 else { return }
             _ = progress.snapshot.withLockIfAvailable { s in

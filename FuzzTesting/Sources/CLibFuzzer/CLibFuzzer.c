@@ -1,0 +1,2 @@
+// Declarations only (include/CLibFuzzer.h); the driver is libFuzzer's.
+#include "CLibFuzzer.h"
