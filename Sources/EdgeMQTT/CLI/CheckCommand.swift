@@ -38,7 +38,7 @@ enum CheckCommand {
         let retained = RetainedStore(wakeup: wakeup)
         let bridge = Bridge(config: setup.config, node: setup.node, queue: queue, retained: retained, log: quietLog)
         let seen = Mutex(AgentSeen())
-        let feed = SocketSampleFeed(socketPath: setup.agentSocket)
+        let feed = AgentClientFeed(socketPath: setup.agentSocket)
         let wanted = Set(setup.config.enabledStreams.map(\.stream))
         feed.start(subscriptions: bridge.subscriptions) { event in
             seen.withLock { s in

@@ -248,7 +248,7 @@ enum RunCommand {
             printError("edge-mqtt: \(error.description)")
             return 2
         }
-        let feed = SocketSampleFeed(socketPath: setup.agentSocket)
+        let feed = AgentClientFeed(socketPath: setup.agentSocket)
         bridge.attach(feed)
 
         let environment = SystemdNotify.processEnvironment(["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"])

@@ -3,13 +3,9 @@ import EdgeProtocol
 // The seam between the bridge and the agent's socket.
 //
 // The bridge is a client of the agent like any app, through the project's
-// one client library (EdgeClient's AgentClient, being written on another
-// branch). Until that library is on main, the bridge talks to this small
-// protocol, and ``SocketSampleFeed`` implements it over EdgeProtocol's
-// encoders and decoders. When EdgeClient lands, an adapter over
-// `AgentClient` (`observe` → connected / disconnected / device / shutdown,
-// `subscribe(onSample:onError:)` → sample / refused, `request(.devices)` →
-// devices) replaces SocketSampleFeed and nothing else in the bridge changes.
+// one client library: ``AgentClientFeed`` implements this protocol over
+// EdgeClient's `AgentClient`. The protocol stays so the bridge's logic can
+// be driven by a scripted feed in tests.
 
 /// A stream the bridge wants, and how often (capture time between samples).
 public struct FeedSubscription: Sendable, Hashable {
@@ -29,7 +25,8 @@ public enum FeedEvent: Sendable {
     case connectFailed(String)
     /// The connection ended (the agent stopped or restarted); the feed reconnects.
     case disconnected(String)
-    /// The agent accepted a subscription.
+    /// The agent accepted a subscription and its first sample arrived (on
+    /// every connection).
     case subscribed(StreamName, intervalS: Double)
     /// The agent refused a subscription (`notEntitled`, `tooManyDemandChanges`…).
     case refused(StreamName, code: ErrorCode?, message: String)

@@ -73,32 +73,3 @@ func unixSocketAddress(_ path: String) -> sockaddr_un? {
     }
     return addr
 }
-
-/// Splits a byte stream into lines (without the `\n`).
-struct LineSplitter {
-    private var buffer: [UInt8] = []
-    /// Longest line kept; a longer one is cut off and counted.
-    let maxLine: Int
-    private(set) var overlong = 0
-    init(maxLine: Int = 1 << 20) { self.maxLine = maxLine }
-
-    mutating func append(_ bytes: UnsafeRawBufferPointer, _ line: (ArraySlice<UInt8>) -> Void) {
-        var start = 0
-        for i in 0..<bytes.count where bytes[i] == 0x0A {
-            if buffer.isEmpty {
-                line(ArraySlice(bytes[start..<i]))
-            } else {
-                buffer.append(contentsOf: bytes[start..<i])
-                line(buffer[...])
-                buffer.removeAll(keepingCapacity: true)
-            }
-            start = i + 1
-        }
-        if start < bytes.count {
-            buffer.append(contentsOf: bytes[start..<bytes.count])
-            if buffer.count > maxLine { buffer.removeAll(); overlong += 1 }
-        }
-    }
-
-    mutating func reset() { buffer.removeAll(keepingCapacity: true) }
-}
