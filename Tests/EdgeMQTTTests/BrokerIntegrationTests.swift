@@ -348,6 +348,40 @@ private final class Rig: @unchecked Sendable {
                 "the retained counters say so too: \(String(describing: counters))")
     }
 
+    /// The agent stops and starts again: the node is `offline` while it is
+    /// away (the broker connection stays up and says so), then `online`
+    /// with data again, and the status counts the second connection.
+    @Test func anAgentRestartIsOfflineThenResumes() throws {
+        let rig = try Rig("agent")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+
+        rig.agent.child.signal(SIGTERM)
+        #expect(rig.agent.child.waitForExit(10) == 0, "\(rig.agent.child.transcript)")
+        #expect(waitUntil(10) { sub.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
+                "\(sub.messages.suffix(5))\n\(bridge.log)")
+        let away = try #require(bridge.status())
+        #expect(away[path: "agent", "connected"] as? Bool == false)
+        #expect(away.string("agent", "last_problem")?.isEmpty == false, "\(away)")
+        #expect(away.string("broker", "state") == "connected")
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        #expect(waitUntil(20) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.messages(on: "edge/n1/deviceMotion").count >= before + 3
+        }, "\(bridge.log)")
+        let back = try #require(bridge.status())
+        #expect(back[path: "agent", "connected"] as? Bool == true && back.int("agent", "connections") == 2, "\(back)")
+    }
+
     /// A bridge whose user holds no entitlement says so and publishes only
     /// its `offline` status: no discovery, no data, no counters.
     @Test func anUnentitledBridgeSaysSoAndPublishesOnlyOffline() throws {
