@@ -85,8 +85,9 @@ enum CheckCommand {
         // --- the broker.
         let session: MosquittoSession
         do {
-            session = try MosquittoSession(setup.broker, will: (bridge.plan.status, BridgeStatusWord.offline,
-                                                                Int32(setup.config.qos.state), true))
+            // No Last Will: check killed halfway (Ctrl-C) must not make the
+            // broker publish `offline` for a node whose bridge is running.
+            session = try MosquittoSession(setup.broker, will: nil)
         } catch {
             print("broker   \(setup.broker.address): \(error)")
             return 1
@@ -192,7 +193,7 @@ enum CheckCommand {
             print("  \(verdict.hasPrefix("ok") ? " " : "!") \(pad(o.topic, 52)) \(pad(what, 34)) \(verdict)")
             if !verdict.hasPrefix("ok") { problems += 1 }
         }
-        print("not published by check: \(bridge.plan.status) (a running bridge owns it; the broker accepted its Last Will with the connection)")
+        print("not published by check: \(bridge.plan.status) (a running bridge owns it, and its Last Will)")
         print(problems == 0 ? "check: everything accepted" : "check: \(problems) problem(s)")
         return problems == 0 ? 0 : 1
     }
