@@ -348,6 +348,33 @@ private final class Rig: @unchecked Sendable {
                 "the retained counters say so too: \(String(describing: counters))")
     }
 
+    /// A broker that stops answering but keeps the connection open (hung,
+    /// or a network dropping everything): keepalive finds it, the status
+    /// stops saying `connected`, and data resumes when it answers again.
+    /// About 10 s: the shortest keepalive is 5 s and a PINGREQ must go
+    /// unanswered for another keepalive period.
+    @Test func aHungBrokerIsFoundByKeepaliveAndResumes() throws {
+        let rig = try Rig("hung")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/deviceMotion") != nil }, "\(rig.transcript)")
+
+        rig.broker.freeze()
+        let found = waitUntil(20) { bridge.status()?.string("broker", "state") != "connected" }
+        #expect(found, "a hung broker must not be reported as connected: \(String(describing: bridge.status()))")
+        #expect(bridge.log.contains("stopped answering") || bridge.log.contains("was lost"), "\(bridge.log)")
+        rig.broker.thaw()
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+        #expect(waitUntil(20) {
+            bridge.status()?.string("broker", "state") == "connected" && sub.messages(on: "edge/n1/deviceMotion").count > before + 3
+        }, "\(bridge.log)")
+    }
+
     /// The agent stops and starts again: the node is `offline` while it is
     /// away (the broker connection stays up and says so), then `online`
     /// with data again, and the status counts the second connection.

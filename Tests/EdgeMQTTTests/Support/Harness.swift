@@ -258,7 +258,15 @@ final class Broker: @unchecked Sendable {
         _ = waitUntil(5) { !isListening(port) }
     }
 
-    func stop() { child?.stop() }
+    func stop() {
+        child?.signal(SIGCONT)
+        child?.stop()
+    }
+
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the broker: a hung broker, or a
+    /// network that silently drops everything, keeps its TCP connections open.
+    func freeze() { child?.signal(SIGSTOP) }
+    func thaw() { child?.signal(SIGCONT) }
 }
 
 // MARK: - a reader of the broker
