@@ -122,10 +122,16 @@ import EdgeProtocol
         #expect(try load("{ topics: { prefix: 'site/boat' } }").topics.prefix == "site/boat")
     }
 
-    @Test func theSubscriptionIntervalIsTheShorterOfJSONAndScalars() throws {
-        let c = try load("{ streams: [ { stream: 'deviceMotion', json_interval_s: 0.1, scalars_interval_s: 1 }, { stream: 'altitude', json: false, scalars_interval_s: 2 } ] }")
+    @Test func theSubscriptionServesBothIntervalsOnAnExactGrid() throws {
+        let c = try load("""
+            { streams: [ { stream: 'deviceMotion', json_interval_s: 0.1, scalars_interval_s: 1 },
+                         { stream: 'altitude', json: false, scalars_interval_s: 2 },
+                         { stream: 'absoluteAltitude', json_interval_s: 0.3, scalars_interval_s: 0.5 } ] }
+            """)
         #expect(c.streams[0].subscriptionIntervalNs == 100_000_000)
         #expect(c.streams[1].subscriptionIntervalNs == 2_000_000_000)
+        // 0.3 s from a 0.3 s grid would leave 0.5 s scalars at 0.6 s: 0.1 s serves both.
+        #expect(c.streams[2].subscriptionIntervalNs == 100_000_000)
     }
 
     @Test func relativePathsAreTheConfigurationFilesNeighbours() throws {

@@ -1,3 +1,4 @@
+import EdgeClient
 import EdgeProtocol
 import Synchronization
 
@@ -24,14 +25,14 @@ public final class Bridge: Sendable {
         var grant: Grant = .unknown
         /// Subscribed on the current connection.
         var active = false
-        var jsonGate: RateGate
-        var scalarGate: RateGate
+        var jsonGate: Decimator
+        var scalarGate: Decimator
         var received = 0
         var lastCaptureNs: UInt64 = 0
         init(_ s: StreamSettings) {
             settings = s
-            jsonGate = RateGate(intervalNs: UInt64((s.jsonIntervalS * 1e9).rounded()))
-            scalarGate = RateGate(intervalNs: UInt64((s.scalarsIntervalS * 1e9).rounded()))
+            jsonGate = Decimator(intervalNs: UInt64((s.jsonIntervalS * 1e9).rounded()))
+            scalarGate = Decimator(intervalNs: UInt64((s.scalarsIntervalS * 1e9).rounded()))
         }
     }
 

@@ -4,6 +4,7 @@
 // line with a caret, did-you-mean for unknown keys, ranges for every number
 // (NaN and ±Infinity are never in range), duplicate keys refused.
 // Every key, its range and default: docs/mqtt.md, "Configuration".
+import EdgeClient
 import EdgeConfig
 import EdgeProtocol
 
@@ -374,14 +375,16 @@ public struct StreamSettings: Decodable, Sendable, Equatable {
     /// Streams that carry samples, the ones a bridge can publish.
     public static let publishable = StreamName.allCases.filter(\.carriesSamples)
 
-    /// The interval the bridge subscribes at: the shorter of the two it publishes at, ns.
+    /// The interval the bridge subscribes at, ns: one that serves both the
+    /// JSON and the scalar interval on an exact grid (EdgeClient's
+    /// `wireInterval`: 0.1 s and 1 s → 0.1 s; 0.3 s and 0.5 s → 0.1 s), so
+    /// each is published at its own rate.
     public var subscriptionIntervalNs: UInt64 {
         let hasScalars = scalars && !ScalarCatalog.entities(of: stream).isEmpty
-        var s = Double.infinity
-        if json { s = min(s, jsonIntervalS) }
-        if hasScalars { s = min(s, scalarsIntervalS) }
-        if !s.isFinite { s = jsonIntervalS }
-        return UInt64((s * 1e9).rounded())
+        var wanted: [UInt64] = []
+        if json { wanted.append(UInt64((jsonIntervalS * 1e9).rounded())) }
+        if hasScalars { wanted.append(UInt64((scalarsIntervalS * 1e9).rounded())) }
+        return wireInterval(for: wanted) ?? UInt64((jsonIntervalS * 1e9).rounded())
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {

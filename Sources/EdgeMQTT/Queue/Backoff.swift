@@ -1,34 +1,3 @@
-/// Lets a sample through at most every `intervalNs` of **capture time**, on
-/// a fixed grid so the average rate holds when samples jitter: the agent's
-/// own rule for `interval_s` (ClientProtocol.md, `subscribe`), a sample
-/// counts as on time up to 1/16 of the interval early. Pure: the caller
-/// passes the sample's `timestamp_ns`, never a clock.
-public struct RateGate: Sendable, Hashable {
-    public var intervalNs: UInt64
-    private var nextNs: UInt64?
-
-    public init(intervalNs: UInt64) { self.intervalNs = intervalNs }
-
-    /// Whether the sample captured at `t` is published.
-    public mutating func admit(_ t: UInt64) -> Bool {
-        guard intervalNs > 0 else { return true }
-        let slack = intervalNs / 16
-        guard let next = nextNs else {
-            nextNs = t &+ intervalNs
-            return true
-        }
-        if t &+ slack < next { return false }
-        // On the grid; a gap of more than one interval (the stream paused,
-        // the agent restarted) starts a new grid at this sample.
-        let following = next &+ intervalNs
-        nextNs = following &+ slack <= t ? t &+ intervalNs : following
-        return true
-    }
-
-    /// Forgets the grid (a new connection to the agent).
-    public mutating func reset() { nextNs = nil }
-}
-
 /// Capped exponential backoff with jitter, for reconnecting to the broker.
 ///
 /// Attempt n waits a random time in [d/2, d] with d = initial · 2ⁿ capped
