@@ -343,6 +343,10 @@ final class Agent: @unchecked Sendable {
         {
           board: "\(Paths.root)/boards/simulated.json5",
           calibration_file: "\(Paths.root)/config/calibration.json",
+          // 50 Hz IMU, 50 Hz magnetometer: ample for 10 Hz topics, and a
+          // quarter of the default board's load on a machine that runs the
+          // rest of the suite (timing-sensitive tests) alongside.
+          sensors: { mpu6050: { sample_rate_hz: 50 }, qmc5883l: { output_rate_hz: 50 } },
           service: { socket_path: "\(socket)", delivery_interval_ms: 20 },
           \(clients.map { "clients: \($0)," } ?? "")
           always_on: [\(alwaysOn.map { "\"\($0)\"" }.joined(separator: ", "))],
