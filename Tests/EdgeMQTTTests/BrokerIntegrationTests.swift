@@ -146,6 +146,9 @@ private final class Rig: @unchecked Sendable {
         #expect(hpa.map { (300...1100).contains($0) } == true, "pressure in hPa: \(String(describing: hpa))")
         let roll = Double(sub.last(on: "edge/n1/attitude/roll_deg")!.payload)
         #expect(roll.map { abs($0) <= 180 } == true)
+        // QoS per topic group, the defaults: data 0, scalars 0, state 1, discovery 1.
+        #expect(sub.last(on: "edge/n1/deviceMotion")?.qos == 0 && sub.last(on: "edge/n1/pressure/hpa")?.qos == 0)
+        #expect(sub.last(on: "edge/n1/status")?.qos == 1 && sub.last(on: discovery("roll_deg"))?.qos == 1)
         let devices = sub.last(on: "edge/n1/devices")!
         #expect(devices.retained && devices.payload.contains("mpu6050"), "\(devices)")
 
@@ -194,9 +197,13 @@ private final class Rig: @unchecked Sendable {
         let sub = try rig.subscribe(tls: tls)
         let bridge = try rig.bridge(broker: """
             protocol: "3.1.1", tls: { ca_file: "\(certs.ca)", cert_file: "\(certs.clientCert)", key_file: "\(certs.clientKey)" },
-            """)
+            """, rest: "qos: { data: 1, scalars: 1, state: 0, discovery: 0 },")
         #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
                 "\(rig.transcript)")
+        // QoS per topic group, as configured (the other way round from the defaults).
+        #expect(sub.last(on: "edge/n1/deviceMotion")?.qos == 1 && sub.last(on: "edge/n1/status")?.qos == 0,
+                "\(String(describing: sub.last(on: "edge/n1/deviceMotion"))) \(String(describing: sub.last(on: "edge/n1/status")))")
+        #expect(waitUntil(10) { sub.last(on: "edge/n1/attitude/roll_deg")?.qos == 1 })
         let status = bridge.status()
         #expect(status?.string("broker", "state") == "connected" && status?.string("broker", "protocol") == "3.1.1"
                 && status?[path: "broker", "tls"] as? Bool == true)

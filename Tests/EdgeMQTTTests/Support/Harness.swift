@@ -274,12 +274,15 @@ final class Broker: @unchecked Sendable {
 /// One message as mosquitto_sub printed it.
 struct SeenMessage: CustomStringConvertible {
     var retained: Bool
+    /// The QoS it was delivered with: the lower of the publisher's and the
+    /// subscription's (1), so 0 or 1 says what the bridge published with.
+    var qos: Int
     var topic: String
     var payload: String
     var description: String { "\(retained ? "[r] " : "")\(topic) \(payload)" }
 }
 
-/// mosquitto_sub on `#` (and the `$`-less rest), writing `retain length topic payload` lines.
+/// mosquitto_sub on `#` (and the `$`-less rest), writing `retain qos length topic payload` lines.
 final class Subscriber: @unchecked Sendable {
     let child: Child
     let broker: Broker
@@ -293,7 +296,7 @@ final class Subscriber: @unchecked Sendable {
         // --retain-as-published: the retain flag as the bridge set it, also
         // on messages delivered live (MQTT 5 subscription option).
         var args = ["-h", "127.0.0.1", "-p", String(broker.port), "-V", "mqttv5", "-q", "1", "--retain-as-published",
-                    "-F", "%r %l %t %p"]
+                    "-F", "%r %q %l %t %p"]
         for f in filters { args += ["-t", f] }
         if !filters.contains("#") { args += ["-t", Self.readyFilter] }
         child = Child(name, executable: which("mosquitto_sub")!, arguments: args + tls + auth, directory: broker.directory)
@@ -318,9 +321,10 @@ final class Subscriber: @unchecked Sendable {
 
     var messages: [SeenMessage] {
         child.stdout.split(separator: "\n", omittingEmptySubsequences: true).compactMap { line in
-            let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-            guard parts.count >= 3 else { return nil }
-            return SeenMessage(retained: parts[0] == "1", topic: String(parts[2]), payload: parts.count > 3 ? String(parts[3]) : "")
+            let parts = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+            guard parts.count >= 4 else { return nil }
+            return SeenMessage(retained: parts[0] == "1", qos: Int(parts[1]) ?? -1, topic: String(parts[3]),
+                               payload: parts.count > 4 ? String(parts[4]) : "")
         }
     }
 
