@@ -3,6 +3,7 @@
 // a password never printed, status with no bridge. No broker, no agent.
 import Testing
 import Foundation
+@testable import EdgeMQTT
 
 @Suite struct CommandLineTests {
     func run(_ args: [String], in dir: String) throws -> (status: Int32, out: String, err: String) {
@@ -56,5 +57,27 @@ import Foundation
         let r = try run(["status", "--socket", dir + "/none.sock"], in: dir)
         #expect(r.status == 1)
         #expect(r.err.contains("no bridge answers on \(dir)/none.sock") && r.err.contains("is edge-mqtt running?"), "\(r.err)")
+    }
+
+    /// deploy/install.sh --mqtt into a staging prefix: the unit's ExecStart
+    /// names the installed binary and configuration, the configuration
+    /// loads, a second run changes nothing.
+    @Test func installShInstallsTheBridgeWhereItsUnitLooks() throws {
+        let dir = try Paths.temporaryDirectory("install")
+        defer { Paths.remove(dir) }
+        let root = dir + "/root"
+        let args = [Paths.root + "/deploy/install.sh", "--prefix", root, "--binary", Paths.agentBinary, "--mqtt", Paths.bridgeBinary]
+        let first = try runTool("/bin/bash", args, in: dir)
+        try #require(first.status == 0, "\(first.out)\(first.err)")
+        let unit = Paths.read(root + "/etc/systemd/system/edge-mqtt.service")
+        let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let words = exec.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
+        #expect(words.count == 4 && words[1] == "run" && words[2] == "--config", "\(exec)")
+        #expect(FileManager.default.isExecutableFile(atPath: root + words[0]), "\(words[0]) installed")
+        let config = try BridgeConfig.load(from: root + words[3])
+        #expect(config.agent.socketPath == "/run/edge-agent/agent.sock" && config.statusSocket == "/run/edge-mqtt/status.sock")
+        #expect(FileManager.default.fileExists(atPath: root + "/usr/share/doc/edge-agent/mqtt.md"))
+        let again = try runTool("/bin/bash", args, in: dir)
+        #expect(again.status == 0 && again.out.contains("everything was already up to date"), "\(again.out)")
     }
 }
