@@ -27,6 +27,9 @@ let package = Package(
         // Core Motion apps as an iOS developer writes them (Examples/).
         .executable(name: "tilt-example", targets: ["tilt-example"]),
         .executable(name: "altitude-example", targets: ["altitude-example"]),
+        // The MQTT / Home Assistant bridge: a client of the agent's socket
+        // with its own process, so a broker can never touch the loop.
+        .executable(name: "edge-mqtt", targets: ["edge-mqtt"]),
         // The modules that read outside input, as a library for the fuzz
         // targets in FuzzTesting/ (a separate package, so `swift build` and
         // `swift test` here never build or instrument them).
@@ -44,6 +47,9 @@ let package = Package(
                        providers: [.apt(["libgpiod-dev"])]),
         // The system's SQLite (Debian libsqlite3-dev) for the fitness history.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // libmosquitto 2.0 (Debian libmosquitto-dev): the MQTT client of edge-mqtt.
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
         // Small C shims for what Swift cannot call directly (variadic ioctl,
         // struct ucred, clock_nanosleep with TIMER_ABSTIME).
         .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
@@ -102,6 +108,14 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // The MQTT bridge: topics, Home Assistant discovery, the bounded
+        // queue between the agent's socket and the broker, libmosquitto
+        // behind one session type, the bridge's configuration and commands.
+        // Uses EdgeConfig's JSON5 loader; no engine, no simulators.
+        .target(name: "EdgeMQTT",
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeService", "CMosquitto", "CEdgeShims"],
+                swiftSettings: crossModule),
+        .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
@@ -113,7 +127,8 @@ let package = Package(
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion"]),
+                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion",
+                                         "EdgeMQTT"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),
@@ -143,6 +158,9 @@ let package = Package(
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        // The bridge's pure parts, and the bridge against a real mosquitto
+        // broker and a real edge-agent on loopback.
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig"]),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks deploy/edge-agent.service with systemd's own tools:
+# Checks deploy/edge-agent.service (or another unit, e.g. edge-mqtt.service)
+# with systemd's own tools:
 #   1. systemd-analyze verify            — syntax, directives, referenced units,
 #                                          ExecStart= binary executable.
 #   2. systemd-analyze security --offline=true
@@ -7,14 +8,16 @@
 #                                          rating is "OK" or better (< 5.0).
 # Usage: deploy/check-unit.sh [UNIT_FILE]
 # Needs systemd-analyze (systemd ≥ 250 for --offline/--threshold); no root,
-# no running systemd. If /usr/local/bin/edge-agent does not exist, verify runs
+# no running systemd. If the unit's ExecStart= binary does not exist, verify runs
 # with a temporary dummy executable there (when the directory is writable,
 # removed on exit) or else on a temporary copy of the unit whose ExecStart=
 # points at /bin/true.
 set -euo pipefail
 
 unit=${1:-"$(cd "$(dirname "$0")" && pwd)/edge-agent.service"}
-binary=/usr/local/bin/edge-agent
+# The unit's own executable (edge-agent, edge-mqtt).
+binary=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit" 2>/dev/null | head -1)
+binary=${binary:-/usr/local/bin/edge-agent}
 # "OK" covers exposure 1.0-4.9; systemd compares --threshold on a 0-100 scale.
 max_exposure=49
 

@@ -36,7 +36,12 @@ Options:
   --prefix DIR    install into DIR instead of / (a staging root for packages
                   or tests); users, groups and the systemd/udev reloads are
                   skipped, the layout under DIR is the same
-  --enable        also enable the service at boot and (re)start it now
+  --mqtt FILE     also install the MQTT bridge: FILE (the edge-mqtt executable,
+                  e.g. .build/release/edge-mqtt) -> /usr/local/bin/edge-mqtt,
+                  deploy/edge-mqtt.service, deploy/edge-mqtt.json5 ->
+                  /etc/edge-mqtt/edge-mqtt.json5 (only if absent), docs/mqtt.md,
+                  and the system user edge-mqtt (member of edge-motion)
+  --enable        also enable the service(s) at boot and (re)start them now
   --dry-run       print what would be done, change nothing
   -h, --help      this text
 
@@ -51,6 +56,7 @@ config="$repo/deploy/edge-agent.json5"
 prefix=/
 enable=no
 dry_run=no
+mqtt_binary=
 
 while (($#)); do
     case $1 in
@@ -60,6 +66,8 @@ while (($#)); do
         --config=*) config=${1#*=}; shift ;;
         --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
         --prefix=*) prefix=${1#*=}; shift ;;
+        --mqtt) mqtt_binary=${2:?--mqtt needs the edge-mqtt executable}; shift 2 ;;
+        --mqtt=*) mqtt_binary=${1#*=}; shift ;;
         --enable) enable=yes; shift ;;
         --dry-run|-n) dry_run=yes; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -98,6 +106,12 @@ for f in "$here/edge-agent.service" "$here/99-edge-agent.rules"; do
     [[ -f $f ]] || die "missing $f (run from a complete checkout)"
 done
 [[ -d $repo/boards ]] || die "missing $repo/boards"
+if [[ -n $mqtt_binary ]]; then
+    [[ -f $mqtt_binary && -x $mqtt_binary ]] || die "no executable at $mqtt_binary; build it first: swift build -c release --static-swift-stdlib --product edge-mqtt"
+    for f in "$here/edge-mqtt.service" "$here/edge-mqtt.json5"; do
+        [[ -f $f ]] || die "missing $f (run from a complete checkout)"
+    done
+fi
 
 # Installs one file with a mode, reporting whether it changed.
 install_file() { # SRC DEST MODE
@@ -149,6 +163,17 @@ if [[ $system == yes ]]; then
             --comment "edge-agent motion sensor daemon" edge-agent
         did "created system user edge-agent (groups i2c, gpio, edge-motion)"
     fi
+    if [[ -n $mqtt_binary ]]; then
+        if id -u edge-mqtt >/dev/null 2>&1; then
+            run usermod -a -G edge-motion edge-mqtt
+            did "user edge-mqtt exists; ensured group edge-motion"
+        else
+            nologin=$(command -v nologin || echo /usr/sbin/nologin)
+            run useradd --system --user-group --no-create-home --home-dir /nonexistent \
+                --shell "$nologin" --groups edge-motion --comment "edge-mqtt MQTT bridge" edge-mqtt
+            did "created system user edge-mqtt (group edge-motion: the agent's socket)"
+        fi
+    fi
 else
     say "staging into $prefix: skipping users, groups and reloads"
 fi
@@ -188,6 +213,18 @@ if [[ -d $root/usr/share/edge-agent ]]; then
     warn "$root/usr/share/edge-agent is left from an older install (data now lives in /usr/local/share/edge-agent); remove it when nothing else uses it"
 fi
 
+if [[ -n $mqtt_binary ]]; then
+    install_file "$mqtt_binary" "$root/usr/local/bin/edge-mqtt" 0755
+    install_file "$here/edge-mqtt.service" "$root/etc/systemd/system/edge-mqtt.service" 0644
+    install_file "$repo/docs/mqtt.md" "$root/usr/share/doc/edge-agent/mqtt.md" 0644
+    run install -d -m 0755 "$root/etc/edge-mqtt"
+    if [[ -e $root/etc/edge-mqtt/edge-mqtt.json5 ]]; then
+        say "kept       $root/etc/edge-mqtt/edge-mqtt.json5 (exists; not overwritten)"
+    else
+        install_file "$here/edge-mqtt.json5" "$root/etc/edge-mqtt/edge-mqtt.json5" 0644
+    fi
+fi
+
 modules_conf=$(mktemp)
 trap 'rm -f "$modules_conf"' EXIT
 printf '# edge-agent: the I2C character devices (/dev/i2c-N)\ni2c-dev\n' >"$modules_conf"
@@ -216,6 +253,11 @@ if [[ $system == yes ]]; then
             run systemctl enable edge-agent.service
             run systemctl restart edge-agent.service
             did "enabled and (re)started edge-agent.service"
+            if [[ -n $mqtt_binary ]]; then
+                run systemctl enable edge-mqtt.service
+                run systemctl restart edge-mqtt.service
+                did "enabled and (re)started edge-mqtt.service"
+            fi
         else
             warn "systemd is not running here: cannot enable the service"
         fi
@@ -231,4 +273,9 @@ else
 fi
 if [[ $system == yes && $enable == no ]]; then
     say "next: sudo systemctl enable --now edge-agent   (then: systemctl status edge-agent)"
+fi
+if [[ -n $mqtt_binary ]]; then
+    say "mqtt: grant the bridge its streams in /etc/edge-agent/edge-agent.json5:"
+    say "        clients: [ { user: \"edge-mqtt\", entitlements: [\"motion\", \"altitude\"] } ],"
+    say "      set the broker in /etc/edge-mqtt/edge-mqtt.json5, then: sudo systemctl enable --now edge-mqtt; edge-mqtt status"
 fi

@@ -23,7 +23,7 @@ extension Decoder {
 }
 
 /// The allowed word nearest to `word` by edit distance, if reasonably near.
-func closest(_ word: String, in candidates: [String]) -> String? {
+public func closest(_ word: String, in candidates: [String]) -> String? {
     func distance(_ a: [Character], _ b: [Character]) -> Int {
         var prev = Array(0...b.count)
         for i in 1...max(a.count, 1) where !a.isEmpty {
@@ -57,13 +57,13 @@ func json5Number(_ v: Double) -> String {
 extension KeyedDecodingContainer {
     /// A number in `range`; `value` when the key is absent (or null).
     /// `unit` is said after the range in the message ("s", "Pa").
-    func decodeNumber(_ key: Key, default value: Double, in range: ClosedRange<Double>,
+    public func decodeNumber(_ key: Key, default value: Double, in range: ClosedRange<Double>,
                       unit: String) throws -> Double {
         try decodeNumberIfPresent(key, in: range, unit: unit, default: json5Number(value)) ?? value
     }
 
     /// A number in `range`, or nil when the key is absent (or null).
-    func decodeNumberIfPresent(_ key: Key, in range: ClosedRange<Double>, unit: String,
+    public func decodeNumberIfPresent(_ key: Key, in range: ClosedRange<Double>, unit: String,
                                default shown: String? = nil) throws -> Double? {
         guard let v = try decodeIfPresent(Double.self, forKey: key) else { return nil }
         guard v.isFinite, range.contains(v) else {
@@ -76,13 +76,13 @@ extension KeyedDecodingContainer {
     }
 
     /// A whole number in `range`; `value` when the key is absent (or null).
-    func decodeWholeNumber(_ key: Key, default value: Int, in range: ClosedRange<Int>,
+    public func decodeWholeNumber(_ key: Key, default value: Int, in range: ClosedRange<Int>,
                            unit: String) throws -> Int {
         try decodeWholeNumberIfPresent(key, in: range, unit: unit, default: String(value)) ?? value
     }
 
     /// A whole number in `range` that must be present.
-    func decodeRequiredWholeNumber(_ key: Key, in range: ClosedRange<Int>, unit: String) throws -> Int {
+    public func decodeRequiredWholeNumber(_ key: Key, in range: ClosedRange<Int>, unit: String) throws -> Int {
         guard let v = try decodeWholeNumberIfPresent(key, in: range, unit: unit) else {
             return try decode(Int.self, forKey: key)    // throws keyNotFound or valueNotFound
         }
@@ -90,7 +90,7 @@ extension KeyedDecodingContainer {
     }
 
     /// A whole number in `range`, or nil when the key is absent (or null).
-    func decodeWholeNumberIfPresent(_ key: Key, in range: ClosedRange<Int>, unit: String,
+    public func decodeWholeNumberIfPresent(_ key: Key, in range: ClosedRange<Int>, unit: String,
                                     default shown: String? = nil) throws -> Int? {
         let decoded: Double?
         do {
@@ -113,7 +113,7 @@ extension KeyedDecodingContainer {
 extension KeyedDecodingContainer {
     /// A file or directory path (or a name): not empty, no NUL byte (the
     /// system calls would see a different, shorter path). Nil when absent.
-    func decodePathIfPresent(_ key: Key, what: String) throws -> String? {
+    public func decodePathIfPresent(_ key: Key, what: String) throws -> String? {
         guard let p = try decodeIfPresent(String.self, forKey: key) else { return nil }
         guard !p.isEmpty, !p.utf8.contains(0) else {
             throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription:

@@ -27,6 +27,8 @@ enum BenchCommand {
       alloc       heap allocations on the loop thread in steady state (target: none)
       coremotion  the CoreMotion library through the agent: capture-to-handler delay, 8 managers
                   in 2 processes vs one subscriber's agent CPU, library CPU per sample (about 1 min)
+      mqtt        the MQTT bridge against mosquitto: delay, CPU, RSS, a 20-bridge fleet, a broker restart
+                  (needs edge-mqtt built too: swift build -c release --product edge-mqtt)
       all         everything above with short durations (about 1.5 min)
 
     Exit status: 0 all targets met, 1 a target missed, 2 the benchmark could not run.
@@ -52,6 +54,7 @@ enum BenchCommand {
             case "alloc": ok = try AllocBenchmark.run(rest)
             case "coremotion": ok = try CoreMotionBenchmark.run(rest)
             case "coremotion-client": ok = try CoreMotionBenchmark.client(rest)
+            case "mqtt": ok = try MQTTBenchmark.run(rest)
             case "all": ok = try runAll(rest)
             default:
                 warn("unknown command '\(command)'\n\n" + help)

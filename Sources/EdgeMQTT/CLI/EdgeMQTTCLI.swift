@@ -1,0 +1,290 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import EdgeProtocol
+import EdgeService
+
+/// `edge-mqtt`: the command line. `main.swift` only calls ``main(_:)``.
+public enum EdgeMQTTCLI {
+    public static let usage = """
+    edge-mqtt \(EdgeMQTTInfo.version): publishes edge-agent's samples to an MQTT broker, with Home Assistant discovery
+
+    Usage: edge-mqtt COMMAND [OPTIONS]
+
+    Commands:
+      run      the bridge (the daemon; systemd runs `edge-mqtt run`)
+      check    connect to the agent and the broker once, publish discovery
+               and one message per topic, and report what the broker refused
+      status   what a running bridge is connected to, what it publishes at
+               which rate, what it dropped, how often it reconnected
+      help     this text, or `edge-mqtt help COMMAND`
+
+    Options of every command:
+      --config FILE   the configuration (default: $EDGE_MQTT_CONFIG, else
+                      /etc/edge-mqtt/edge-mqtt.json5 if present, else
+                      config/edge-mqtt.json5); keys in docs/mqtt.md
+      -h, --help      the command's help
+      --version       print the version
+
+    Exit status: 0 success; 1 the bridge could not do its job (check found a
+    refusal, status found no bridge); 2 bad use or a bad configuration.
+    Topics, discovery and the status report: docs/mqtt.md.
+    """
+
+    static let runHelp = """
+    Usage: edge-mqtt run [--config FILE] [--node NAME] [--agent-socket PATH]
+                         [--status-socket PATH] [--verbose]
+
+    Connects to edge-agent's socket (as a client, bound by its entitlements)
+    and to the MQTT broker, and publishes until SIGTERM or SIGINT:
+      <prefix>/<node>/<stream>            the protocol's sample objects, rate limited per stream
+      <prefix>/<node>/attitude/roll_deg …  one number per topic (docs/mqtt.md has the table)
+      <prefix>/<node>/status              retained online / offline (also the Last Will)
+      <prefix>/<node>/devices, calibration, bridge   retained state
+      homeassistant/sensor/<node>/…/config  Home Assistant discovery (retained)
+    Reconnects to the agent and to the broker on its own (broker: capped
+    exponential backoff); while the broker is away, messages wait in a bounded
+    queue that drops the oldest (counted, reported on reconnect). SIGTERM
+    publishes offline and disconnects cleanly; exit status 0.
+
+      --node NAME            the <node> topic level (default: the configuration's
+                             node, else the host name)
+      --agent-socket PATH    the agent's socket (default: agent.socket_path)
+      --status-socket PATH   this bridge's status socket (default: status_socket)
+      --verbose              also log every retry and libmosquitto's warnings
+    """
+
+    static let checkHelp = """
+    Usage: edge-mqtt check [--config FILE] [--node NAME] [--agent-socket PATH] [--timeout S]
+
+    Reads the configuration and the password file, takes one sample of each
+    enabled stream from the agent, connects to the broker (client id
+    <client_id>-check, so a running bridge keeps its connection), publishes
+    the Home Assistant discovery and one message on every topic the bridge
+    would publish, and reports per topic whether the broker accepted it:
+      ok        acknowledged (QoS 1/2) or delivered back to check's own subscription
+      refused   the broker said no (MQTT 5 reason code, e.g. 0x87 not authorised)
+      unseen    no acknowledgement and not delivered back within the timeout
+                (MQTT 3.1.1 cannot say why: an ACL, or this user may not read it)
+    It does not publish the status topic (a running bridge owns it).
+    Exit status 0 when everything was accepted, 1 otherwise, 2 bad configuration.
+
+      --timeout S   how long to wait for the agent and the broker (default 5)
+    """
+
+    static let statusHelp = """
+    Usage: edge-mqtt status [--config FILE | --socket PATH] [--json]
+
+    Asks the running bridge (its status socket, status_socket in the
+    configuration) what it is connected to, what it publishes at which rate,
+    what it dropped and how often it reconnected, and prints it. --json
+    prints the bridge's JSON report as is (keys in docs/mqtt.md).
+    Exit status 1 when no bridge answers.
+    """
+
+    /// Runs a command line (without the program name); returns the exit status.
+    public static func main(_ arguments: [String], log: BridgeLog = BridgeLog()) -> Int32 {
+        var args = arguments
+        guard let command = args.first else {
+            print(usage)
+            return 2
+        }
+        args.removeFirst()
+        switch command {
+        case "-h", "--help", "help":
+            if let topic = args.first, let text = help(for: topic) { print(text) } else { print(usage) }
+            return 0
+        case "--version":
+            print("edge-mqtt \(EdgeMQTTInfo.version)")
+            return 0
+        case "run", "check", "status":
+            if args.contains("-h") || args.contains("--help") { print(help(for: command)!); return 0 }
+            do {
+                let options = try Options(args, command: command)
+                switch command {
+                case "run": return RunCommand.run(options, log: log)
+                case "check": return CheckCommand.run(options, log: log)
+                default: return StatusCommand.run(options)
+                }
+            } catch {
+                printError("edge-mqtt \(command): \(error.description) (see edge-mqtt \(command) --help)")
+                return 2
+            }
+        default:
+            let hint = ["run", "check", "status", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
+            printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, help")
+            return 2
+        }
+    }
+
+    static func help(for command: String) -> String? {
+        switch command {
+        case "run": return runHelp
+        case "check": return checkHelp
+        case "status": return statusHelp
+        default: return nil
+        }
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a), y = Array(b)
+        var prev = Array(0...y.count)
+        for i in 1...max(1, x.count) where !x.isEmpty {
+            var cur = [i] + Array(repeating: 0, count: y.count)
+            for j in 1...max(1, y.count) where !y.isEmpty {
+                cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+            }
+            prev = cur
+        }
+        return x.isEmpty ? y.count : prev[y.count]
+    }
+}
+
+/// Bad use of the command line.
+struct UsageFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// The options of run / check / status.
+struct Options {
+    var config: String?
+    var node: String?
+    var agentSocket: String?
+    var statusSocket: String?
+    var verbose = false
+    var json = false
+    var timeoutS = 5.0
+
+    init(_ arguments: [String], command: String) throws(UsageFailure) {
+        var i = 0
+        func value(_ name: String) throws(UsageFailure) -> String {
+            guard i + 1 < arguments.count else { throw UsageFailure("\(name) needs a value") }
+            i += 1
+            return arguments[i]
+        }
+        let allowed: [String: Set<String>] = [
+            "run": ["--config", "--node", "--agent-socket", "--status-socket", "--verbose"],
+            "check": ["--config", "--node", "--agent-socket", "--timeout", "--verbose"],
+            "status": ["--config", "--socket", "--json"],
+        ]
+        while i < arguments.count {
+            var a = arguments[i]
+            var inline: String?
+            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+                inline = String(a[a.index(after: eq)...])
+                a = String(a[..<eq])
+            }
+            guard allowed[command]!.contains(a) else {
+                let near = allowed[command]!.sorted().first { EdgeMQTTCLI.editDistance($0, a) <= 2 }.map { " (did you mean \($0)?)" } ?? ""
+                throw UsageFailure("unknown option \(a)\(near)")
+            }
+            func v() throws(UsageFailure) -> String { if let inline { return inline }; return try value(a) }
+            switch a {
+            case "--config": config = try v()
+            case "--node": node = try v()
+            case "--agent-socket": agentSocket = try v()
+            case "--status-socket", "--socket": statusSocket = try v()
+            case "--verbose": verbose = true
+            case "--json": json = true
+            case "--timeout":
+                let t = try v()
+                guard let s = Double(t), s.isFinite, s > 0, s <= 600 else {
+                    throw UsageFailure("--timeout must be a number of seconds from 0 to 600, got \(t)")
+                }
+                timeoutS = s
+            default: break
+            }
+            i += 1
+        }
+    }
+
+    var overrides: BridgeOverrides { BridgeOverrides(node: node, agentSocket: agentSocket, statusSocket: statusSocket) }
+}
+
+func printError(_ line: String) { BridgeLog.standardError(line + "\n") }
+
+// MARK: - run
+
+enum RunCommand {
+    static func run(_ options: Options, log defaultLog: BridgeLog) -> Int32 {
+        let log = options.verbose ? BridgeLog(verbose: true) : defaultLog
+        let configPath = BridgeSetup.locateConfig(options.config)
+        let setup: ResolvedBridge
+        do { setup = try BridgeSetup.resolve(configPath: configPath, overrides: options.overrides) } catch {
+            printError("edge-mqtt: \(error.description)")
+            return 2
+        }
+        // Signals are taken synchronously by this thread (sigtimedwait);
+        // blocked before any thread starts so every thread inherits the mask.
+        let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in handled { sigaddset(&set, s) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let status: StatusServer
+        do { status = try StatusServer(path: setup.statusSocket) } catch {
+            printError("edge-mqtt: \(error.description)")
+            return 2
+        }
+        let wakeup = Wakeup()
+        let queue = OutboundQueue(capacity: setup.config.queue.capacity, wakeup: wakeup)
+        let retained = RetainedStore(wakeup: wakeup)
+        let bridge = Bridge(config: setup.config, node: setup.node, queue: queue, retained: retained, log: log)
+        let b = setup.config.broker
+        let link = BrokerLink(settings: setup.broker, bridge: bridge, log: log, reconnectInitialS: b.reconnectInitialS,
+                              reconnectMaxS: b.reconnectMaxS, maxInflight: setup.config.queue.maxInflight,
+                              statusServer: status)
+        let streams = setup.config.enabledStreams.map {
+            "\($0.stream.rawValue)" + ($0.json ? " json every \(ScalarCatalog.format($0.jsonIntervalS, decimals: 3)) s" : "")
+                + ($0.scalars && !ScalarCatalog.entities(of: $0.stream).isEmpty ? ", scalars every \(ScalarCatalog.format($0.scalarsIntervalS, decimals: 3)) s" : "")
+        }
+        log.info("config \(setup.configPath); node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); agent \(setup.agentSocket); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
+        do { try link.start() } catch {
+            printError("edge-mqtt: \(error.description)")
+            return 2
+        }
+        let feed = AgentClientFeed(socketPath: setup.agentSocket)
+        bridge.attach(feed)
+
+        let environment = SystemdNotify.processEnvironment(["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"])
+        let notify = SystemdNotify(environment: environment)
+        try? notify.ready(status: "publishing \(bridge.plan.base)/… to \(setup.broker.address)")
+        let watchdog = SystemdNotify.watchdogInterval(environment: environment, pid: getpid())
+        var lastBeats = (feed.heartbeat, link.heartbeat)
+        var lastPingNs: UInt64 = 0
+        var reason = "SIGTERM"
+        while true {
+            var ts = timespec(tv_sec: 0, tv_nsec: 500_000_000)
+            let sig = sigtimedwait(&set, nil, &ts)
+            if sig == SIGTERM || sig == SIGINT {
+                reason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
+                break
+            }
+            if sig == SIGHUP {
+                log.info("SIGHUP: the configuration is read at start only; restart the service to apply a change (systemctl restart edge-mqtt)")
+            }
+            if let watchdog {
+                let now = monotonicNs()
+                let interval = UInt64(watchdog.components.seconds) * 1_000_000_000 + UInt64(watchdog.components.attoseconds / 1_000_000_000)
+                let beats = (feed.heartbeat, link.heartbeat)
+                // Both threads must have turned since the last ping.
+                if now - lastPingNs >= interval / 2, beats.0 != lastBeats.0, beats.1 != lastBeats.1 {
+                    try? notify.watchdog()
+                    lastPingNs = now
+                    lastBeats = beats
+                }
+            }
+        }
+        try? notify.stopping()
+        log.info("\(reason): stopping")
+        feed.stop()
+        link.stop()
+        log.info("stopped")
+        return 0
+    }
+}

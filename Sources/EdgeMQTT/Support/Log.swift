@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// The bridge's log: one line per event on standard error (journald under
+/// systemd), `edge-mqtt: ` first. Lines come from several threads; each is
+/// one write(2). Nothing logged ever contains the broker password (the
+/// bridge never has it as a String).
+public final class BridgeLog: Sendable {
+    private let sink: @Sendable (String) -> Void
+    private let verboseFlag: Bool
+    private let lines = Mutex<[String]>([])
+    private let keep: Bool
+
+    /// `sink` gets each line with its newline; `keepLines` also keeps them
+    /// (for tests and for `check`'s report).
+    public init(verbose: Bool = false, keepLines: Bool = false,
+                sink: @escaping @Sendable (String) -> Void = BridgeLog.standardError) {
+        self.sink = sink; verboseFlag = verbose; keep = keepLines
+    }
+
+    public static let standardError: @Sendable (String) -> Void = { text in
+        var bytes = Array(text.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            off += n
+        }
+    }
+
+    public var isVerbose: Bool { verboseFlag }
+
+    public func info(_ message: String) {
+        let line = "edge-mqtt: " + message
+        if keep { lines.withLock { $0.append(line) } }
+        sink(line + "\n")
+    }
+
+    /// Only with `--verbose` (libmosquitto's own lines, every retry).
+    public func debug(_ message: String) {
+        if verboseFlag { info(message) }
+    }
+
+    /// The lines logged so far (with `keepLines`).
+    public var kept: [String] { lines.withLock { $0 } }
+}

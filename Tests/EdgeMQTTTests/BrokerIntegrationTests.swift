@@ -1,0 +1,441 @@
+// The bridge against a real mosquitto broker and a real edge-agent on the
+// simulated board, on loopback (Support/Harness.swift). mosquitto_sub is the
+// independent reader of what reached the broker; the bridge's status socket
+// (`edge-mqtt status --json`) is what an operator sees. Every wait is
+// bounded and polls; none sleeps. Serialized: each test runs an agent, a
+// broker and a bridge, and the machine may have two cores.
+import Testing
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The entities the default test streams (deviceMotion, altitude) publish.
+private let motionKeys = ["roll_deg", "pitch_deg", "heading_deg"]
+private let altitudeKeys = ["relative_altitude_m", "pressure_hpa", "temperature_c"]
+/// Entities of streams the test configuration leaves out: removed.
+private let removedKeys = ["absolute_altitude_m", "depth_m"]
+
+private func json(_ s: String) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(s.utf8))) as? [String: Any]
+}
+
+private extension Dictionary where Key == String, Value == Any {
+    subscript(path path: String...) -> Any? {
+        var cur: Any? = self
+        for k in path { cur = (cur as? [String: Any])?[k] }
+        return cur
+    }
+    func int(_ path: String...) -> Int? {
+        var cur: Any? = self
+        for k in path { cur = (cur as? [String: Any])?[k] }
+        return (cur as? NSNumber)?.intValue
+    }
+    func string(_ path: String...) -> String? {
+        var cur: Any? = self
+        for k in path { cur = (cur as? [String: Any])?[k] }
+        return cur as? String
+    }
+}
+
+/// Everything one test started, stopped in reverse by ``stop()``.
+private final class Rig: @unchecked Sendable {
+    let directory: String
+    var broker: Broker!
+    var agent: Agent!
+    var bridges: [BridgeProcess] = []
+    var subscribers: [Subscriber] = []
+
+    init(_ tag: String) throws {
+        try requireTools()
+        directory = try Paths.temporaryDirectory(tag)
+    }
+
+    /// What every process wrote, for a failing expectation.
+    var transcript: String {
+        (bridges.map(\.child.transcript) + [agent?.child.transcript ?? "", broker?.log ?? ""]).joined(separator: "\n")
+    }
+
+    func stop() {
+        for s in subscribers { s.stop() }
+        for b in bridges { b.stop() }
+        agent?.stop()
+        broker?.stop()
+        Paths.remove(directory)
+    }
+
+    func subscribe(_ name: String = "sub", filters: [String] = ["#"], tls: [String] = [], auth: [String] = []) throws -> Subscriber {
+        let s = Subscriber(broker: broker, name: name, filters: filters, tls: tls, auth: auth)
+        subscribers.append(s)
+        try s.start()
+        return s
+    }
+
+    func bridge(node: String = "n1", broker body: String = "", streams: String? = nil, rest: String = "",
+                name: String = "bridge", port: Int? = nil) throws -> BridgeProcess {
+        let b: BridgeProcess
+        if let streams {
+            b = try BridgeProcess(directory: directory, node: node, brokerPort: port ?? broker.port, agentSocket: agent.socket,
+                                  broker: body, streams: streams, rest: rest, name: name)
+        } else {
+            b = try BridgeProcess(directory: directory, node: node, brokerPort: port ?? broker.port, agentSocket: agent.socket,
+                                  broker: body, rest: rest, name: name)
+        }
+        bridges.append(b)
+        try b.start()
+        return b
+    }
+}
+
+@Suite(.serialized) struct BrokerIntegrationTests {
+    /// Discovery read back by a subscriber and checked field by field
+    /// against Home Assistant's schema; data, scalars and retained state
+    /// arrive; Home Assistant's birth makes the bridge re-send discovery;
+    /// `status` says what is connected; SIGTERM leaves `offline` retained.
+    @Test func discoveryDataAndACleanStop() throws {
+        let rig = try Rig("disc")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+
+        let discovery = { (key: String) in "homeassistant/sensor/n1/\(key)/config" }
+        let arrived = waitUntil(20) {
+            sub.last(on: "edge/n1/status")?.payload == "online"
+                && (motionKeys + altitudeKeys + removedKeys + ["magnetic_field_accuracy"]).allSatisfy { sub.last(on: discovery($0)) != nil }
+                && sub.last(on: "edge/n1/deviceMotion") != nil && sub.last(on: "edge/n1/attitude/roll_deg") != nil
+                && sub.last(on: "edge/n1/pressure/hpa") != nil && sub.last(on: "edge/n1/devices")?.payload.contains("mpu6050") == true
+                && sub.last(on: "edge/n1/calibration") != nil
+        }
+        #expect(arrived, "\(sub.messages.suffix(20))\n\(rig.transcript)")
+        guard arrived else { return }
+
+        // Discovery, field by field.
+        var identifiers = Set<String>()
+        for key in motionKeys + altitudeKeys + ["magnetic_field_accuracy"] {
+            let m = sub.last(on: discovery(key))!
+            #expect(m.retained, "\(key) discovery is retained")
+            #expect(HomeAssistantSchema.problems(topic: m.topic, payload: m.payload) == [], "\(key): \(m.payload)")
+            guard let c = json(m.payload) else { Issue.record("\(key) is not JSON"); continue }
+            #expect(c.string("availability_topic") == "edge/n1/status")
+            #expect(c.string("unique_id")?.hasSuffix(key) == true && c.string("unique_id")?.contains("n1") == true)
+            identifiers.formUnion((c[path: "device", "identifiers"] as? [String]) ?? [])
+            // The state topic is one the bridge publishes on.
+            let state = c.string("state_topic")!
+            #expect(sub.last(on: state) != nil, "\(key)'s state topic \(state) has messages")
+        }
+        #expect(identifiers.count == 1, "one device groups the node's entities: \(identifiers)")
+        let pressure = json(sub.last(on: discovery("pressure_hpa"))!.payload)!
+        #expect(pressure.string("device_class") == "atmospheric_pressure" && pressure.string("unit_of_measurement") == "hPa"
+                && pressure.string("state_class") == "measurement")
+        let temperature = json(sub.last(on: discovery("temperature_c"))!.payload)!
+        #expect(temperature.string("device_class") == "temperature" && temperature.string("unit_of_measurement") == "°C")
+        // Streams the configuration leaves out: empty retained payloads remove their entities.
+        for key in removedKeys {
+            let m = sub.last(on: discovery(key))!
+            #expect(m.retained && m.payload.isEmpty, "\(key) removed: \(m)")
+        }
+
+        // Data: the protocol's own sample objects; scalars: one number each.
+        let sample = json(sub.last(on: "edge/n1/deviceMotion")!.payload)
+        #expect(sample?.string("class") == "sample" && sample?.string("stream") == "deviceMotion" && sample?["timestamp_ns"] != nil)
+        let hpa = Double(sub.last(on: "edge/n1/pressure/hpa")!.payload)
+        #expect(hpa.map { (300...1100).contains($0) } == true, "pressure in hPa: \(String(describing: hpa))")
+        let roll = Double(sub.last(on: "edge/n1/attitude/roll_deg")!.payload)
+        #expect(roll.map { abs($0) <= 180 } == true)
+        // QoS per topic group, the defaults: data 0, scalars 0, state 1, discovery 1.
+        #expect(sub.last(on: "edge/n1/deviceMotion")?.qos == 0 && sub.last(on: "edge/n1/pressure/hpa")?.qos == 0)
+        #expect(sub.last(on: "edge/n1/status")?.qos == 1 && sub.last(on: discovery("roll_deg"))?.qos == 1)
+        let devices = sub.last(on: "edge/n1/devices")!
+        #expect(devices.retained && devices.payload.contains("mpu6050"), "\(devices)")
+
+        // Home Assistant restarts: its birth message brings discovery again.
+        let before = sub.messages(on: discovery("roll_deg")).count
+        try runTool(which("mosquitto_pub")!, ["-h", "127.0.0.1", "-p", String(rig.broker.port), "-t", "homeassistant/status", "-m", "online"],
+                    in: rig.directory)
+        #expect(waitUntil(10) { sub.messages(on: discovery("roll_deg")).count > before }, "\(rig.transcript)")
+        #expect(bridge.status()?.int("home_assistant_births") == 1)
+
+        // What an operator sees.
+        let status = try #require(bridge.status())
+        #expect(status.string("broker", "state") == "connected")
+        #expect(status[path: "agent", "connected"] as? Bool == true)
+        let text = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
+        #expect(text.status == 0)
+        #expect(text.out.contains("broker   127.0.0.1:\(rig.broker.port) (MQTT 5): connected"), "\(text.out)")
+        #expect(text.out.contains("deviceMotion") && text.out.contains("subscribed"), "\(text.out)")
+
+        // SIGTERM: offline, retained, and a clean exit.
+        bridge.child.signal(SIGTERM)
+        #expect(bridge.child.waitForExit(10) == 0, "\(bridge.log)")
+        #expect(waitUntil(5) { sub.last(on: "edge/n1/status")?.payload == "offline" })
+        let late = try rig.subscribe("late", filters: ["edge/n1/status"])
+        #expect(waitUntil(5) { late.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
+                "a subscriber arriving later is told offline (retained)")
+    }
+
+    /// MQTT 3.1.1 over TLS with a CA made by the test and a client
+    /// certificate; a bridge given the wrong CA says TLS failed.
+    @Test func mqtt311OverTLSWithATestCA() throws {
+        let rig = try Rig("tls")
+        defer { rig.stop() }
+        let certs = try TestCertificates.make(in: rig.directory)
+        rig.broker = try Broker(directory: rig.directory, extraConfig: """
+            allow_anonymous true
+            cafile \(certs.ca)
+            certfile \(certs.serverCert)
+            keyfile \(certs.serverKey)
+            require_certificate true
+            """)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let tls = ["--cafile", certs.ca, "--cert", certs.clientCert, "--key", certs.clientKey]
+        let sub = try rig.subscribe(tls: tls)
+        let bridge = try rig.bridge(broker: """
+            protocol: "3.1.1", tls: { ca_file: "\(certs.ca)", cert_file: "\(certs.clientCert)", key_file: "\(certs.clientKey)" },
+            """, rest: "qos: { data: 1, scalars: 1, state: 0, discovery: 0 },")
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+        // QoS per topic group, as configured (the other way round from the defaults).
+        #expect(sub.last(on: "edge/n1/deviceMotion")?.qos == 1 && sub.last(on: "edge/n1/status")?.qos == 0,
+                "\(String(describing: sub.last(on: "edge/n1/deviceMotion"))) \(String(describing: sub.last(on: "edge/n1/status")))")
+        #expect(waitUntil(10) { sub.last(on: "edge/n1/attitude/roll_deg")?.qos == 1 })
+        let status = bridge.status()
+        #expect(status?.string("broker", "state") == "connected" && status?.string("broker", "protocol") == "3.1.1"
+                && status?[path: "broker", "tls"] as? Bool == true)
+
+        let wrong = try rig.bridge(node: "n2", broker: """
+            tls: { ca_file: "\(certs.otherCA)", cert_file: "\(certs.clientCert)", key_file: "\(certs.clientKey)" },
+            """, name: "wrong-ca")
+        #expect(wrong.waitForLog("TLS with the broker at 127.0.0.1:\(rig.broker.port) failed"), "\(wrong.log)")
+        let s = wrong.status()
+        #expect(s?.string("broker", "state") != "connected")
+        #expect(s?.string("broker", "last_error")?.contains("TLS") == true, "\(String(describing: s))")
+        #expect(sub.last(on: "edge/n2/status") == nil, "nothing of n2 reached the broker")
+    }
+
+    /// A broker with accounts: the wrong password is refused and said so
+    /// (never printed); the right one, from a 0600 file, connects; a file
+    /// other users may read is refused before anything starts.
+    @Test func aWrongPasswordIsRefusedAndSaidSo() throws {
+        let rig = try Rig("auth")
+        defer { rig.stop() }
+        let passwd = rig.directory + "/mosquitto.passwd"
+        try runTool(which("mosquitto_passwd")!, ["-c", "-b", passwd, "edge", "right-secret-42"], in: rig.directory)
+        chmod(passwd, 0o600)
+        rig.broker = try Broker(directory: rig.directory, extraConfig: "allow_anonymous false\npassword_file \(passwd)")
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let auth = ["-u", "edge", "-P", "right-secret-42"]
+        let sub = try rig.subscribe(auth: auth)
+
+        try Paths.write("wrong-secret-17\n", to: rig.directory + "/wrong.pw", mode: 0o600)
+        let wrong = try rig.bridge(node: "bad", broker: #"username: "edge", password_file: "wrong.pw","#, name: "wrong")
+        #expect(wrong.waitForLog("check broker.username and the password in broker.password_file"), "\(wrong.log)")
+        let s = wrong.status()
+        #expect(s?.string("broker", "state") != "connected")
+        #expect(s?.string("broker", "last_error")?.lowercased().contains("not authori") == true, "\(String(describing: s))")
+        #expect(!wrong.log.contains("wrong-secret-17"), "the password is never logged")
+
+        try Paths.write("right-secret-42\n", to: rig.directory + "/right.pw", mode: 0o600)
+        let right = try rig.bridge(node: "good", broker: #"username: "edge", password_file: "right.pw","#, name: "right")
+        #expect(waitUntil(20) { sub.last(on: "edge/good/status")?.payload == "online" }, "\(right.log)")
+        #expect(sub.last(on: "edge/bad/status") == nil)
+        #expect(!right.log.contains("right-secret-42"))
+
+        // Readable by everyone: refused at start, exit status 2, nothing published.
+        try Paths.write("right-secret-42\n", to: rig.directory + "/open.pw", mode: 0o644)
+        let open = try rig.bridge(node: "open", broker: #"username: "edge", password_file: "open.pw","#, name: "open")
+        #expect(open.child.waitForExit(10) == 2)
+        #expect(open.log.contains("is readable by every user (mode 0644)") && !open.log.contains("right-secret-42"), "\(open.log)")
+    }
+
+    /// An ACL that denies the discovery topics: MQTT 5 reports each refused
+    /// publish (reason 0x87), the bridge keeps publishing what is allowed,
+    /// and both `status` and `check` name the refused topics.
+    @Test func anACLThatDeniesATopicIsReported() throws {
+        let rig = try Rig("acl")
+        defer { rig.stop() }
+        let acl = rig.directory + "/acl"
+        // Lines before any `user` apply to anonymous clients.
+        try Paths.write("topic readwrite edge/#\ntopic readwrite edge-test/#\ntopic read homeassistant/#\n", to: acl)
+        rig.broker = try Broker(directory: rig.directory, extraConfig: "allow_anonymous true\nacl_file \(acl)")
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+        #expect(bridge.waitForLog("the broker refused a publish to homeassistant/sensor/n1/"), "\(bridge.log)")
+        let refused = waitUntil(10) {
+            ((bridge.status()?["refusals"] as? [[String: Any]]) ?? []).contains {
+                ($0["topic"] as? String)?.hasPrefix("homeassistant/sensor/n1/") == true && ($0["code"] as? Int) == 0x87
+            }
+        }
+        #expect(refused, "\(String(describing: bridge.status()))")
+        #expect(sub.messages.allSatisfy { !$0.topic.hasPrefix("homeassistant/") }, "nothing denied reached the broker")
+
+        let check = try runTool(Paths.bridgeBinary, ["check", "--config", bridge.configPath, "--timeout", "3"], in: rig.directory)
+        #expect(check.status == 1, "\(check.out)\(check.err)")
+        #expect(check.out.contains("homeassistant/sensor/n1/roll_deg/config") && check.out.contains("refused"), "\(check.out)")
+        let line = check.out.split(separator: "\n").first { $0.contains("edge/n1/deviceMotion ") }
+        #expect(line?.contains("ok") == true, "an allowed topic is ok: \(check.out)")
+    }
+
+    /// The broker is down when the bridge starts: it keeps trying within
+    /// the backoff cap, says so, and publishes once the broker is up.
+    @Test func aBrokerDownAtStartIsWaitedFor() throws {
+        let rig = try Rig("down")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let bridge = try rig.bridge()
+        #expect(bridge.waitForLog("Connection refused"), "\(bridge.log)")
+        let away = bridge.status()
+        #expect(away?.string("broker", "state") == "not connected", "\(String(describing: away))")
+        #expect(away?.string("broker", "last_error")?.contains("Connection refused") == true)
+        #expect(away?[path: "agent", "connected"] as? Bool == true, "the agent side runs regardless")
+
+        try rig.broker.start()
+        let sub = try rig.subscribe()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+        let up = bridge.status()
+        #expect(up?.string("broker", "state") == "connected" && up?.int("broker", "connections") == 1)
+    }
+
+    /// The broker is killed (its retained store with it) and restarted:
+    /// the bridge reports the outage, drops the oldest beyond its queue and
+    /// counts them, reconnects within the cap, publishes the retained state
+    /// and discovery again, and data resumes.
+    @Test func aBrokerKilledAndRestartedResumes() throws {
+        let rig = try Rig("restart")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge(rest: "queue: { capacity: 20 },")
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+
+        rig.broker.kill()
+        sub.stop()
+        #expect(waitUntil(10) { bridge.status()?.string("broker", "state") == "reconnecting" }, "\(bridge.log)")
+        // 10 Hz data and 2 Hz scalars fill 20 places in about 2 s.
+        #expect(waitUntil(15) { (bridge.status()?.int("queue", "dropped") ?? 0) > 0 }, "\(String(describing: bridge.status()))")
+        let outage = bridge.status()
+        #expect(outage?.string("broker", "last_error")?.isEmpty == false)
+        #expect(outage?.int("queue", "queued") == 20)
+
+        try rig.broker.start()
+        let after = try rig.subscribe("after")
+        let resumed = waitUntil(20) {
+            after.last(on: "edge/n1/status").map { $0.retained && $0.payload == "online" } == true
+                && after.last(on: "homeassistant/sensor/n1/roll_deg/config")?.retained == true
+                && after.last(on: "edge/n1/devices")?.retained == true
+                && after.messages(on: "edge/n1/deviceMotion").count >= 3
+        }
+        #expect(resumed, "retained state, discovery and data again: \(after.messages.suffix(10))\n\(bridge.log)")
+        let back = try #require(bridge.status())
+        #expect(back.string("broker", "state") == "connected")
+        #expect(back.int("broker", "reconnects") == 1)
+        #expect((back.int("queue", "dropped_last_outage") ?? 0) > 0, "\(back)")
+        #expect(bridge.log.contains("reconnected to the broker") && bridge.log.contains("dropped while it was away"), "\(bridge.log)")
+        let counters = after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }
+        #expect(waitUntil(5) { after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }?.int("broker_connections") == 2 },
+                "the retained counters say so too: \(String(describing: counters))")
+    }
+
+    /// A broker that stops answering but keeps the connection open (hung,
+    /// or a network dropping everything): keepalive finds it, the status
+    /// stops saying `connected`, and data resumes when it answers again.
+    /// About 10 s: the shortest keepalive is 5 s and a PINGREQ must go
+    /// unanswered for another keepalive period.
+    @Test func aHungBrokerIsFoundByKeepaliveAndResumes() throws {
+        let rig = try Rig("hung")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/deviceMotion") != nil }, "\(rig.transcript)")
+
+        rig.broker.freeze()
+        let found = waitUntil(20) { bridge.status()?.string("broker", "state") != "connected" }
+        #expect(found, "a hung broker must not be reported as connected: \(String(describing: bridge.status()))")
+        #expect(bridge.log.contains("stopped answering") || bridge.log.contains("was lost"), "\(bridge.log)")
+        rig.broker.thaw()
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+        #expect(waitUntil(20) {
+            bridge.status()?.string("broker", "state") == "connected" && sub.messages(on: "edge/n1/deviceMotion").count > before + 3
+        }, "\(bridge.log)")
+    }
+
+    /// The agent stops and starts again: the node is `offline` while it is
+    /// away (the broker connection stays up and says so), then `online`
+    /// with data again, and the status counts the second connection.
+    @Test func anAgentRestartIsOfflineThenResumes() throws {
+        let rig = try Rig("agent")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+
+        rig.agent.child.signal(SIGTERM)
+        #expect(rig.agent.child.waitForExit(10) == 0, "\(rig.agent.child.transcript)")
+        #expect(waitUntil(10) { sub.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
+                "\(sub.messages.suffix(5))\n\(bridge.log)")
+        let away = try #require(bridge.status())
+        #expect(away[path: "agent", "connected"] as? Bool == false)
+        #expect(away.string("agent", "last_problem")?.isEmpty == false, "\(away)")
+        #expect(away.string("broker", "state") == "connected")
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        #expect(waitUntil(20) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.messages(on: "edge/n1/deviceMotion").count >= before + 3
+        }, "\(bridge.log)")
+        let back = try #require(bridge.status())
+        #expect(back[path: "agent", "connected"] as? Bool == true && back.int("agent", "connections") == 2, "\(back)")
+    }
+
+    /// A bridge whose user holds no entitlement says so and publishes only
+    /// its `offline` status: no discovery, no data, no counters.
+    @Test func anUnentitledBridgeSaysSoAndPublishesOnlyOffline() throws {
+        let rig = try Rig("unent")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        // Someone else is entitled; this user (the test's) is not.
+        rig.agent = try Agent(directory: rig.directory, clients: #"[ { uid: 4242, entitlements: ["motion", "altitude"] } ]"#)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(bridge.waitForLog("not entitled: uid"), "\(bridge.log)")
+        #expect(bridge.log.contains("Publishing only the offline status"))
+        #expect(waitUntil(10) { sub.last(on: "edge/n1/status")?.payload == "offline" }, "\(rig.transcript)")
+        let s = try #require(bridge.status())
+        let streams = (s["streams"] as? [[String: Any]]) ?? []
+        #expect(!streams.isEmpty && streams.allSatisfy { ($0["grant"] as? String) == "refused" }, "\(streams)")
+        #expect(s.string("broker", "state") == "connected")
+        let published = sub.messages.filter { !$0.topic.hasPrefix("edge-test/") }.map(\.topic)
+        #expect(Set(published) == ["edge/n1/status"], "\(published)")
+    }
+}

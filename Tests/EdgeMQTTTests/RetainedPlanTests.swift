@@ -1,0 +1,131 @@
+import Testing
+import Foundation
+import EdgeProtocol
+@testable import EdgeMQTT
+
+/// The retained messages for a state of the agent (Bridge.retainedPlan),
+/// and what the bridge makes of the feed's events, with no broker.
+@Suite struct RetainedPlanTests {
+    let plan = TopicPlan(prefix: "edge", node: "n1", discoveryPrefix: "homeassistant")
+
+    func config(_ streams: [StreamSettings]) -> BridgeConfig { BridgeConfig(node: "n1", streams: streams) }
+
+    func input(connected: Bool = true, grants: [StreamName: Bridge.Grant], active: Set<StreamName>) -> Bridge.PlanInput {
+        Bridge.PlanInput(agentConnected: connected, agentVersion: "0.1.0", grants: grants, active: active,
+                         devices: [DeviceInfo(id: "mpu6050@0x68", kind: "mpu6050", address: "sim", state: .present)],
+                         calibration: Bridge.Calibration(accuracy: .high, frame: .xMagneticNorthZVertical), stopping: false)
+    }
+
+    func byTopic(_ entries: [RetainedEntry]) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: entries.map { ($0.topic, String(decoding: $0.payload, as: UTF8.self)) })
+    }
+
+    @Test func anUnentitledBridgeHasOnlyItsOfflineStatus() {
+        let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .altitude)])
+        let entries = Bridge.retainedPlan(config: c, plan: plan, input: input(
+            grants: [.deviceMotion: .refused("needs motion"), .altitude: .refused("needs altitude")], active: []))
+        #expect(byTopic(entries) == ["edge/n1/status": "offline"])
+        let never = Bridge.retainedPlan(config: c, plan: plan, input: input(connected: false, grants: [:], active: []))
+        #expect(byTopic(never) == ["edge/n1/status": "offline"])
+    }
+
+    @Test func grantedStreamsAreDiscoveredAndDisabledOnesRemoved() {
+        let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .altitude, enabled: false)])
+        let t = byTopic(Bridge.retainedPlan(config: c, plan: plan, input: input(grants: [.deviceMotion: .granted], active: [.deviceMotion])))
+        #expect(t["edge/n1/status"] == "online")
+        #expect(t["edge/n1/devices"]?.contains("\"mpu6050@0x68\"") == true)
+        #expect(t["edge/n1/calibration"] == #"{"magneticFieldAccuracy":"high","frame":"xMagneticNorthZVertical"}"#)
+        for key in ["roll_deg", "pitch_deg", "heading_deg", CalibrationEntity.key] {
+            let payload = t["homeassistant/sensor/n1/\(key)/config"]
+            #expect(payload?.isEmpty == false, "\(key)")
+            #expect(HomeAssistantSchema.problems(topic: "homeassistant/sensor/n1/\(key)/config", payload: payload ?? "").isEmpty)
+        }
+        // Disabled (altitude) and unlisted (absoluteAltitude, submersion): removed.
+        for key in ["relative_altitude_m", "pressure_hpa", "temperature_c", "absolute_altitude_m", "depth_m"] {
+            #expect(t["homeassistant/sensor/n1/\(key)/config"] == "", "\(key)")
+        }
+        // Planned streams are neither announced nor removed.
+        #expect(t["homeassistant/sensor/n1/steps/config"] == nil && t["homeassistant/sensor/n1/activity/config"] == nil)
+    }
+
+    @Test func aRefusedStreamIsNeitherDiscoveredNorRemoved() {
+        let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .altitude)])
+        let t = byTopic(Bridge.retainedPlan(config: c, plan: plan, input: input(
+            grants: [.deviceMotion: .granted, .altitude: .refused("no")], active: [.deviceMotion])))
+        #expect(t["homeassistant/sensor/n1/pressure_hpa/config"] == nil)
+        #expect(t["homeassistant/sensor/n1/roll_deg/config"]?.isEmpty == false)
+    }
+
+    @Test func theStatusIsOfflineWhileTheAgentIsAwayOrTheBridgeStops() {
+        let c = config([StreamSettings(stream: .deviceMotion)])
+        let away = byTopic(Bridge.retainedPlan(config: c, plan: plan, input: input(connected: false, grants: [.deviceMotion: .granted], active: [])))
+        #expect(away["edge/n1/status"] == "offline")
+        #expect(away["homeassistant/sensor/n1/roll_deg/config"]?.isEmpty == false, "entities stay (unavailable) while the agent is away")
+        var stopping = input(grants: [.deviceMotion: .granted], active: [.deviceMotion])
+        stopping.stopping = true
+        #expect(byTopic(Bridge.retainedPlan(config: c, plan: plan, input: stopping))["edge/n1/status"] == "offline")
+    }
+
+    @Test func discoveryOffPublishesNone() {
+        var c = config([StreamSettings(stream: .deviceMotion)])
+        c.topics.discovery = false
+        let t = Bridge.retainedPlan(config: c, plan: plan, input: input(grants: [.deviceMotion: .granted], active: [.deviceMotion]))
+        #expect(t.allSatisfy { $0.group != .discovery })
+    }
+
+    @Test func theStorePublishesChangesOnceAndTheStatusLast() {
+        let store = RetainedStore(wakeup: Wakeup())
+        store.replacePlan([RetainedEntry(topic: "edge/n1/status", text: "online", group: .state),
+                           RetainedEntry(topic: "homeassistant/sensor/n1/a/config", text: "{}", group: .discovery),
+                           RetainedEntry(topic: "edge/n1/devices", text: "[]", group: .state)])
+        let first = store.pending(published: [:], statusTopic: "edge/n1/status")
+        #expect(first.map(\.0.topic) == ["edge/n1/devices", "homeassistant/sensor/n1/a/config", "edge/n1/status"])
+        var published: [String: UInt64] = [:]
+        for (e, g) in first { published[e.topic] = g }
+        #expect(store.pending(published: published, statusTopic: "edge/n1/status").isEmpty)
+        store.replacePlan([RetainedEntry(topic: "edge/n1/status", text: "offline", group: .state),
+                           RetainedEntry(topic: "homeassistant/sensor/n1/a/config", text: "{}", group: .discovery)])
+        #expect(store.pending(published: published, statusTopic: "edge/n1/status").map(\.0.topic) == ["edge/n1/status"])
+        #expect(store.entries["edge/n1/devices"] == nil)
+    }
+
+    /// The feed's events, straight into a Bridge: samples become messages at
+    /// the configured rates, on capture time.
+    @Test func samplesBecomeMessagesAtTheConfiguredRates() throws {
+        let c = config([StreamSettings(stream: .deviceMotion, jsonIntervalS: 0.1, scalarsIntervalS: 1)])
+        let queue = OutboundQueue(capacity: 10_000)
+        let store = RetainedStore(wakeup: queue.wakeup)
+        let bridge = Bridge(config: c, node: "n1", queue: queue, retained: store, log: BridgeLog(keepLines: true, sink: { _ in }))
+        let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#
+        guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { Issue.record("no version"); return }
+        bridge.handle(.connected(v))
+        bridge.handle(.subscribed(.deviceMotion, intervalS: 0.1))
+        // 100 Hz for 2 s (the agent would send 10 Hz; the gate holds either way).
+        for i in 0..<200 {
+            let m = DeviceMotionSample(timestampNs: UInt64(5_000_000_000 + i * 10_000_000), attitude: Quaternion(w: 1, x: 0, y: 0, z: 0),
+                                       gravity: .zero, userAcceleration: .zero, rotationRate: .zero, headingDeg: 90,
+                                       referenceFrame: .xMagneticNorthZVertical)
+            bridge.handle(.sample(.deviceMotion(m)))
+        }
+        var topics: [String: Int] = [:]
+        var first: [String: String] = [:]
+        while let m = queue.pop() {
+            topics[m.topic, default: 0] += 1
+            if first[m.topic] == nil { first[m.topic] = String(decoding: m.payload, as: UTF8.self) }
+        }
+        #expect(topics["edge/n1/deviceMotion"] == 20)
+        // Scalars on the 1 s grid 5, 6, 7 s: a sample up to 1/16 of the
+        // interval early counts (the agent's rule), so 6.94 s stands for 7 s.
+        #expect(topics["edge/n1/attitude/roll_deg"] == 3 && topics["edge/n1/heading_deg"] == 3, "\(topics)")
+        #expect(first["edge/n1/heading_deg"] == "90.0")
+        // The JSON is the protocol's own sample object.
+        let json = try #require(first["edge/n1/deviceMotion"])
+        guard case .sample(.deviceMotion(let back)) = try ServerMessage.decode(line: Array(json.utf8)) else {
+            Issue.record("not a deviceMotion sample: \(json)"); return
+        }
+        #expect(back.timestampNs == 5_000_000_000 && back.headingDeg == 90)
+        #expect(store.entries["edge/n1/status"].map { String(decoding: $0.payload, as: UTF8.self) } == "online")
+        bridge.handle(.disconnected("the agent closed the connection"))
+        #expect(store.entries["edge/n1/status"].map { String(decoding: $0.payload, as: UTF8.self) } == "offline")
+    }
+}
