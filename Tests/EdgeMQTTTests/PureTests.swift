@@ -149,3 +149,24 @@ import EdgeProtocol
         }
     }
 }
+
+/// The fitness streams' scalars: the step count as an integer, the activity
+/// as one of the enum sensor's `options` (Home Assistant rejects a state
+/// that is not among them).
+@Suite struct FitnessScalarTests {
+    @Test func stepsAndActivityPayloads() {
+        let p = PedometerSample(timestampNs: 2_000_000_000, startNs: 1_000_000_000, steps: 42, distance: 30.5,
+                                floorsAscended: 1, floorsDescended: 0, currentCadence: 1.8, currentPace: 0.7,
+                                averageActivePace: 0.7)
+        #expect(ScalarCatalog.payloads(of: .pedometer(p)) == ["42"])
+        let options = ScalarCatalog.entities(of: .activity).first?.options ?? []
+        let cases: [(ActivityFlags, String)] = [([.stationary, .automotive], "automotive"), ([.walking], "walking"),
+                                                 ([.stationary], "stationary"), ([.unknown], "unknown"), ([], "unknown"),
+                                                 ([.running, .walking], "running"), ([.cycling], "cycling")]
+        for (flags, name) in cases {
+            let a = ActivitySample(timestampNs: 1, startNs: 0, flags: flags, confidence: .high)
+            #expect(ScalarCatalog.payloads(of: .activity(a)) == [name], "\(flags)")
+            #expect(options.contains(name))
+        }
+    }
+}

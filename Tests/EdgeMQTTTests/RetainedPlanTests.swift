@@ -40,12 +40,11 @@ import EdgeProtocol
             #expect(payload?.isEmpty == false, "\(key)")
             #expect(HomeAssistantSchema.problems(topic: "homeassistant/sensor/n1/\(key)/config", payload: payload ?? "").isEmpty)
         }
-        // Disabled (altitude) and unlisted (absoluteAltitude, submersion): removed.
-        for key in ["relative_altitude_m", "pressure_hpa", "temperature_c", "absolute_altitude_m", "depth_m"] {
+        // Disabled (altitude) and unlisted (absoluteAltitude, submersion,
+        // pedometer, activity): removed.
+        for key in ["relative_altitude_m", "pressure_hpa", "temperature_c", "absolute_altitude_m", "depth_m", "steps", "activity"] {
             #expect(t["homeassistant/sensor/n1/\(key)/config"] == "", "\(key)")
         }
-        // Planned streams are neither announced nor removed.
-        #expect(t["homeassistant/sensor/n1/steps/config"] == nil && t["homeassistant/sensor/n1/activity/config"] == nil)
     }
 
     @Test func aRefusedStreamIsNeitherDiscoveredNorRemoved() {

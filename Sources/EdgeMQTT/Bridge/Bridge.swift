@@ -236,8 +236,8 @@ public final class Bridge: Sendable {
         }
         if due.scalars {
             let entities = ScalarCatalog.entities(of: stream)
-            for (e, v) in zip(entities, ScalarCatalog.values(of: sample)) {
-                queue.push(OutboundMessage(topic: plan.scalar(e), payload: Array(ScalarCatalog.format(v, decimals: e.decimals).utf8),
+            for (e, payload) in zip(entities, ScalarCatalog.payloads(of: sample)) {
+                queue.push(OutboundMessage(topic: plan.scalar(e), payload: Array(payload.utf8),
                                            qos: config.qos.scalars, retain: config.topics.retainScalars,
                                            group: .scalars, stream: stream, captureNs: t))
             }

@@ -61,10 +61,10 @@ public enum ScalarCatalog {
         // The submersion stream exists; no chip feeds it until the MS5837 joins.
         ScalarEntity(key: "depth_m", suffix: "depth_m", source: .stream(.submersion), name: "Depth",
                      unit: "m", deviceClass: "distance", stateClass: "measurement", decimals: 2),
-        // Later streams: the topics are reserved and documented.
-        ScalarEntity(key: "steps", suffix: "steps", source: .planned("pedometer"), name: "Steps",
+        // The fitness streams (the `fitness` entitlement).
+        ScalarEntity(key: "steps", suffix: "steps", source: .stream(.pedometer), name: "Steps",
                      unit: "steps", deviceClass: nil, stateClass: "total_increasing", decimals: 0, icon: "mdi:walk"),
-        ScalarEntity(key: "activity", suffix: "activity", source: .planned("activity"), name: "Activity",
+        ScalarEntity(key: "activity", suffix: "activity", source: .stream(.activity), name: "Activity",
                      unit: nil, deviceClass: "enum", stateClass: nil, decimals: 0,
                      options: ["unknown", "stationary", "walking", "running", "automotive", "cycling"]),
     ]
@@ -92,9 +92,33 @@ public enum ScalarCatalog {
             return [s.altitude]
         case .submersion(let s):
             return [s.depth]
-        case .accelerometer, .gyroscope, .magnetometer, .accelerometerBatch, .deviceMotionBatch, .accessoryMotion:
+        case .pedometer(let p):
+            return [Double(p.steps)]
+        case .activity:
+            return [nil]   // an enum: see ``payloads(of:)``
+        case .accelerometer, .gyroscope, .magnetometer, .accelerometerBatch, .deviceMotionBatch, .accessoryMotion,
+             .pedometerEvent:
             return []
         }
+    }
+
+    /// Each of the sample's stream's entities' payload, in the order of
+    /// ``entities(of:)``: the number formatted, or for the `activity` enum
+    /// the name of one of its `options`.
+    public static func payloads(of sample: Sample) -> [String] {
+        if case .activity(let a) = sample { return [activityName(a.flags)] }
+        return zip(entities(of: sample.stream), values(of: sample)).map { format($1, decimals: $0.decimals) }
+    }
+
+    /// One name for CMMotionActivity's flags, several of which may be set
+    /// (stationary and automotive: a vehicle at a stop): the most specific
+    /// way of moving wins, then stationary, else unknown.
+    public static func activityName(_ flags: ActivityFlags) -> String {
+        for (flag, name) in [(ActivityFlags.automotive, "automotive"), (.cycling, "cycling"), (.running, "running"),
+                             (.walking, "walking"), (.stationary, "stationary")] where flags.contains(flag) {
+            return name
+        }
+        return "unknown"
     }
 
     /// `value` with `decimals` digits after the point, for a topic payload:
