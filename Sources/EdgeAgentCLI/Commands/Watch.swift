@@ -229,7 +229,8 @@ struct WatchError: Error, CustomStringConvertible, Equatable {
         return WatchError("""
             not entitled to \(stream): \(who) does not hold the "\(entitlement)" entitlement. \
             Grant it in the clients section of the agent's configuration \
-            (/etc/edge-agent/edge-agent.json5), then restart the agent:
+            (the file `edge-agent run` reads; the installed service's is \
+            /etc/edge-agent/edge-agent.json5), then restart the agent:
               clients: [ { \(subject), entitlements: ["\(entitlement)"] } ]
             """)
     }
