@@ -90,6 +90,11 @@ public struct EngineSettings: Sendable, Equatable {
     /// halves its wake-ups - the larger part of the agent's CPU - for at most
     /// this much extra latency; capture timestamps are unaffected.
     public var deliveryInterval: Double = 0.02
+    /// The submersion stream's depth model (water type, gravity, latitude).
+    public var water = DepthSettings()
+    /// Thresholds of the submersion state machine (``SubmersionSettings``);
+    /// the sensor's full scale is filled in from the chip.
+    public var submersion = SubmersionSettings(sensorMaximumPascals: BMP280Range.maximumPascals)
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
                 qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,

@@ -14,6 +14,8 @@ import EdgeProtocol
 /// | `FusionStage` | attitude (VQF) → accelerometer, gyroscope, device motion |
 /// | `AccessoryStage` | the accessory IMU's attitude → accessory motion |
 /// | `AltitudeStage` | barometer + vertical acceleration → altitude |
+/// | `DepthSensorDevice` | the MS5837-30BA: one conversion step per tick, never waiting |
+/// | `SubmersionStage` | pressure (MS5837, else the BMP280) → depth, submersion states |
 /// | `Publisher` | samples, events and the devices snapshot to the sink; service wake-ups |
 ///
 /// ``tick(at:)`` is one loop iteration: demand, device upkeep, the reads
@@ -37,10 +39,14 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     @usableFromInline var accessory: IMUDevice<RetryingBus<Bus>>?
     @usableFromInline var magnetometer: MagnetometerDevice<RetryingBus<Bus>>?
     @usableFromInline var barometer: BarometerDevice<RetryingBus<Bus>>?
+    var depthSensor: DepthSensorDevice<RetryingBus<Bus>>?
 
     var fusion: FusionStage
     var accessoryFusion: AccessoryStage
     var altitude: AltitudeStage
+    var submersion: SubmersionStage
+    /// The depth sensor went down: its next reading restarts the submersion state.
+    var submersionNeedsRestart = false
     @usableFromInline var publisher: Publisher
     var demand: EngineDemand
     var seenDemandGeneration = -1
@@ -98,6 +104,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         fusion.filter.inputCalibration = calibration.magnetometer
         accessoryFusion = AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)
         altitude = AltitudeStage(settings: s.altitude)
+        var sub = s.submersion
+        sub.depth = s.water
+        submersion = SubmersionStage(settings: sub)
         for d in devices {
             switch (d.kind, d.role) {
             case (.mpu6050, .primary) where imu == nil:
@@ -117,6 +126,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             case (.bmp280, _) where barometer == nil:
                 barometer = BarometerDevice(device: d, driver: BMP280(bus: rb, address: d.address, clock: clock),
                                             configuration: s.bmp280, policy: policy)
+            case (.ms5837, _) where depthSensor == nil:
+                depthSensor = DepthSensorDevice(device: d, driver: MS5837(bus: rb, address: d.address, clock: clock),
+                                                policy: policy)
+                submersion.settings.sensorMaximumPascals = MS5837Variant.ms5837_30ba.maximumPressurePascals
             default:
                 continue
             }
@@ -136,6 +149,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if var u = accessory { report.append(u.startBlocking(now: clock.nowNanoseconds)); accessory = u }
         if var u = magnetometer { report.append(u.start(now: clock.nowNanoseconds)); magnetometer = u }
         if var u = barometer { report.append(u.start(now: clock.nowNanoseconds)); barometer = u }
+        if var u = depthSensor { report.append(u.start(now: clock.nowNanoseconds)); depthSensor = u }
         publisher.devicesChanged = true
         publisher.sendDevices(devicesSnapshot)
         return report
@@ -156,6 +170,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         // Slow sensors first, so a fresh field joins this tick's last IMU sample.
         if magnetometer != nil { readMagnetometer(now: now) }
         if barometer != nil { readBarometer(now: now) }
+        if depthSensor != nil { readDepthSensor(now: now) }
         if imu != nil { readPrimaryIMU(now: now) }
         if accessory != nil { readAccessoryIMU(now: now) }
         publisher.endTick(published: publisher.publishedTotal != before)
@@ -200,6 +215,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             fusion.fieldLost()
         }
         if barometer?.setIdle(!demand.devices.contains(.barometer), now: now) == true { changed = true }
+        // The depth sensor runs while the submersion stream is wanted.
+        if depthSensor?.setIdle(!publisher.wants(.submersion), now: now) == true { changed = true }
         if changed { publisher.devicesChanged = true }
     }
 
@@ -219,6 +236,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if magnetometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if let up = barometer?.isUp, !up { altitudeNeedsRestart = true }
         if barometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
+        if let up = depthSensor?.isUp, !up { submersionNeedsRestart = true }
+        if depthSensor?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
     }
     /// The barometer went down: its next conversion starts a new altitude reference.
     var altitudeNeedsRestart = false
@@ -275,7 +294,26 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         guard let r = reading else { return }
         if altitudeNeedsRestart { altitude.restart(); altitudeNeedsRestart = false }
         altitude.pressure(r, publisher: &publisher)
+        // Without a depth sensor the BMP280 is the submersion stream's (to its 110 kPa).
+        if depthSensor == nil, let pa = r.pressurePascals {
+            submersion.reading(pressurePascals: pa, temperatureCelsius: r.temperatureCelsius, at: r.captureNanoseconds,
+                               publisher: &publisher)
+        }
     }
+
+    func readDepthSensor(now: UInt64) {
+        let eventsBefore = publisher.events.count
+        let reading = depthSensor!.read(now: now, events: &publisher.events)
+        if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
+        guard let r = reading else { return }
+        if submersionNeedsRestart { submersion.restart(); submersionNeedsRestart = false }
+        submersion.reading(pressurePascals: r.pressurePascals, temperatureCelsius: r.temperatureCelsius,
+                           at: r.captureNanoseconds, publisher: &publisher)
+    }
+
+    /// Whether a submersion source is configured (CMWaterSubmersionManager's
+    /// `waterSubmersionAvailable`).
+    public var waterSubmersionAvailable: Bool { depthSensor != nil || barometer != nil }
 
     // MARK: what clients see
 
@@ -299,8 +337,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = barometer {
-            out.append(u.health.info(u.device, bus: name, streams: [.altitude, .absoluteAltitude],
+            out.append(u.health.info(u.device, bus: name, streams: depthSensor == nil ? [.altitude, .absoluteAltitude, .submersion] : [.altitude, .absoluteAltitude],
                                      rate: u.health.isReading && u.period > 0 ? 1e9 / Double(u.period) : 0,
+                                     retries: retryingBus.retryCount(forAddress: u.device.address)))
+        }
+        if let u = depthSensor {
+            out.append(u.health.info(u.device, bus: name, streams: [.submersion],
+                                     rate: u.health.isReading ? 1e9 / Double(u.period) : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         return out
@@ -317,6 +360,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if let b = barometer {
             let ok = b.health.isReading || b.health.idle
             out.append(StageStatus(name: "altitude", degraded: !ok, reason: ok ? nil : "no barometer: \(b.health.reason ?? "")"))
+        }
+        if let d = depthSensor {
+            let ok = d.health.isReading || d.health.idle
+            out.append(StageStatus(name: "submersion", degraded: !ok, reason: ok ? nil : "no depth sensor: \(d.health.reason ?? "")"))
         }
         return out
     }
@@ -343,6 +390,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if accessory?.device.id == id { return accessory?.health }
         if magnetometer?.device.id == id { return magnetometer?.health }
         if barometer?.device.id == id { return barometer?.health }
+        if depthSensor?.device.id == id { return depthSensor?.health }
         return nil
     }
 

@@ -64,6 +64,13 @@ public struct SubmersionUpdate: Sendable, Equatable {
     public var eventChanged: Bool
 }
 
+/// The BMP280's operating range tops out at 1100 hPa (BST-BMP280-DS001
+/// Table 1, "Operating pressure range 300…1100 hPa"): ≈ 0.9 m of sea water
+/// at sea level.
+public enum BMP280Range {
+    public static let maximumPascals = 110_000.0
+}
+
 public enum SubmersionStateMachine {
     /// One pressure/temperature reading at `seconds` (monotonic) captured at
     /// `timestampNs`.

@@ -123,6 +123,37 @@ public struct MS5837<Bus: I2CBus> {
         return try decoding { () throws(DecodeError) in try MS5837Compensation.compensate(raw, c, secondOrder: second) }
     }
 
+    // MARK: non-blocking use (the engine's loop: one step per tick)
+
+    /// Reads PROM word 0 and checks it names a supported MS5837 (the chip's
+    /// only identity): ``DriverError/wrongChip`` otherwise.
+    public func identify() throws(DriverError) {
+        let w0 = UInt16(truncatingIfNeeded: try query(.promRead(word: 0), count: 2))
+        let code = UInt8((w0 >> 5) & 0x7F)
+        guard let v = MS5837Variant.lookup(word0: w0), v.isSupported, w0 != 0xFFFF else {
+            throw .wrongChip(expected: .ms5837, address: address, register: 0xA0, found: code,
+                             identifiedAs: MS5837Variant.lookup(word0: w0)?.part)
+        }
+    }
+
+    /// Starts a conversion and returns at once; read it with
+    /// ``readConversion()`` after the OSR's maximum conversion time.
+    public func beginConversion(_ channel: MS5837Channel, _ osr: MS5837Oversampling) throws(DriverError) {
+        try send(.convert(channel, osr))
+    }
+
+    /// The finished conversion's 24-bit result; 0 (the chip's "no result") is
+    /// ``DriverError/timeout``.
+    public func readConversion(_ channel: MS5837Channel, _ osr: MS5837Oversampling) throws(DriverError) -> UInt32 {
+        let v = try query(.adcRead, count: 3)
+        if v == 0 {
+            throw .timeout(chip: .ms5837, address: address,
+                           waitingFor: channel == .pressure ? "a D1 (pressure) conversion" : "a D2 (temperature) conversion",
+                           milliseconds: osr.maximumConversionMilliseconds)
+        }
+        return v
+    }
+
     /// Time one ``measure()`` takes on the bus, ms (both conversions' maxima).
     public var measurementMilliseconds: Double {
         pressureOversampling.maximumConversionMilliseconds + temperatureOversampling.maximumConversionMilliseconds
