@@ -21,6 +21,7 @@ let package = Package(
     name: "EdgeMotion",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "CoreMotion", targets: ["CoreMotion"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
         // The modules that read outside input, as a library for the fuzz
@@ -73,6 +74,11 @@ let package = Package(
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
         .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        // The one client of the agent's socket: connect, version check, typed
+        // requests and samples, replies matched by id; the shared,
+        // multiplexed, reconnecting client used by CoreMotion, watch, poll and
+        // the benchmarks. Glibc sockets, no Foundation.
+        .target(name: "EdgeClient", dependencies: ["EdgeProtocol"], swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
@@ -85,16 +91,33 @@ let package = Package(
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // Apple's Core Motion API for apps (full Foundation: OperationQueue,
+        // NSObject, NSNumber), backed by the agent through EdgeClient; when no
+        // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI"]),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
-                                         "EdgeProtocol", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
+                                         "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),
+        // CoreMotion as app code uses it (public API only), in both language
+        // modes: CoreMotionAppTestsSwift5 and CoreMotionSurfaceSwift5 are
+        // symbolic links to the Swift 6 targets' directories, so the same
+        // files compile twice. The Surface targets are compile-only: every
+        // Apple signature the module provides, used as the SDK declares it.
+        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion"], path: "Tests/CoreMotionTestSupport"),
+        .target(name: "CoreMotionSurface", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurface"),
+        .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface"]),
+        .testTarget(name: "CoreMotionAppTestsSwift5",
+                    dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         // The pure chip layer alone: no bus module, no C libraries.
         .testTarget(name: "EdgeChipsCoreTests", dependencies: ["EdgeChipsCore"]),
         .testTarget(name: "EdgeChipsTests", dependencies: ["EdgeChips", "EdgeBus"]),
@@ -102,6 +125,7 @@ let package = Package(
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),

@@ -7,29 +7,15 @@ import Synchronization
 import CEdgeShims
 import EdgeProtocol
 
-/// One subscription of one client.
+/// One subscription of one client: its interval and where its grid is
+/// (``Decimator``, the one rule the agent and EdgeClient share).
 struct Subscription {
-    var intervalNs: UInt64
-    /// Capture time from which the next sample is due (0: the next sample).
-    var nextDueNs: UInt64 = 0
+    var decimator: Decimator
+    var intervalNs: UInt64 { decimator.intervalNs }
 
-    /// Decimation by capture timestamp: deliver when the sample is due, then
-    /// advance the due time by one interval (keeping the average rate even
-    /// with jittery timestamps). A tolerance of 1/16 interval accepts a
-    /// sample that arrives a hair early, and the next due time counts from
-    /// such a sample rather than from the grid: a chip whose clock runs a
-    /// little fast (the MPU-6050's is within ±1 %) then has every sample
-    /// delivered to a client asking for its rate, instead of one dropped
-    /// each time the grid has drifted a tolerance ahead.
-    mutating func isDue(_ ts: UInt64) -> Bool {
-        if intervalNs == 0 { return true }
-        let tolerance = intervalNs / 16
-        if nextDueNs != 0, ts &+ tolerance < nextDueNs { return false }
-        var next = (nextDueNs == 0 ? ts : min(ts, nextDueNs)) &+ intervalNs
-        if next &+ tolerance <= ts { next = ts &+ intervalNs } // fell behind: restart the grid
-        nextDueNs = next
-        return true
-    }
+    init(intervalNs: UInt64) { decimator = Decimator(intervalNs: intervalNs) }
+
+    mutating func isDue(_ ts: UInt64) -> Bool { decimator.admit(ts) }
 }
 
 /// A connected client; owned by the service thread.
@@ -317,11 +303,14 @@ final class ServiceLoop: @unchecked Sendable {
                                    queueCapacity: config.queueCapacity, into: &writer)
             client.enqueue(currentLine())
             clients.append(client)
-            flush(client) // the version line is always the first line
+            // The version line is always the first line; a refusal goes out
+            // in the same write, so a client that has read the version line
+            // has the refusal too (EdgeClient checks for it at connect).
             if let (code, message) = refusal(uid: uid, entitled: !entitlements.isEmpty) {
                 core.refusedCount.wrappingAdd(1, ordering: .relaxed)
-                terminate(client, code, message, now: edge_monotonic_ns())
+                terminate(client, code, message, now: edge_monotonic_ns(), keepingQueued: true)
             } else {
+                flush(client)
                 admit(client)
             }
         }
@@ -555,9 +544,11 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Sends a final error and closes the connection (after the line is
     /// written, or at a short deadline if the client does not read).
-    func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64) {
-        let discarded = c.queue.removeAll()
-        if discarded > 0 { c.counters.addDropped(discarded) }
+    func terminate(_ c: Client, _ code: ErrorCode, _ message: String, now: UInt64, keepingQueued: Bool = false) {
+        if !keepingQueued {
+            let discarded = c.queue.removeAll()
+            if discarded > 0 { c.counters.addDropped(discarded) }
+        }
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {

@@ -445,15 +445,33 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
         regs[Int(Reg.intPinCfg)] & 0x02 != 0 && regs[Int(Reg.userCtrl)] & 0x20 == 0
     }
 
-    /// Next DATA_RDY edge on the INT pin after `t` (catches up to `t` first).
-    /// Needs DATA_RDY_EN; with LATCH_INT_EN the pin stays high, so no edge
-    /// comes until INT_STATUS is read. Without latch each sample is a 50 µs pulse.
+    /// Next rising edge on the INT pin after `t` (catches up to `t` first):
+    /// every sample with DATA_RDY_EN (INT_ENABLE bit 0); with FIFO_OFLOW_EN
+    /// (bit 4) alone, the sample that does not fit in the FIFO (RM-MPU-6000A-00
+    /// rev 4.2 §4.15: "enables a FIFO buffer overflow to generate an
+    /// interrupt"; each further sample overflows again). With LATCH_INT_EN
+    /// the pin stays high, so no edge comes until INT_STATUS is read; without
+    /// latch each interrupt is a 50 µs pulse.
     public func nextDataReadyEdge(after t: UInt64) -> UInt64? {
         advance(toNanoseconds: t)
-        guard !asleep, regs[Int(Reg.intEnable)] & 0x01 != 0 else { return nil }
+        let enable = regs[Int(Reg.intEnable)]
+        guard !asleep, enable & 0x11 != 0 else { return nil }
         if regs[Int(Reg.intPinCfg)] & 0x20 != 0 && pinHigh { return nil }
         let k = t >= anchor ? (t - anchor) / period + 1 : 1
-        return anchor &+ k &* period
+        if enable & 0x01 != 0 { return anchor &+ k &* period }
+        // FIFO overflow only: the first sample whose bytes no longer fit.
+        let bytes = fifoBytesPerSample
+        guard bytes > 0 else { return nil }
+        let samplesUntilOverflow = UInt64((fifo.count - fifoCount) / bytes + 1)
+        return anchor &+ (k + samplesUntilOverflow - 1) &* period
+    }
+
+    /// Bytes each sample writes into the FIFO (FIFO_EN sources, 2 bytes
+    /// each; 0 while USER_CTRL FIFO_EN is clear).
+    var fifoBytesPerSample: Int {
+        guard regs[Int(Reg.userCtrl)] & 0x40 != 0 else { return 0 }
+        let en = regs[Int(Reg.fifoEn)]
+        return 2 * ((en & 0x08 != 0 ? 3 : 0) + (en & 0x80 != 0 ? 1 : 0) + (0..<3).filter { en & (0x40 >> UInt8($0)) != 0 }.count)
     }
 
     /// Round-trip tolerance for the current range and DLPF settings.

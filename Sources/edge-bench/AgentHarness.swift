@@ -180,7 +180,7 @@ final class AgentRun {
             if process.poll() {
                 throw BenchError("edge-agent exited (status \(process.exitStatus ?? -1)) before serving clients:\n\(process.stderrText)\(process.stdoutText)")
             }
-            if fileExists(socketPath), let fd = try? UnixSocket.connect(socketPath) { close(fd); break }
+            if fileExists(socketPath), let fd = try? BenchSocket.connect(socketPath) { close(fd); break }
             if monotonicNanoseconds() > deadline {
                 process.stop(grace: 2)
                 throw BenchError("edge-agent did not open its socket \(socketPath) within 20 s:\n\(process.stderrText)")
@@ -210,7 +210,7 @@ final class AgentRun {
             if process.poll() {
                 throw BenchError("edge-agent exited (status \(process.exitStatus ?? -1)) before serving clients:\n\(process.stderrText)\(process.stdoutText)")
             }
-            if fileExists(socketPath), let fd = try? UnixSocket.connect(socketPath) { close(fd); break }
+            if fileExists(socketPath), let fd = try? BenchSocket.connect(socketPath) { close(fd); break }
             if monotonicNanoseconds() > deadline {
                 process.stop(grace: 2)
                 throw BenchError("edge-agent did not open its socket \(socketPath) within 20 s:\n\(process.stderrText)")

@@ -1,53 +1,31 @@
-// Protocol clients for the benchmarks: a Unix-socket connection speaking the
-// agent's line-delimited JSON (EdgeService.docc/ClientProtocol.md), read on
-// its own pthread with poll(2) and bounded waits.
+// Protocol clients for the benchmarks: connections of the client library
+// (EdgeClient's AgentConnection), each read on its own pthread with bounded
+// waits, every line decoded into its typed message.
 #if canImport(Glibc)
 import Glibc
 #endif
 import Synchronization
+import EdgeClient
+import EdgeProtocol
 import EdgeEngine   // LoopThread: a joinable pthread
 
-enum UnixSocket {
-    /// A connected, blocking stream socket.
+/// The benchmarks' requests and connections go through the client library
+/// (EdgeClient): one client of the protocol for every tool.
+enum BenchSocket {
+    /// A connected socket nobody has read from yet.
     static func connect(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
-            close(fd); throw BenchError("socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
-        }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard r == 0 else {
-            let e = errno
-            close(fd)
-            throw BenchError("connect \(path): \(String(cString: strerror(e)))")
-        }
-        return fd
+        do { return try AgentSocket.connect(path) } catch { throw BenchError("connect \(path): \(error)") }
     }
 
-    /// Writes one request line (bounded: the socket is fresh, requests are tiny).
-    static func send(_ fd: Int32, _ line: String) throws {
-        var bytes = Array((line + "\n").utf8)
-        let ok = bytes.withUnsafeMutableBytes { b -> Bool in
-            var off = 0
-            while off < b.count {
-                let n = Glibc.send(fd, b.baseAddress! + off, b.count - off, Int32(MSG_NOSIGNAL))
-                if n < 0 { if errno == EINTR { continue }; return false }
-                off += n
-            }
-            return true
+    static func streams(_ names: [String]) throws -> [StreamName] {
+        try names.map { n in
+            guard let s = StreamName(rawValue: n) else { throw BenchError("no stream named \(n)") }
+            return s
         }
-        if !ok { throw BenchError("send: \(String(cString: strerror(errno)))") }
+    }
+
+    static func subscribe(_ s: StreamName, interval: Double, id: Int) -> Request {
+        Request(kind: .subscribe(s, intervalNs: UInt64((interval * 1e9).rounded())), id: .number(String(id)))
     }
 }
 
@@ -72,8 +50,8 @@ struct ClientTally: Sendable {
 /// A client that subscribes to streams and reads everything on its own
 /// thread until the agent closes the connection or ``stop()`` is called.
 final class ReadingClient: @unchecked Sendable {
-    let fd: Int32
-    let trackedStream: String?
+    let connection: AgentConnection
+    let trackedStream: StreamName?
     private let stopFlag = Atomic<Bool>(false)
     private let statsAtNs = Atomic<UInt64>(0)
     private let finished = Atomic<Bool>(false)
@@ -84,11 +62,14 @@ final class ReadingClient: @unchecked Sendable {
     /// Connects and subscribes to `streams` (interval 0: every sample).
     /// `track`: keep the capture timestamps of this stream.
     init(socket: String, streams: [String], interval: Double = 0, track: String? = nil) throws {
-        fd = try UnixSocket.connect(socket)
-        trackedStream = track
+        do { connection = try AgentConnection.connect(to: socket) } catch {
+            throw BenchError("connect \(socket): \(error)")
+        }
+        tally.versionSeen = true
+        trackedStream = track.flatMap(StreamName.init(rawValue:))
         if track != nil { tally.timestamps.reserveCapacity(1 << 16) }
-        for (i, s) in streams.enumerated() {
-            try UnixSocket.send(fd, "{\"class\":\"subscribe\",\"stream\":\"\(s)\",\"interval_s\":\(interval),\"id\":\(i + 1)}")
+        for (i, s) in try BenchSocket.streams(streams).enumerated() {
+            connection.send(BenchSocket.subscribe(s, interval: interval, id: i + 1))
         }
     }
 
@@ -109,82 +90,44 @@ final class ReadingClient: @unchecked Sendable {
         thread = nil
     }
 
-    deinit { close(fd) }
-
     private func readLoop() {
         defer { finished.store(true, ordering: .releasing) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var line: [UInt8] = []
-        line.reserveCapacity(4096)
         var statsSent = false
         while !stopFlag.load(ordering: .relaxed) {
             if !statsSent {
                 let at = statsAtNs.load(ordering: .relaxed)
                 if at != 0 && monotonicNanoseconds() >= at {
                     statsSent = true
-                    try? UnixSocket.send(fd, "{\"class\":\"stats\",\"id\":\"bench\"}")
+                    connection.send(Request(kind: .stats, id: .string("bench")))
                 }
             }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let r = Glibc.poll(&p, 1, 100)
-            if r < 0 { if errno == EINTR { continue }; tally.endedBy = "poll error"; return }
-            if r == 0 { continue }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-            if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; tally.endedBy = "recv error"; return }
-            if n == 0 { tally.endedBy = "agent closed"; return }
-            tally.bytes += n
-            var start = 0
-            for i in 0..<n where buffer[i] == 0x0A {
-                line.append(contentsOf: buffer[start..<i])
-                handle(line)
-                line.removeAll(keepingCapacity: true)
-                start = i + 1
+            let line: ReceivedLine?
+            do { line = try connection.receive(timeoutMs: 100) } catch {
+                if case .disconnected = error { tally.endedBy = "agent closed" } else { tally.endedBy = "\(error)" }
+                return
             }
-            if start < n { line.append(contentsOf: buffer[start..<n]) }
+            guard let line else { continue }
+            tally.bytes += line.bytes.count + 1
+            tally.lines += 1
+            guard case .success(let m) = line.message else { continue }
+            handle(m, line)
         }
         tally.endedBy = "stopped"
     }
 
-    private static let samplePrefix = Array("{\"class\":\"sample\",\"stream\":\"".utf8)
-    private static let timestampKey = Array("\"timestamp_ns\":".utf8)
-
-    private func handle(_ l: [UInt8]) {
-        tally.lines += 1
-        if l.starts(with: Self.samplePrefix) {
-            var i = Self.samplePrefix.count
-            let nameStart = i
-            while i < l.count && l[i] != 0x22 { i += 1 }
-            let name = String(decoding: l[nameStart..<i], as: UTF8.self)
-            tally.samples[name, default: 0] += 1
-            if name == trackedStream, let t = Self.integer(after: Self.timestampKey, in: l, from: i) {
-                tally.timestamps.append(UInt64(t))
-            }
-            return
+    private func handle(_ m: ServerMessage, _ line: ReceivedLine) {
+        switch m {
+        case .sample(let s):
+            tally.samples[s.stream.rawValue, default: 0] += 1
+            if s.stream == trackedStream { tally.timestamps.append(s.timestampNs) }
+        case .subscribed: tally.subscribedReplies += 1
+        case .shutdown: tally.shutdownSeen = true
+        case .error: tally.errors.append(line.text)
+        case .stats(_, let delivered, let dropped, _, _):
+            tally.statsDropped = dropped
+            tally.statsDelivered = delivered
+        default: break
         }
-        let text = String(decoding: l, as: UTF8.self)
-        if text.hasPrefix("{\"class\":\"version\"") { tally.versionSeen = true }
-        else if text.hasPrefix("{\"class\":\"subscribed\"") { tally.subscribedReplies += 1 }
-        else if text.hasPrefix("{\"class\":\"shutdown\"") { tally.shutdownSeen = true }
-        else if text.hasPrefix("{\"class\":\"error\"") { tally.errors.append(text) }
-        else if text.hasPrefix("{\"class\":\"stats\"") {
-            tally.statsDropped = Self.integer(after: Array("\"dropped\":".utf8), in: l, from: 0)
-            tally.statsDelivered = Self.integer(after: Array("\"delivered\":".utf8), in: l, from: 0)
-        }
-    }
-
-    /// The non-negative integer right after `key` in `l` (searching from `from`).
-    static func integer(after key: [UInt8], in l: [UInt8], from: Int) -> Int? {
-        guard l.count >= key.count else { return nil }
-        var i = from
-        while i + key.count <= l.count {
-            if l[i] == key[0] && l[i..<(i + key.count)].elementsEqual(key) {
-                var j = i + key.count, v = 0, digits = 0
-                while j < l.count, l[j] >= 0x30, l[j] <= 0x39 { v = v * 10 + Int(l[j] - 0x30); j += 1; digits += 1 }
-                return digits > 0 ? v : nil
-            }
-            i += 1
-        }
-        return nil
     }
 }
 
@@ -192,41 +135,43 @@ final class ReadingClient: @unchecked Sendable {
 /// version line): its socket buffer and its queue in the agent fill up.
 final class SilentClient {
     let fd: Int32
+    /// The socket was handed to a connection (which closes it).
+    private var handedOver = false
+    deinit { if !handedOver { close(fd) } }
     init(socket: String, streams: [String], interval: Double = 0) throws {
-        fd = try UnixSocket.connect(socket)
-        for (i, s) in streams.enumerated() {
-            try UnixSocket.send(fd, "{\"class\":\"subscribe\",\"stream\":\"\(s)\",\"interval_s\":\(interval),\"id\":\(i + 1)}")
+        fd = try BenchSocket.connect(socket)
+        var w = JSONWriter()
+        for (i, s) in try BenchSocket.streams(streams).enumerated() {
+            BenchSocket.subscribe(s, interval: interval, id: i + 1).encode(into: &w)
         }
+        AgentSocket.sendAll(fd, w.bytes)
     }
-    deinit { close(fd) }
 
     /// Asks for this connection's `stats`, then reads (at most `seconds`)
     /// until the reply arrives: how many sample lines came before it and the
     /// agent's `dropped` count for this connection.
     func drainForStats(seconds: Double) -> (samples: Int, dropped: Int?) {
-        try? UnixSocket.send(fd, "{\"class\":\"stats\",\"id\":\"silent\"}")
+        var w = JSONWriter()
+        Request(kind: .stats, id: .string("silent")).encode(into: &w)
+        AgentSocket.sendAll(fd, w.bytes)
         let end = monotonicNanoseconds() + UInt64(seconds * 1e9)
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var line: [UInt8] = []
+        // The connection takes the socket over now: its first line is the
+        // version line nobody has read.
+        handedOver = true
+        guard let c = try? AgentConnection.handshake(fd: fd, path: "silent client", timeoutMs: Int(seconds * 1000)) else {
+            return (0, nil)
+        }
         var samples = 0
-        let key = Array("\"dropped\":".utf8)
         while monotonicNanoseconds() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let r = Glibc.poll(&p, 1, 100)
-            if r <= 0 { continue }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-            if n <= 0 { break }
-            var start = 0
-            for i in 0..<n where buffer[i] == 0x0A {
-                line.append(contentsOf: buffer[start..<i])
-                if line.starts(with: Array("{\"class\":\"sample\"".utf8)) { samples += 1 }
-                else if line.starts(with: Array("{\"class\":\"stats\"".utf8)) {
-                    return (samples, ReadingClient.integer(after: key, in: line, from: 0))
-                }
-                line.removeAll(keepingCapacity: true)
-                start = i + 1
+            guard let line = try? c.receive(timeoutMs: 100) else {
+                if c.isClosed { break }
+                continue
             }
-            if start < n { line.append(contentsOf: buffer[start..<n]) }
+            switch line.message {
+            case .success(.sample): samples += 1
+            case .success(.stats(_, _, let dropped, _, _)): return (samples, dropped)
+            default: break
+            }
         }
         return (samples, nil)
     }

@@ -253,6 +253,26 @@ import EdgeLinux
         #expect(try CalibrationFile.load(from: path)[chip: "mpu6050@0x68"]?.gyro != nil)
     }
 
+    /// A scenario played on the board moves the board's own chips; one that
+    /// declares imperfections of its own would calibrate other chips than
+    /// the agent then runs (the yaw 12.7° → 41.3° regression), so it is
+    /// refused, naming both files, and nothing is written.
+    @Test func aPlayedScenarioWithItsOwnImperfectionsIsRefused() throws {
+        let dir = CalibrateCommandTests.tempDir()
+        let scenario = dir + "/own-chips.json5"
+        try """
+        { name: "own-chips", duration_s: 5, seed: 3,
+          board: { segments: [ { name: "still", duration_s: 5 } ] },
+          imperfections: { "0x68": { mpu6050: { gyro: { noiseScale: 0 } } } } }
+        """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let path = dir + "/cal.json"
+        let (rc, _, err) = run(["gyro", "--scenario", scenario, "--fast", "--duration", "2", "--output", path])
+        #expect(rc != 0)
+        #expect(err.contains("\(scenario): declares imperfections (0x68)"), "\(err)")
+        #expect(err.contains("boards") || err.contains("desk-idle"), "names the board's scenario: \(err)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func failureExitsOneWithTheReasonAndWritesNothing() {
         let path = CalibrateCommandTests.tempDir() + "/cal.json"
         let (rc, _, err) = run(["mag", "--scenario", repositoryRoot + "/scenarios/rotate-z.json5", "--fast",

@@ -444,11 +444,14 @@ struct SampleChecks {
         let median = sortedIntervals[sortedIntervals.count / 2]
         #expect(abs(median - DaemonFixture.motionIntervalS) <= DaemonFixture.imuPeriodS + 1e-4,
                 "median interval between deviceMotion samples \(median) s, wanted 0.05 s ± one IMU period")
-        // Decimation runs on a fixed grid with a tolerance of 1/16 interval:
-        // on average a client never gets samples faster than it asked for.
+        // Decimation runs on a grid with a tolerance of 1/16 interval that
+        // follows the chip's clock when it runs fast (so a client asking for
+        // the chip's own rate loses no sample): on average a client never
+        // gets samples faster than it asked for by more than the chip's
+        // clock tolerance (PS-MPU-6000A-00 rev 3.4: ±1 % with the PLL clock).
         let span = Double(stamps.last! - stamps.first!) / 1e9
-        #expect(span + DaemonFixture.motionIntervalS / 16 + 1e-6 >= Double(stamps.count - 1) * DaemonFixture.motionIntervalS,
-                "\(stamps.count) samples in \(span) s is faster than one per 0.05 s")
+        #expect(span * 1.01 + DaemonFixture.motionIntervalS / 16 + 1e-6 >= Double(stamps.count - 1) * DaemonFixture.motionIntervalS,
+                "\(stamps.count) samples in \(span) s is faster than one per 0.05 s, beyond the chip's clock tolerance")
         // The slow turn about board Z (10 °/s) shows in the rotation rate.
         let sortedRates = turnRates.sorted()
         if !sortedRates.isEmpty {

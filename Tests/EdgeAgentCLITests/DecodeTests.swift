@@ -150,8 +150,17 @@ func jsonValue(_ json: String, _ key: String) -> String? {
 /// sheets, sensors.md: MPU-6050 WHO_AM_I 0x75 = 0x68, BMP280 id 0xD0 = 0x58,
 /// QMC5883L CHIP_ID 0x0D = 0xFF), a CRLF file.
 @Suite struct DecodeDamagedDumpTests {
+    /// One folder per suite instance (Swift Testing makes one per test),
+    /// removed when the test ends.
+    final class Scratch {
+        let folder = NSTemporaryDirectory() + "decode-tests-\(UUID().uuidString)"
+        init() { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(atPath: folder) }
+    }
+    let scratch = Scratch()
+
     func temporaryDump(_ text: String) throws -> String {
-        let p = NSTemporaryDirectory() + "decode-\(UUID().uuidString).txt"
+        let p = scratch.folder + "/dump-\(UUID().uuidString).txt"
         try text.write(toFile: p, atomically: true, encoding: .utf8)
         return p
     }

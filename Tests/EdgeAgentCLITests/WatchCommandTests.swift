@@ -336,36 +336,45 @@ enum WatchFixture {
         #expect(err().contains("did not start with a version line"), "\(err())")
     }
 
+    /// The session reads the client library's typed messages: a line that
+    /// does not decode (out-of-range counts, unknown states, broken samples)
+    /// never reaches it, so nothing traps and nothing is invented.
     @Test func sessionSkipsWhatItCannotReadAndPacesOnMotion() throws {
         var session = WatchSession(options: .init(socketPath: "/tmp/x.sock", count: nil, plain: true), terminal: false)
-        var sent: [String] = []
-        func feed(_ line: String) throws -> WatchSession.Action {
-            session.handle(try JSONValue.parse(Array(line.utf8)), send: { sent.append($0) })
+        var sent: [Request] = []
+        /// The action for `line`, or nil when the line does not decode (the
+        /// watcher skips it).
+        func feed(_ line: String) -> WatchSession.Action? {
+            guard let m = try? ServerMessage.decode(line: Array(line.utf8)) else { return nil }
+            return session.handle(m, send: { sent.append($0) })
         }
-        #expect(try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000}"#) == .none)
-        #expect(sent == [#"{"class":"devices","id":"watch-devices"}"#, #"{"class":"stats","id":"watch-stats"}"#])
-        // Counts out of range, unknown states and classes, broken samples: no trap, nothing invented.
-        #expect(try feed(#"{"class":"devices","devices":[{"id":"imu","state":"sleeping","errorCount":1e300},{"kind":"x"}]}"#) == .redraw)
-        #expect(session.state.devices == [WatchDevice(id: "imu", kind: "?", state: "sleeping", errorCount: 0, resetCount: 0)])
+        #expect(feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#) == WatchSession.Action.none)
+        #expect(sent == [Request(kind: .devices, id: .string("watch-devices")), Request(kind: .stats, id: .string("watch-stats"))])
+        // Counts out of range, unknown states and classes, broken samples: skipped.
+        #expect(feed(#"{"class":"devices","devices":[{"id":"imu","state":"sleeping","errorCount":1e300},{"kind":"x"}]}"#) == nil)
+        #expect(session.state.devices.isEmpty)
+        #expect(feed(#"{"class":"devices","devices":[{"id":"imu","kind":"mpu6050","address":"simulated@0x68","state":"present","streams":["deviceMotion"],"rate_hz":100.0,"errorCount":0,"resetCount":0,"lastError":null,"reason":null}]}"#) == .redraw)
+        #expect(session.state.devices == [WatchDevice(id: "imu", kind: "mpu6050", state: "present", errorCount: 0, resetCount: 0, streams: ["deviceMotion"])])
         #expect(sent.count == 5, "\(sent)") // + deviceMotion, altitude, absoluteAltitude subscriptions
-        #expect(try feed(#"{"class":"subscribed","stream":"deviceMotion"}"#) == .none)
-        #expect(try feed(#"{"class":"telemetry","x":1}"#) == .none)
-        #expect(try feed(#"{"class":"stats","dropped":-1e40}"#) == .none)
+        #expect(sent[2] == Request(kind: .subscribe(.deviceMotion, intervalNs: 50_000_000)))
+        #expect(feed(#"{"class":"subscribed","stream":"deviceMotion","interval_s":0.05,"entitlement":"motion"}"#) == WatchSession.Action.none)
+        #expect(feed(#"{"class":"telemetry","x":1}"#) == WatchSession.Action.none)
+        #expect(feed(#"{"class":"stats","dropped":-1e40}"#) == nil)
         #expect(session.state.dropped == nil)
-        #expect(try feed(#"{"class":"sample","stream":"deviceMotion","timestamp_ns":1}"#) == .none)
+        #expect(feed(#"{"class":"sample","stream":"deviceMotion","timestamp_ns":1}"#) == nil)
         #expect(session.state.motion == nil)
         // Altitude waits for motion (a second of capture time), motion paces.
-        #expect(try feed(#"{"class":"sample","stream":"altitude","timestamp_ns":1000000000,"relativeAltitude_m":1,"pressure_pa":1,"temperature_c":1}"#) == .none)
+        #expect(feed(#"{"class":"sample","stream":"altitude","timestamp_ns":1000000000,"relativeAltitude_m":1,"pressure_pa":1,"temperature_c":1}"#) == WatchSession.Action.none)
         func m(_ t: String) -> String {
-            #"{"class":"sample","stream":"deviceMotion","timestamp_ns":\#(t),"attitude":{"w":1,"x":0,"y":0,"z":0}}"#
+            #"{"class":"sample","stream":"deviceMotion","timestamp_ns":\#(t),"attitude":{"w":1,"x":0,"y":0,"z":0},"gravity_mps2":{"x":0,"y":0,"z":-9.80665},"userAcceleration_mps2":{"x":0,"y":0,"z":0},"rotationRate_radps":{"x":0,"y":0,"z":0},"magneticField_uT":{"x":0,"y":0,"z":0},"magneticFieldAccuracy":"uncalibrated","heading_deg":null,"frame":"xArbitraryZVertical"}"#
         }
-        #expect(try feed(m("1000000000")) == .update)
-        #expect(try feed(m("1400000000")) == .none)
-        #expect(try feed(m("1500000000")) == .update)
+        #expect(feed(m("1000000000")) == .update)
+        #expect(feed(m("1400000000")) == WatchSession.Action.none)
+        #expect(feed(m("1500000000")) == .update)
         #expect(session.state.motionRateHz == 4)
         // Motion silent for a second: altitude takes over.
-        #expect(try feed(#"{"class":"sample","stream":"altitude","timestamp_ns":2600000000,"relativeAltitude_m":2,"pressure_pa":1,"temperature_c":1}"#) == .update)
-        #expect(try feed(#"{"class":"error","code":"flood","message":"too many","closesConnection":true}"#)
+        #expect(feed(#"{"class":"sample","stream":"altitude","timestamp_ns":2600000000,"relativeAltitude_m":2,"pressure_pa":1,"temperature_c":1}"#) == .update)
+        #expect(feed(#"{"class":"error","code":"flood","message":"too many","closesConnection":true}"#)
                 == .fail("the agent closed the connection: flood: too many"))
     }
 
@@ -375,9 +384,9 @@ enum WatchFixture {
     @Test func degradedDeviceShowsItsStateAndReason() throws {
         var session = WatchSession(options: .init(socketPath: "/tmp/x.sock", count: nil, plain: true), terminal: false)
         func feed(_ line: String) throws -> WatchSession.Action {
-            session.handle(try JSONValue.parse(Array(line.utf8)), send: { _ in })
+            session.handle(try ServerMessage.decode(line: Array(line.utf8)), send: { _ in })
         }
-        _ = try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000}"#)
+        _ = try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":[],"maxLineBytes":4096,"queueCapacity":256}"#)
         _ = try feed(#"{"class":"devices","devices":[{"id":"mpu6050@0x68","kind":"mpu6050","address":"simulated@0x68","state":"present","streams":["deviceMotion"],"rate_hz":200.0,"errorCount":0,"resetCount":0,"lastError":null,"reason":null,"retryCount":0,"stallCount":0},{"id":"qmc5883l@0x0d","kind":"qmc5883l","address":"simulated@0x0d","state":"degraded","streams":["magnetometer"],"rate_hz":100.0,"errorCount":4,"resetCount":1,"lastError":"read 6 bytes at 0x00: I/O error (EIO)","reason":"no new field for 5 output periods: re-initialising","retryCount":2,"stallCount":1}]}"#)
         let view = WatchView.render(session.state)
         #expect(view.contains("  qmc5883l@0x0d  qmc5883l  degraded  errors 4    resets 1  retries 2  stalls 1"), "\(view)")

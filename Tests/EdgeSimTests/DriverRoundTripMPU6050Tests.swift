@@ -454,22 +454,16 @@ import EdgeSim
     /// With `fifo: true` the driver enables FIFO_OFLOW_EN (INT_ENABLE bit 4,
     /// RM §4.15: "enables a FIFO buffer overflow to generate an
     /// interrupt"), and docs/simulators.md says the INT pin is gated by
-    /// INT_ENABLE. KNOWN SIMULATOR GAP (not fixed here):
-    /// `MPU6050Model.nextDataReadyEdge` returns nil unless DATA_RDY_EN is
-    /// set, so with FIFO_OFLOW_EN alone the overflow never reaches the INT
-    /// line (and with LATCH_INT_EN the model even raises `pinHigh` without
-    /// ever reporting the edge). The overflow itself does reach the driver
-    /// through INT_STATUS (checked outside the known issue).
+    /// INT_ENABLE: the overflow reaches the INT line at the sample that does
+    /// not fit, and the driver through INT_STATUS.
     @Test func fifoOverflowInterruptOnTheINTLine() throws {
         let truth = Self.truth(gyro: .dps1000, accel: .g8)
         var rig = try Self.start(Self.fifoConfig(.hz184, 1000), truth: truth, seed: 23)
         let line = try #require(rig.board.dataReadyLine(forAddress: 0x68))
         let start = rig.clock.nowNanoseconds
         let edge = try line.waitForEdge(timeoutNanoseconds: 200_000_000)
-        withKnownIssue("the model's INT line only reports DATA_RDY edges, never FIFO overflow") {
-            // 14-byte records at 1 kHz overflow 1024 bytes with the 74th sample.
-            #expect(edge == start + 74_000_000, "INT edge \(edge.map { "\(Double($0 - start) / 1e6) ms" } ?? "none") after start")
-        }
+        // 14-byte records at 1 kHz overflow 1024 bytes with the 74th sample.
+        #expect(edge == start + 74_000_000, "INT edge \(edge.map { "\(Double($0 - start) / 1e6) ms" } ?? "none") after start")
         let e = #expect(throws: DriverError.self) { try rig.mpu.drainFIFO { _ in } }
         guard case .fifoOverflow(0x68, _, let reason)? = e else {
             Issue.record("expected fifoOverflow, got \(String(describing: e))"); return

@@ -6,6 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import EdgeClient
 import EdgeProtocol
 
 /// `edge-agent poll STREAM`: the latest sample of one stream from a running
@@ -61,9 +62,14 @@ public enum PollCommand: Subcommand {
         let choice = try WatchCommand.chooseSocket(socket: socket, config: configArg,
                                                    environment: ProcessInfo.processInfo.environment)
         if !choice.explicit && !json { console.error("edge-agent poll: socket \(choice.path) (\(choice.source))") }
-        let c = try WatchConnection.connect(choice.path, configPath: choice.configPath,
-                                            configuredGroup: choice.configuredGroup)
-        let reply = try exchange(c, stream: stream, timeoutMs: 5000)
+        let reply: Reply
+        do {
+            let c = try AgentConnection.connect(to: choice.path, timeoutMs: 5000, configPath: choice.configPath,
+                                                configuredGroup: choice.configuredGroup)
+            reply = try exchange(c, stream: stream, timeoutMs: 5000)
+        } catch {
+            throw WatchError(error, tool: "edge-agent poll")
+        }
         if json {
             console.print(String(reply.line.dropLast()) + ",\"age_s\":" + fixed(reply.ageSeconds, 6) + "}")
         } else {
@@ -91,77 +97,45 @@ public enum PollCommand: Subcommand {
         var ageSeconds: Double { agentNowNs >= captureNs ? Double(agentNowNs - captureNs) / 1e9 : 0 }
     }
 
-    /// A whole unsigned integer from a JSON number's literal (no rounding
-    /// through Double, so nanoseconds beyond 2^53 stay exact).
-    static func exactInteger(_ v: JSONValue?) -> UInt64? {
-        if case .number(_, let literal)? = v { return UInt64(literal) }
-        return nil
-    }
-
-    /// Version line, then `poll`, `ping` and `streams`; waits (bounded) for
-    /// the three replies.
-    static func exchange(_ c: WatchConnection, stream: StreamName, timeoutMs: Int64) throws -> Reply {
-        let started = WatchSession.monotonicMs()
-        var versionSeen = false
+    /// `poll`, `ping` and `streams`, each reply matched by its id (bounded).
+    static func exchange(_ c: AgentConnection, stream: StreamName, timeoutMs: Int) throws(AgentClientError) -> Reply {
+        let sampleID = c.send(.poll(stream))
+        let pingID = c.send(.ping)
+        let streamsID = c.send(.streams)
+        let deadline = monotonicNowNs() + UInt64(timeoutMs) * 1_000_000
         var sample: (line: String, t: UInt64)?
         var now: UInt64?
         var idle: Bool?
         while sample == nil || now == nil || idle == nil {
-            if WatchSession.monotonicMs() - started > timeoutMs {
-                throw WatchError("no answer from \(c.path) within \(timeoutMs / 1000) s; is it an edge-agent socket?")
+            let left = deadline > monotonicNowNs() ? deadline - monotonicNowNs() : 0
+            guard left > 0 else {
+                throw .timedOut(path: c.socketPath, waitingFor: "answer", seconds: Double(timeoutMs) / 1000)
             }
-            let lines = try c.readLines(timeoutMs: 200)
-            for line in lines {
-                guard let m = try? JSONValue.parse(Array(line.utf8)) else { continue }
-                let cls = WatchSession.string(m["class"])
-                if !versionSeen {
-                    guard cls == "version" else {
-                        throw WatchError("\(c.path) did not start with a version line; is it an edge-agent socket?")
-                    }
-                    guard let p = WatchSession.number(m["protocol"]), Int(exactly: p) == EdgeProtocolInfo.version else {
-                        throw WatchError("the agent at \(c.path) speaks another protocol than \(EdgeProtocolInfo.version); use the edge-agent tool of the same release as the agent.")
-                    }
-                    versionSeen = true
-                    c.send(#"{"class":"poll","stream":"\#(stream.rawValue)","id":"poll"}"#)
-                    c.send(#"{"class":"ping","id":"poll-now"}"#)
-                    c.send(#"{"class":"streams","id":"poll-streams"}"#)
-                    continue
-                }
-                let id = WatchSession.string(m["id"])
-                switch cls {
-                case "sample" where WatchSession.string(m["stream"]) == stream.rawValue && sample == nil:
-                    guard let t = exactInteger(m["timestamp_ns"]) else { throw WatchError("the agent's sample has no timestamp_ns: \(line)") }
-                    sample = (line, t)
-                case "pong" where id == "poll-now":
-                    now = exactInteger(m["timestamp_ns"])
-                    if now == nil { throw WatchError("the agent's pong has no timestamp_ns: \(line)") }
-                case "streams" where id == "poll-streams":
-                    var nobody = false
-                    if case .array(let list)? = m["streams"] {
-                        for e in list where WatchSession.string(e["stream"]) == stream.rawValue {
-                            nobody = e["demandInterval_s"] == .null
-                        }
-                    }
-                    idle = nobody
-                case "error" where id == "poll":
-                    let code = WatchSession.string(m["code"]) ?? "?"
-                    let message = WatchSession.string(m["message"]) ?? ""
-                    if code == "noSample" {
-                        throw WatchError("no sample of \(stream.rawValue) yet: the stream has produced none since the agent started (nobody subscribes to it, so its sensors may be idle). Subscribe first (e.g. `edge-agent watch`), or list \"\(stream.rawValue)\" in always_on in the agent's configuration.")
-                    }
-                    if code == "notEntitled" {
-                        throw WatchError.notEntitled(stream: stream.rawValue, entitlement: stream.entitlement.rawValue,
-                                                     user: nil, uid: nil)
-                    }
-                    throw WatchError("the agent refused the poll: \(code): \(message)")
-                case "shutdown":
-                    throw WatchError("the agent shut down before it answered.")
-                default:
-                    break
-                }
+            let line: ReceivedLine?
+            do { line = try c.receive(timeoutMs: Int32(clamping: left / 1_000_000 + 1)) } catch .disconnected {
+                throw .disconnected(path: c.socketPath, reason: "it closed the connection before it answered")
             }
-            if c.closed { throw WatchError("the agent at \(c.path) closed the connection before it answered.") }
+            guard let line, case .success(let m) = line.message else { continue }
+            switch m {
+            case .sample(let s) where s.stream == stream && sample == nil:
+                // The poll's reply: replies come in request order, so the
+                // first sample of the stream before the pong is it.
+                if now == nil { sample = (line.text, s.timestampNs) }
+            case .pong(let t, pingID):
+                now = t
+            case .streams(let list, streamsID):
+                idle = list.first { $0.stream == stream }.map { $0.demandIntervalS == nil } ?? false
+            case .error(.noSample?, _, _, _, sampleID):
+                throw .refused(code: .noSample, codeName: "noSample", message: "no sample of \(stream.rawValue) yet: the stream has produced none since the agent started (nobody subscribes to it, so its sensors may be idle). Subscribe first (e.g. `edge-agent watch`), or list \"\(stream.rawValue)\" in always_on in the agent's configuration.", stream: stream)
+            case .error(let code, let name, let message, let s, sampleID):
+                throw AgentClientError.reply(code: code, codeName: name, message: message, stream: s, uid: nil)
+            case .shutdown:
+                throw .disconnected(path: c.socketPath, reason: "the agent shut down before it answered")
+            default:
+                break
+            }
         }
         return Reply(line: sample!.line, captureNs: sample!.t, agentNowNs: now!, nobodySubscribes: idle!)
     }
+
 }

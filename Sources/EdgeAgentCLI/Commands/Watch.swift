@@ -9,6 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeClient
 import EdgeConfig
 import EdgeProtocol
 
@@ -68,7 +69,7 @@ public enum WatchCommand: Subcommand {
     """
 
     /// Environment variable naming the agent's socket.
-    public static let socketEnvironmentVariable = "EDGE_AGENT_SOCKET"
+    public static let socketEnvironmentVariable = AgentSocketLocator.environmentVariable
 
     /// The socket used without `--socket`: `$EDGE_AGENT_SOCKET` when set and
     /// not empty, else `configuredPath` (the configuration file's socket path,
@@ -102,28 +103,18 @@ public enum WatchCommand: Subcommand {
     static func chooseSocket(socket: String?, config configArg: String?, environment env: [String: String],
                              executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws -> SocketChoice {
         if let socket { return SocketChoice(path: socket, source: "--socket", explicit: true) }
-        func fromConfig(_ path: String) throws -> SocketChoice {
-            let config: AgentConfig
-            do {
-                config = try ConfigLoader.load(AgentConfig.self, from: path)
-            } catch {
-                throw SetupError(error, hint: BoardSession.configHint(error, configArg: configArg, environment: env))
+        let location: AgentSocketLocation
+        do {
+            if let configArg {
+                location = try AgentSocketLocator.fromConfig(configArg)
+            } else {
+                location = try AgentSocketLocator.locate(environment: env, executablePaths: executablePaths)
             }
-            return SocketChoice(path: EngineSetup.path(config.service.socketPath, config: path),
-                                source: "service.socket_path of \(path)", explicit: configArg != nil,
-                                configPath: path, configuredGroup: config.service.socketGroup)
+        } catch {
+            throw SetupError(error, hint: BoardSession.configHint(error, configArg: configArg, environment: env))
         }
-        if let configArg { return try fromConfig(configArg) }
-        if let p = env[socketEnvironmentVariable], !p.isEmpty {
-            return SocketChoice(path: p, source: "$\(socketEnvironmentVariable)", explicit: false)
-        }
-        if let found = BoardLocator.defaultConfigPath(environment: env, executablePaths: executablePaths) {
-            return try fromConfig(found)
-        }
-        let tried = BoardLocator.configCandidates(environment: env, executablePaths: executablePaths)
-        return SocketChoice(path: EdgeProtocolInfo.defaultSocketPath,
-                            source: "the system service's socket; no configuration file found (looked for \(tried.joined(separator: ", ")))",
-                            explicit: false)
+        return SocketChoice(path: location.path, source: location.source, explicit: configArg != nil,
+                            configPath: location.configPath, configuredGroup: location.configuredGroup)
     }
 
     /// What the command line asked for.
@@ -177,8 +168,13 @@ public enum WatchCommand: Subcommand {
     /// the test process's signal dispositions.
     static func watch(_ o: Options, console: Console, handleSignals: Bool) throws -> Int32 {
         let terminal = console.isTerminal && !o.plain
-        let connection = try WatchConnection.connect(o.socketPath, configPath: o.configPath,
-                                                     configuredGroup: o.configuredGroup)
+        let connection: AgentConnection
+        do {
+            connection = try AgentConnection.connect(to: o.socketPath, timeoutMs: Int(o.handshakeTimeoutMs),
+                                                     configPath: o.configPath, configuredGroup: o.configuredGroup)
+        } catch {
+            throw WatchError(error)
+        }
         var session = WatchSession(options: o, terminal: terminal)
         let signals = handleSignals ? WatchSignals.install() : nil
         var stoppedBy: Int32 = 0
@@ -206,26 +202,22 @@ struct WatchError: Error, CustomStringConvertible, Equatable {
     /// joining root: a socket owned by group root needs a group configured.
     static func connect(path: String, errno e: Int32, socketGroup: String?, configuredGroup: String? = nil,
                         configPath: String? = nil) -> WatchError {
+        WatchError(AgentClientError.connect(path: path, errno: e, socketGroup: socketGroup,
+                                            configuredGroup: configuredGroup, configPath: configPath).description)
+    }
+
+    /// A client error in the watcher's words (the protocol advice names the tool).
+    init(_ e: AgentClientError, tool: String = "edge-agent watch") {
         switch e {
-        case ENOENT, ECONNREFUSED, ENOTDIR:
-            let what = e == ECONNREFUSED ? "nothing is listening on \(path)" : "no agent socket at \(path)"
-            return WatchError("\(what). Is the agent running? Check with `systemctl status edge-agent`, or start one with `edge-agent run`. (Another socket: --socket PATH or $\(WatchCommand.socketEnvironmentVariable).)")
-        case EACCES, EPERM:
-            let config = configPath ?? "the agent's configuration"
-            let setting = "service.socket_group in \(config)"
-            guard let group = socketGroup ?? configuredGroup else {
-                return WatchError("permission denied connecting to \(path): the socket (or its directory) does not admit this user. Members of the socket's group may connect: find it with `ls -l \(path)`, join it (`sudo usermod -aG GROUP $USER`, then log in again), or have the agent's owner set \(setting).")
-            }
-            if group == "root" || group == "0" {
-                return WatchError("permission denied connecting to \(path): the socket belongs to group root (the agent runs as root and \(configuredGroup == nil ? "no socket group is configured" : "its socket group is root")), so only root may connect. Do not join root: give the clients a group of their own - `sudo groupadd edge-motion`, set socket_group: \"edge-motion\" under service in \(config), join it (`sudo usermod -aG edge-motion $USER`, then log in again) and restart the agent; or run the agent as your own user.")
-            }
-            var text = "permission denied connecting to \(path): the socket admits its owner and members of group '\(group)'. Add yourself (`sudo usermod -aG \(group) $USER`, then log in again) or run as a member."
-            if configPath != nil && configuredGroup == nil {
-                text += " ('\(group)' is the agent's own group, as no socket group is configured; to choose the group clients need, set \(setting) and restart the agent.)"
-            }
-            return WatchError(text)
+        case .incompatibleProtocol(let path, let agent, let client):
+            self.init("the agent at \(path) speaks protocol \(agent); this \(tool) speaks protocol \(client). Use the edge-agent tool of the same release as the agent.")
+        case .notEntitled(let stream, let entitlement, let uid, _):
+            self = WatchError.notEntitled(stream: stream.rawValue, entitlement: entitlement.rawValue,
+                                          user: uid.flatMap(AgentSocket.userName), uid: uid.map(Int.init))
+        case .timedOut(let path, "version line", let seconds):
+            self.init("no version line from \(path) within \(Int(seconds)) s; is it an edge-agent socket?")
         default:
-            return WatchError("cannot connect to \(path): \(String(cString: strerror(e))) (errno \(e))")
+            self.init(e.description)
         }
     }
 
@@ -240,110 +232,6 @@ struct WatchError: Error, CustomStringConvertible, Equatable {
             (/etc/edge-agent/edge-agent.json5), then restart the agent:
               clients: [ { \(subject), entitlements: ["\(entitlement)"] } ]
             """)
-    }
-}
-
-// MARK: - the connection
-
-/// A client socket to the agent: blocking connect, poll-bounded reads, whole
-/// lines out. Glibc only (no Foundation in the data path).
-final class WatchConnection {
-    let fd: Int32
-    let path: String
-    private var buffer: [UInt8] = []
-    private var chunk = [UInt8](repeating: 0, count: 65536)
-    /// The agent closed the connection.
-    private(set) var closed = false
-
-    private init(fd: Int32, path: String) { self.fd = fd; self.path = path }
-    deinit { close(fd) }
-
-    static func connect(_ path: String, configPath: String? = nil, configuredGroup: String? = nil) throws(WatchError) -> WatchConnection {
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity else {
-            throw WatchError("socket path must be 1 to \(capacity - 1) bytes: \(path)")
-        }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw WatchError("socket: \(String(cString: strerror(errno)))") }
-        var r: Int32
-        repeat {
-            r = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-        } while r != 0 && errno == EINTR
-        guard r == 0 else {
-            let e = errno
-            close(fd)
-            throw WatchError.connect(path: path, errno: e, socketGroup: socketGroupName(path),
-                                     configuredGroup: configuredGroup, configPath: configPath)
-        }
-        return WatchConnection(fd: fd, path: path)
-    }
-
-    /// The name of the group owning `path` (or, when the file cannot be
-    /// looked at, its directory), for the permission advice; the number when
-    /// the group database has no name for it.
-    static func socketGroupName(_ path: String) -> String? {
-        var st = stat()
-        guard stat(path, &st) == 0 || stat(BoardLocator.directory(of: path), &st) == 0 else { return nil }
-        var gr = group()
-        var result: UnsafeMutablePointer<group>?
-        var buf = [CChar](repeating: 0, count: 16384)
-        guard getgrgid_r(st.st_gid, &gr, &buf, buf.count, &result) == 0, result != nil, let name = gr.gr_name else {
-            return String(st.st_gid)
-        }
-        return String(cString: name)
-    }
-
-    /// Sends one request line. A failure shows up as EOF on the next read.
-    func send(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            off += n
-        }
-    }
-
-    /// Complete lines available within `timeoutMs` (empty on timeout or
-    /// signal; check ``closed`` for EOF). Waits at most once.
-    func readLines(timeoutMs: Int32) throws(WatchError) -> [String] {
-        var lines = takeLines()
-        if !lines.isEmpty || closed { return lines }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let r = poll(&p, 1, timeoutMs)
-        if r <= 0 { return [] } // timeout, or EINTR (a signal: the caller checks)
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR || errno == EAGAIN { return [] }
-            if errno == ECONNRESET { closed = true; return takeLines() }
-            throw WatchError("reading from \(path): \(String(cString: strerror(errno)))")
-        }
-        if n == 0 { closed = true } else { buffer.append(contentsOf: chunk[..<n]) }
-        lines = takeLines()
-        if buffer.count > 1 << 20 { throw WatchError("the agent sent a line over 1 MiB; is \(path) an edge-agent socket?") }
-        return lines
-    }
-
-    private func takeLines() -> [String] {
-        var lines: [String] = []
-        var start = 0
-        while let nl = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(String(decoding: buffer[start..<nl], as: UTF8.self))
-            start = nl + 1
-        }
-        if start > 0 { buffer.removeSubrange(0..<start) }
-        return lines
     }
 }
 
@@ -451,130 +339,93 @@ struct WatchSession {
         }
     }
 
-    static func number(_ v: JSONValue?) -> Double? {
-        if case .number(let d, _)? = v { return d }
-        return nil
-    }
-    static func string(_ v: JSONValue?) -> String? {
-        if case .string(let s)? = v { return s }
-        return nil
-    }
-    /// A count; nil unless a finite number in Int's range (a hostile or
-    /// broken peer must not trap the conversion).
-    static func int(_ v: JSONValue?) -> Int? {
-        guard let d = number(v), d.isFinite, abs(d) < 9.0e18 else { return nil }
-        return Int(d)
-    }
-    static func vector(_ v: JSONValue?) -> (x: Double, y: Double, z: Double)? {
-        guard let x = number(v?["x"]), let y = number(v?["y"]), let z = number(v?["z"]) else { return nil }
-        return (x, y, z)
-    }
-    static func timestamp(_ m: JSONValue) -> UInt64? {
-        guard let t = number(m["timestamp_ns"]), t >= 0, t < 1.8e19 else { return nil }
-        return UInt64(t)
+    static func motion(_ s: DeviceMotionSample) -> WatchMotion {
+        WatchMotion(timestampNs: s.timestampNs, w: s.attitude.w, x: s.attitude.x, y: s.attitude.y, z: s.attitude.z,
+                    rotationRate: (s.rotationRate.x, s.rotationRate.y, s.rotationRate.z),
+                    userAcceleration: (s.userAcceleration.x, s.userAcceleration.y, s.userAcceleration.z),
+                    headingDeg: s.headingDeg, frame: s.referenceFrame.rawValue,
+                    magneticAccuracy: s.magneticFieldAccuracy.wireName.description)
     }
 
-    static func motion(_ m: JSONValue) -> WatchMotion? {
-        guard let t = timestamp(m), let q = m["attitude"], let w = number(q["w"]), let x = number(q["x"]),
-              let y = number(q["y"]), let z = number(q["z"]) else { return nil }
-        return WatchMotion(timestampNs: t, w: w, x: x, y: y, z: z,
-                           rotationRate: vector(m["rotationRate_radps"]) ?? (.nan, .nan, .nan),
-                           userAcceleration: vector(m["userAcceleration_mps2"]) ?? (.nan, .nan, .nan),
-                           headingDeg: number(m["heading_deg"]),
-                           frame: string(m["frame"]) ?? "?",
-                           magneticAccuracy: string(m["magneticFieldAccuracy"]) ?? "?")
-    }
-
-    static func devices(_ m: JSONValue) -> [WatchDevice] {
-        guard case .array(let list)? = m["devices"] else { return [] }
-        return list.compactMap { d in
-            guard let id = string(d["id"]) else { return nil }
-            var streams: [String] = []
-            if case .array(let s)? = d["streams"] { streams = s.compactMap { string($0) } }
-            return WatchDevice(id: id, kind: string(d["kind"]) ?? "?", state: string(d["state"]) ?? "?",
-                               errorCount: int(d["errorCount"]) ?? 0,
-                               resetCount: int(d["resetCount"]) ?? 0,
-                               lastError: string(d["lastError"]), streams: streams,
-                               reason: string(d["reason"]),
-                               retryCount: int(d["retryCount"]) ?? 0,
-                               stallCount: int(d["stallCount"]) ?? 0)
+    static func devices(_ list: [DeviceInfo]) -> [WatchDevice] {
+        list.map { d in
+            WatchDevice(id: d.id, kind: d.kind, state: d.state.rawValue, errorCount: d.errorCount,
+                        resetCount: d.resetCount, lastError: d.lastError, streams: d.streams.map(\.rawValue),
+                        reason: d.reason, retryCount: d.retryCount, stallCount: d.stallCount)
         }
     }
+
+    /// The devices and stats requests (refreshed every second).
+    static let refreshRequests = [Request(kind: .devices, id: .string("watch-devices")),
+                                  Request(kind: .stats, id: .string("watch-stats"))]
 
     /// The subscriptions to send once the devices are known: deviceMotion at
     /// the terminal rate, altitude, absolute altitude, and the accessory IMU
     /// (with its connection events) when a device feeds it.
-    func subscriptionRequests() -> [(stream: String, intervalS: String)] {
-        var list: [(String, String)] = [("deviceMotion", "0.05"), ("altitude", "0.1"), ("absoluteAltitude", "0.5")]
+    func subscriptionRequests() -> [(stream: StreamName, intervalS: Double)] {
+        var list: [(StreamName, Double)] = [(.deviceMotion, 0.05), (.altitude, 0.1), (.absoluteAltitude, 0.5)]
         if state.accessoryConfigured {
-            list.append(("accessoryMotion", "0.05"))
-            list.append(("accessoryConnection", "1"))
+            list.append((.accessoryMotion, 0.05))
+            list.append((.accessoryConnection, 1))
         }
         return list
     }
 
-    /// Folds one message into the state. Returns what the loop should do and
-    /// the request lines to send.
-    mutating func handle(_ m: JSONValue, send: (String) -> Void) -> Action {
-        let cls = Self.string(m["class"])
+    /// Folds one message into the state. Returns what the loop should do;
+    /// `send` takes the requests to send.
+    mutating func handle(_ m: ServerMessage, send: (Request) -> Void) -> Action {
         if !versionSeen {
-            guard cls == "version" else { return notAnAgent() }
-            guard let p = Self.number(m["protocol"]) else {
-                return .fail("the version line from \(options.socketPath) has no protocol number")
-            }
-            guard Int(exactly: p) == EdgeProtocolInfo.version else {
-                return .fail("the agent at \(options.socketPath) speaks protocol \(Self.fixedOrInt(p)); this edge-agent watch speaks protocol \(EdgeProtocolInfo.version). Use the edge-agent tool of the same release as the agent.")
+            // The connection has checked the protocol; a session fed by hand
+            // (the tests) starts with the version line too.
+            guard case .version(let v) = m else { return notAnAgent() }
+            guard v.protocolVersion == EdgeProtocolInfo.version else {
+                return .fail(WatchError(.incompatibleProtocol(path: options.socketPath, agent: v.protocolVersion,
+                                                              client: EdgeProtocolInfo.version)).description)
             }
             versionSeen = true
-            state.protocolVersion = EdgeProtocolInfo.version
-            state.agent = [Self.string(m["agent"]), Self.string(m["agentVersion"])].compactMap { $0 }.joined(separator: " ")
-            uid = Self.number(m["uid"]).flatMap { Int(exactly: $0) }
-            send(#"{"class":"devices","id":"watch-devices"}"#)
-            send(#"{"class":"stats","id":"watch-stats"}"#)
+            state.protocolVersion = v.protocolVersion
+            state.agent = "\(v.agent) \(v.agentVersion)"
+            uid = Int(v.uid)
+            for r in Self.refreshRequests { send(r) }
             return .none
         }
-        switch cls ?? "" {
-        case "devices":
-            state.devices = Self.devices(m)
+        switch m {
+        case .devices(let list, _):
+            state.devices = Self.devices(list)
             if !subscriptionsSent {
-                state.accessoryConfigured = state.devices.contains { $0.streams.contains("accessoryMotion") }
+                state.accessoryConfigured = list.contains { $0.streams.contains(.accessoryMotion) }
                 for r in subscriptionRequests() {
-                    state.streams[r.stream] = .requested
-                    send(#"{"class":"subscribe","stream":"\#(r.stream)","interval_s":\#(r.intervalS)}"#)
+                    state.streams[r.stream.rawValue] = .requested
+                    send(Request(kind: .subscribe(r.stream, intervalNs: UInt64((r.intervalS * 1e9).rounded()))))
                 }
                 subscriptionsSent = true
             }
             return .redraw
-        case "stats":
-            state.dropped = Self.int(m["dropped"])
+        case .stats(_, _, let dropped, _, _):
+            state.dropped = dropped
             return .none
-        case "subscribed":
-            if let s = Self.string(m["stream"]) { state.streams[s] = .subscribed }
+        case .subscribed(let stream, _, _):
+            state.streams[stream.rawValue] = .subscribed
             return .none
-        case "sample":
-            return sample(m)
-        case "connection":
-            guard let device = Self.string(m["device"]) else { return .none }
-            let connected = m["connected"] == .bool(true)
-            // An agent older than the `state` key says only connected or not.
-            let newState = Self.string(m["state"]) ?? (connected ? "present" : "missing")
-            let reason = Self.string(m["reason"])
-            if let i = state.devices.firstIndex(where: { $0.id == device }) {
-                if state.devices[i].streams.contains("accessoryMotion") { state.accessoryConnected = connected }
-                state.devices[i].state = newState
-                state.devices[i].reason = connected ? nil : reason
+        case .sample(let sample):
+            return self.sample(sample)
+        case .connection(let e):
+            let connected = e.state.isHealthy
+            if let i = state.devices.firstIndex(where: { $0.id == e.deviceID }) {
+                if state.devices[i].streams.contains(StreamName.accessoryMotion.rawValue) { state.accessoryConnected = connected }
+                state.devices[i].state = e.state.rawValue
+                state.devices[i].reason = connected ? nil : e.reason
             }
-            send(#"{"class":"devices","id":"watch-devices"}"#)
-            var line = "event=connection device=\(device) connected=\(connected) state=\(newState)"
-            if let reason, !connected { line += " reason=\"\(reason)\"" }
+            send(Self.refreshRequests[0])
+            var line = "event=connection device=\(e.deviceID) connected=\(connected) state=\(e.state.rawValue)"
+            if let reason = e.reason, !connected { line += " reason=\"\(reason)\"" }
             return terminal ? .redraw : .event(line)
-        case "shutdown":
-            let reason = Self.string(m["reason"]).map { " (\($0))" } ?? ""
-            return .shutdown("the agent shut down\(reason); nothing more to watch.")
-        case "error":
-            return error(m)
+        case .shutdown(let reason):
+            return .shutdown("the agent shut down (\(reason)); nothing more to watch.")
+        case .error(let code, let name, let message, let stream, _):
+            return error(code: code, codeName: name, message: message, stream: stream)
         default:
-            return .none // pong, unsubscribed, and classes a newer agent adds
+            return .none // version, pong, unsubscribed, and classes a newer agent adds
         }
     }
 
@@ -582,70 +433,53 @@ struct WatchSession {
         .fail("\(options.socketPath) did not start with a version line; is it an edge-agent socket?")
     }
 
-    static func fixedOrInt(_ d: Double) -> String {
-        if let i = Int(exactly: d) { return String(i) }
-        return fixed(d, 3)
-    }
-
-    mutating func sample(_ m: JSONValue) -> Action {
-        guard let stream = Self.string(m["stream"]) else { return .none }
-        let t: UInt64
-        switch stream {
-        case "deviceMotion":
-            guard let v = Self.motion(m) else { return .none }
+    mutating func sample(_ s: Sample) -> Action {
+        let t = s.timestampNs
+        switch s {
+        case .deviceMotion(let m):
+            let v = Self.motion(m)
             state.motion = v
-            t = v.timestampNs
             motionStamps.append(t)
             if motionStamps.count > 32 { motionStamps.removeFirst(motionStamps.count - 32) }
             if let first = motionStamps.first, motionStamps.count >= 2, t > first {
                 state.motionRateHz = Double(motionStamps.count - 1) / (Double(t - first) / 1e9)
             }
-        case "accessoryMotion":
-            guard let v = Self.motion(m) else { return .none }
-            state.accessory = v
+        case .accessoryMotion(let m):
+            state.accessory = Self.motion(m)
             state.accessoryConnected = true
-            t = v.timestampNs
-        case "altitude":
-            guard let ts = Self.timestamp(m), let r = Self.number(m["relativeAltitude_m"]) else { return .none }
-            state.altitude = WatchAltitude(timestampNs: ts, relative: r, pressure: Self.number(m["pressure_pa"]) ?? .nan,
-                                           temperature: Self.number(m["temperature_c"]) ?? .nan)
-            t = ts
-        case "absoluteAltitude":
-            guard let ts = Self.timestamp(m), let a = Self.number(m["altitude_m"]) else { return .none }
-            state.absoluteAltitude = WatchAbsoluteAltitude(timestampNs: ts, altitude: a,
-                                                           accuracy: Self.number(m["accuracy_m"]) ?? .nan,
-                                                           precision: Self.number(m["precision_m"]) ?? .nan)
-            t = ts
+        case .altitude(let a):
+            state.altitude = WatchAltitude(timestampNs: t, relative: a.relativeAltitude, pressure: a.pressure,
+                                           temperature: a.temperature)
+        case .absoluteAltitude(let a):
+            state.absoluteAltitude = WatchAbsoluteAltitude(timestampNs: t, altitude: a.altitude,
+                                                           accuracy: a.accuracy, precision: a.precision)
         default:
             return .none
         }
+        let stream = s.stream
         // deviceMotion paces the updates. Other streams do only when it is
         // refused, or has been silent for a second of capture time (no IMU):
         // so the first update waits for motion, and altitude alone still shows.
         if firstSampleNs == nil { firstSampleNs = t }
-        if stream != "deviceMotion" && state.streams["deviceMotion"] == .subscribed,
+        if stream != .deviceMotion && state.streams["deviceMotion"] == .subscribed,
            t < (state.motion?.timestampNs ?? firstSampleNs ?? t) &+ 1_000_000_000 {
             return .none
         }
         if let last = lastUpdateNs, t >= last, t - last < updateIntervalNs { return .none }
-        if let last = lastUpdateNs, t < last, stream != "deviceMotion" { return .none }
+        if let last = lastUpdateNs, t < last, stream != .deviceMotion { return .none }
         lastUpdateNs = t
         return .update
     }
 
-    mutating func error(_ m: JSONValue) -> Action {
-        let code = Self.string(m["code"]) ?? "?"
-        let message = Self.string(m["message"]) ?? ""
-        let stream = Self.string(m["stream"])
-        if m["closesConnection"] == .bool(true) {
-            return .fail("the agent closed the connection: \(code): \(message)")
+    mutating func error(code: ErrorCode?, codeName: String, message: String, stream: StreamName?) -> Action {
+        if code?.closesConnection == true {
+            return .fail("the agent closed the connection: \(codeName): \(message)")
         }
-        guard let stream, state.streams[stream] != nil else { return .none }
-        if code == "notEntitled" {
-            let needed = StreamName(rawValue: stream)?.entitlement.rawValue ?? "?"
-            state.streams[stream] = .notEntitled(needed)
+        guard let stream, state.streams[stream.rawValue] != nil else { return .none }
+        if code == .notEntitled {
+            state.streams[stream.rawValue] = .notEntitled(stream.entitlement.rawValue)
         } else {
-            state.streams[stream] = .failed("\(code): \(message)")
+            state.streams[stream.rawValue] = .failed("\(codeName): \(message)")
         }
         return .redraw
     }
@@ -699,26 +533,20 @@ struct WatchSession {
     }
 
     /// The read loop. Returns the exit status; throws ``WatchError``.
-    mutating func run(_ c: WatchConnection, console: Console, interrupted: () -> Int32) throws(WatchError) -> Int32 {
-        let started = Self.monotonicMs()
-        var lastRefresh = started
+    mutating func run(_ c: AgentConnection, console: Console, interrupted: () -> Int32) throws(WatchError) -> Int32 {
+        var lastRefresh = Self.monotonicMs()
         // Terminal frames: at most one per minimumFrameMs of wall time, on
         // top of the capture-clock pacing, so bursts (a backlog, device
         // refreshes, connection events) cannot exceed ~20 redraws/s.
         var lastFrameMs = Int64.min / 2
         var framePending = false
+        var messages: [ServerMessage] = [.version(c.version)]
+        var closed = false
         while true {
             if interrupted() != 0 { return Self.interruptedStatus }
-            var timeoutMs: Int64 = 200
-            if framePending { timeoutMs = max(1, min(timeoutMs, lastFrameMs + options.minimumFrameMs - Self.monotonicMs())) }
-            let lines = try c.readLines(timeoutMs: Int32(timeoutMs))
             var redraw = false
-            for line in lines {
-                guard let m = try? JSONValue.parse(Array(line.utf8)) else {
-                    if !versionSeen { throw WatchError(notAnAgent().failure ?? "") }
-                    continue // a line this watcher cannot read; the rest still can be
-                }
-                let action = handle(m, send: c.send)
+            for m in messages {
+                let action = handle(m, send: { c.send($0) })
                 // Refusals are said at once, before any exit on --count.
                 for r in newRefusals() {
                     console.error("edge-agent watch: " + WatchError.notEntitled(
@@ -747,26 +575,39 @@ struct WatchSession {
                     throw WatchError(message)
                 }
             }
+            messages.removeAll(keepingCapacity: true)
             if everyStreamRefused {
                 throw WatchError("the agent refused every stream this watcher needs; nothing to show.")
             }
-            if redraw && terminal && versionSeen { framePending = true }
+            if redraw && terminal { framePending = true }
             if framePending && Self.monotonicMs() - lastFrameMs >= options.minimumFrameMs {
                 draw(console)
                 lastFrameMs = Self.monotonicMs()
                 framePending = false
             }
-            if c.closed {
+            if closed {
                 throw WatchError("the agent at \(options.socketPath) closed the connection without a shutdown message.")
             }
             let now = Self.monotonicMs()
-            if !versionSeen && now - started > Int64(options.handshakeTimeoutMs) {
-                throw WatchError("no version line from \(options.socketPath) within \(options.handshakeTimeoutMs / 1000) s; is it an edge-agent socket?")
-            }
-            if versionSeen && now - lastRefresh >= 1000 {
+            if now - lastRefresh >= 1000 {
                 lastRefresh = now
-                c.send(#"{"class":"devices","id":"watch-devices"}"#)
-                c.send(#"{"class":"stats","id":"watch-stats"}"#)
+                for r in Self.refreshRequests { c.send(r) }
+            }
+            var timeoutMs: Int64 = 200
+            if framePending { timeoutMs = max(1, min(timeoutMs, lastFrameMs + options.minimumFrameMs - Self.monotonicMs())) }
+            // One wait, then whatever else has arrived: one batch, one frame.
+            do {
+                var wait = Int32(timeoutMs)
+                while let line = try c.receive(timeoutMs: wait) {
+                    wait = 0
+                    // A line this watcher cannot read is skipped; the rest still can be.
+                    if case .success(let m) = line.message { messages.append(m) }
+                    if messages.count >= 256 { break }
+                }
+            } catch .disconnected {
+                closed = true
+            } catch {
+                throw WatchError(error)
             }
         }
     }

@@ -1,0 +1,200 @@
+import EdgeFusion
+import EdgeProtocol
+
+/// The object that starts and manages motion services: accelerometer,
+/// gyroscope, magnetometer and device motion, pushed to a handler on an
+/// `OperationQueue` or pulled from a property.
+///
+/// Several managers in one process share one connection to the agent; each
+/// gets its own interval (see the DocC catalog, "Where the data comes
+/// from"). Handlers run on the queue given; `OperationQueue.main` needs the
+/// main run loop (`RunLoop.main.run()` or `dispatchMain()` in a
+/// command-line program).
+open class CMMotionManager: NSObject {
+    let accelerometer = UpdateChannel<CMAccelerometerData>(stream: .accelerometer, interval: 0.01)
+    let gyro = UpdateChannel<CMGyroData>(stream: .gyroscope, interval: 0.01)
+    let magnetometer = UpdateChannel<CMMagnetometerData>(stream: .magnetometer, interval: 0.01)
+    let motion = UpdateChannel<CMDeviceMotion>(stream: .deviceMotion, interval: 0.01)
+    private let frameLock = NSLock()
+    private var _frame: CMAttitudeReferenceFrame = .xArbitraryZVertical
+    private var _showsDeviceMovementDisplay = false
+
+    public override init() { super.init() }
+
+    deinit {
+        accelerometer.stop(); gyro.stop(); magnetometer.stop(); motion.stop()
+    }
+
+    // MARK: accelerometer
+
+    /// Seconds between accelerometer updates (default 0.01).
+    open var accelerometerUpdateInterval: TimeInterval {
+        get { accelerometer.interval }
+        set { accelerometer.interval = newValue }
+    }
+    open var isAccelerometerAvailable: Bool { MotionService.shared.isAvailable(.accelerometer) }
+    open var isAccelerometerActive: Bool { accelerometer.isActive }
+    /// The latest sample since ``startAccelerometerUpdates()`` (nil before the first).
+    open var accelerometerData: CMAccelerometerData? { accelerometer.data }
+
+    open func startAccelerometerUpdates() {
+        accelerometer.start(queue: nil, handler: nil, convert: Self.accelerometerConversion)
+    }
+
+    open func startAccelerometerUpdates(to queue: OperationQueue, withHandler handler: @escaping CMAccelerometerHandler) {
+        accelerometer.start(queue: queue, handler: handler, convert: Self.accelerometerConversion)
+    }
+
+    open func stopAccelerometerUpdates() { accelerometer.stop() }
+
+    static func accelerometerConversion(_ s: Sample) -> CMAccelerometerData? {
+        if case .accelerometer(let a) = s { return Wire.accelerometerData(a) }
+        return nil
+    }
+
+    // MARK: gyroscope
+
+    open var gyroUpdateInterval: TimeInterval {
+        get { gyro.interval }
+        set { gyro.interval = newValue }
+    }
+    open var isGyroAvailable: Bool { MotionService.shared.isAvailable(.gyroscope) }
+    open var isGyroActive: Bool { gyro.isActive }
+    open var gyroData: CMGyroData? { gyro.data }
+
+    open func startGyroUpdates() { gyro.start(queue: nil, handler: nil, convert: Self.gyroConversion) }
+
+    open func startGyroUpdates(to queue: OperationQueue, withHandler handler: @escaping CMGyroHandler) {
+        gyro.start(queue: queue, handler: handler, convert: Self.gyroConversion)
+    }
+
+    open func stopGyroUpdates() { gyro.stop() }
+
+    static func gyroConversion(_ s: Sample) -> CMGyroData? {
+        if case .gyroscope(let g) = s { return Wire.gyroData(g) }
+        return nil
+    }
+
+    // MARK: magnetometer
+
+    open var magnetometerUpdateInterval: TimeInterval {
+        get { magnetometer.interval }
+        set { magnetometer.interval = newValue }
+    }
+    open var isMagnetometerAvailable: Bool { MotionService.shared.isAvailable(.magnetometer) }
+    open var isMagnetometerActive: Bool { magnetometer.isActive }
+    open var magnetometerData: CMMagnetometerData? { magnetometer.data }
+
+    open func startMagnetometerUpdates() {
+        magnetometer.start(queue: nil, handler: nil, convert: Self.magnetometerConversion)
+    }
+
+    open func startMagnetometerUpdates(to queue: OperationQueue, withHandler handler: @escaping CMMagnetometerHandler) {
+        magnetometer.start(queue: queue, handler: handler, convert: Self.magnetometerConversion)
+    }
+
+    open func stopMagnetometerUpdates() { magnetometer.stop() }
+
+    static func magnetometerConversion(_ s: Sample) -> CMMagnetometerData? {
+        if case .magnetometer(let m) = s { return Wire.magnetometerData(m) }
+        return nil
+    }
+
+    // MARK: device motion
+
+    open var deviceMotionUpdateInterval: TimeInterval {
+        get { motion.interval }
+        set { motion.interval = newValue }
+    }
+
+    /// The frames ``startDeviceMotionUpdates(using:)`` can be given: the
+    /// arbitrary frame with an IMU; the corrected and magnetic-north frames
+    /// with a magnetometer; true north when the agent runs in it or its
+    /// configuration knows the declination.
+    open class func availableAttitudeReferenceFrames() -> CMAttitudeReferenceFrame {
+        MotionService.shared.availableFrames()
+    }
+
+    /// The frame of the running (or last) device-motion updates
+    /// (`xArbitraryZVertical` until started with another).
+    open var attitudeReferenceFrame: CMAttitudeReferenceFrame { frameLock.withLock { _frame } }
+    open var isDeviceMotionAvailable: Bool { MotionService.shared.isAvailable(.deviceMotion) }
+    open var isDeviceMotionActive: Bool { motion.isActive }
+    open var deviceMotion: CMDeviceMotion? { motion.data }
+
+    open func startDeviceMotionUpdates() { startDeviceMotion(frame: attitudeReferenceFrame, queue: nil, handler: nil) }
+
+    open func startDeviceMotionUpdates(to queue: OperationQueue, withHandler handler: @escaping CMDeviceMotionHandler) {
+        startDeviceMotion(frame: attitudeReferenceFrame, queue: queue, handler: handler)
+    }
+
+    open func startDeviceMotionUpdates(using referenceFrame: CMAttitudeReferenceFrame) {
+        startDeviceMotion(frame: referenceFrame, queue: nil, handler: nil)
+    }
+
+    open func startDeviceMotionUpdates(using referenceFrame: CMAttitudeReferenceFrame, to queue: OperationQueue,
+                                       withHandler handler: @escaping CMDeviceMotionHandler) {
+        startDeviceMotion(frame: referenceFrame, queue: queue, handler: handler)
+    }
+
+    open func stopDeviceMotionUpdates() { motion.stop() }
+
+    /// Whether Core Motion shows a device-movement (calibration) display.
+    /// There is no display on this platform: the value is kept and has no
+    /// effect. Calibrate with `edge-agent calibrate mag`.
+    open var showsDeviceMovementDisplay: Bool {
+        get { frameLock.withLock { _showsDeviceMovementDisplay } }
+        set { frameLock.withLock { _showsDeviceMovementDisplay = newValue } }
+    }
+
+    private func startDeviceMotion(frame: CMAttitudeReferenceFrame, queue: OperationQueue?,
+                                   handler: CMDeviceMotionHandler?) {
+        frameLock.withLock { _frame = frame }
+        guard let requested = Wire.frame(frame) else {
+            motion.stop()
+            if let queue, let handler {
+                deliver(queue, handler, nil, .coreMotion(CMErrorInvalidParameter, "startDeviceMotionUpdates(using:) takes one reference frame, got the set \(frame.rawValue)"))
+            }
+            return
+        }
+        if requested != .xArbitraryZVertical {
+            let available = MotionService.shared.availableFrames()
+            if !available.contains(frame) {
+                motion.stop()
+                let code = requested == .xTrueNorthZVertical ? CMErrorTrueNorthNotAvailable : CMErrorNotAvailable
+                let why = requested == .xTrueNorthZVertical
+                    ? "true north needs the magnetic declination: set fusion.declination_deg (degrees east) in the agent's configuration"
+                    : "\(requested.rawValue) needs a magnetometer, and this board has none"
+                if let queue, let handler { deliver(queue, handler, nil, .coreMotion(code, why)) }
+                return
+            }
+        }
+        let (source, _) = MotionService.shared.connectedSource()
+        let converter = MotionConversion(FrameConverter(requested: requested, declinationDeg: source?.declinationDeg),
+                                         stream: .deviceMotion, location: .default)
+        motion.start(queue: queue, handler: handler, convert: converter.convert)
+    }
+}
+
+/// Device-motion samples of one stream in one frame.
+final class MotionConversion: @unchecked Sendable {
+    private let frames: FrameConverter
+    private let stream: StreamName
+    private let location: CMDeviceMotion.SensorLocation
+
+    init(_ frames: FrameConverter, stream: StreamName, location: CMDeviceMotion.SensorLocation) {
+        self.frames = frames; self.stream = stream; self.location = location
+    }
+
+    func convert(_ s: Sample) -> CMDeviceMotion? {
+        let m: DeviceMotionSample
+        switch s {
+        case .deviceMotion(let x) where stream == .deviceMotion: m = x
+        case .deviceMotionBatch(let x) where stream == .deviceMotionBatch: m = x
+        case .accessoryMotion(let x) where stream == .accessoryMotion: m = x
+        default: return nil
+        }
+        let (attitude, heading) = frames.convert(m)
+        return Wire.deviceMotion(m, attitude: attitude, heading: heading, location: location)
+    }
+}

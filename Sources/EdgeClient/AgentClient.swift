@@ -1,0 +1,546 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import EdgeProtocol
+
+/// What happens to a client's connection, and the agent's events.
+public enum AgentEvent: Sendable, Hashable {
+    /// Connected (again): the version line. Every subscription has been
+    /// sent again.
+    case connected(ServerMessage.VersionInfo)
+    /// A connection attempt failed; while anything needs the agent the
+    /// client tries again after a delay that doubles up to 2 s.
+    case connectFailed(AgentClientError)
+    /// The connection ended (the agent stopped or restarted); the client
+    /// reconnects while anything needs it.
+    case disconnected(AgentClientError)
+    /// A device's health changed (`connection` event).
+    case device(ConnectionEvent)
+    /// The agent said it is stopping (`shutdown`), just before it closes.
+    case shutdown(reason: String)
+}
+
+/// The process's client of the agent: one connection, shared by everything
+/// in the process that wants samples (every `CMMotionManager`, `CMAltimeter`
+/// ... of an app, so several managers cost the agent one client).
+///
+/// * Several subscribers of one stream share one wire subscription at an
+///   interval that serves them all (``wireInterval(for:)``); each gets its
+///   own interval back by capture time (``Decimator``).
+/// * Requests carry ids; replies are matched to them.
+/// * After the agent restarts, the client reconnects (50 ms, doubling to
+///   2 s, while anything is subscribed or observing) and subscribes again.
+/// * A reader pthread of its own reads the socket; sample and event
+///   handlers run on it and must return quickly (hand the work to a queue).
+///
+/// Errors are ``AgentClientError``s: a refused subscription reaches its
+/// subscriber's error handler (then the subscription is over); a
+/// connection that cannot be made reaches ``connect(timeoutMs:)`` and the
+/// observers.
+public final class AgentClient: @unchecked Sendable {
+    /// The socket's path.
+    public let socketPath: String
+    /// The configuration the path came from and its socket group (for the
+    /// advice on permission errors).
+    public let configPath: String?
+    public let configuredGroup: String?
+    /// Wait for the version line, ms.
+    public let connectTimeoutMs: Int
+
+    private let lock = ConditionLock()
+    // Everything below is guarded by `lock`.
+    private var fd: Int32 = -1
+    private var currentVersion: ServerMessage.VersionInfo?
+    private var streams: [StreamName: StreamState] = [:]
+    private var observers: [Int: @Sendable (AgentEvent) -> Void] = [:]
+    private var pending: [RequestID: Result<ServerMessage, AgentClientError>?] = [:]
+    private var connectWaiters = 0
+    private var attempts = 0
+    private var lastAttemptError: AgentClientError?
+    private var attemptNow = false
+    private var stopped = false
+    private var thread: ClientThread?
+    private var nextToken = 1
+    private var nextRequestID = 1
+    private var backoff: Backoff
+    private var writer = JSONWriter(capacity: 256)
+    private var counters = Counters()
+
+    /// Counts since the client was made.
+    public struct Counters: Sendable, Hashable {
+        /// Lines read from the agent.
+        public var lines = 0
+        /// Samples decoded.
+        public var samples = 0
+        /// Samples handed to subscribers (after each one's decimation).
+        public var delivered = 0
+        /// Lines that could not be decoded (ignored).
+        public var undecodable = 0
+        /// Connections made (the first and every reconnection).
+        public var connections = 0
+    }
+
+    private struct Subscriber {
+        var onSample: @Sendable (Sample) -> Void
+        var onError: @Sendable (AgentClientError) -> Void
+        var decimator: Decimator
+        /// The agent accepted the wire subscription since this subscriber joined.
+        var confirmed = false
+    }
+
+    private struct StreamState {
+        var subscribers: [Int: Subscriber] = [:]
+        /// The interval last sent on the wire (nil: not subscribed there).
+        var wireNs: UInt64?
+        /// The id of the last `subscribe` sent, until its reply.
+        var pendingID: RequestID?
+    }
+
+    // MARK: - the shared clients
+
+    private static let registryLock = ConditionLock()
+    nonisolated(unsafe) private static var registry: [String: AgentClient] = [:]
+
+    /// The process's client for `socketPath` (made on first use; one per path).
+    public static func shared(socketPath: String, configPath: String? = nil,
+                              configuredGroup: String? = nil) -> AgentClient {
+        registryLock.withLock {
+            if let c = registry[socketPath], !c.isClosed { return c }
+            let c = AgentClient(socketPath: socketPath, configPath: configPath, configuredGroup: configuredGroup)
+            registry[socketPath] = c
+            return c
+        }
+    }
+
+    /// A client of its own (not the shared one): tools and tests that want
+    /// a connection of their own to count as a separate client.
+    public init(socketPath: String, configPath: String? = nil, configuredGroup: String? = nil,
+                backoff: Backoff = Backoff(), connectTimeoutMs: Int = 5000) {
+        self.socketPath = socketPath; self.configPath = configPath; self.configuredGroup = configuredGroup
+        self.backoff = backoff; self.connectTimeoutMs = connectTimeoutMs
+    }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    // MARK: - state
+
+    /// The version line of the current connection (nil while not connected).
+    public var version: ServerMessage.VersionInfo? { lock.withLock { currentVersion } }
+
+    /// Whether a connection is open now.
+    public var isConnected: Bool { lock.withLock { fd >= 0 } }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { lock.withLock { stopped } }
+
+    /// The counters so far.
+    public var counts: Counters { lock.withLock { counters } }
+
+    /// Ends the client: closes the connection, stops the reader thread
+    /// (joined), fails waiting requests. Subscriptions end silently.
+    public func close() {
+        let t: ClientThread? = lock.withLock {
+            stopped = true
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+            lock.broadcast()
+            let t = thread
+            thread = nil
+            return t
+        }
+        t?.join()
+        Self.registryLock.withLock {
+            if Self.registry[socketPath] === self { Self.registry[socketPath] = nil }
+        }
+    }
+
+    // MARK: - connecting and requests
+
+    /// Waits until connected, or until a connection attempt made after
+    /// this call fails (at most `timeoutMs`), and returns the version line.
+    /// - Throws: the failed attempt's error (`noAgent`, `permissionDenied`,
+    ///   `incompatibleProtocol`, `tooManyClients`...), or `timedOut`.
+    @discardableResult
+    public func connect(timeoutMs: Int? = nil) throws(AgentClientError) -> ServerMessage.VersionInfo {
+        let timeout = timeoutMs ?? (connectTimeoutMs + 1000)
+        let deadline = monotonicNowNs() + UInt64(max(0, timeout)) * 1_000_000
+        lock.lock(); defer { lock.unlock() }
+        if let v = currentVersion, fd >= 0 { return v }
+        guard !stopped else { throw .disconnected(path: socketPath, reason: "the client was closed") }
+        connectWaiters += 1
+        defer { connectWaiters -= 1 }
+        let before = attempts
+        attemptNow = true
+        try startThreadLocked()
+        lock.broadcast()
+        while true {
+            if let v = currentVersion, fd >= 0 { return v }
+            if stopped { throw .disconnected(path: socketPath, reason: "the client was closed") }
+            if attempts > before, let e = lastAttemptError { throw e }
+            if !lock.wait(untilNs: deadline) && monotonicNowNs() >= deadline {
+                throw .timedOut(path: socketPath, waitingFor: "connection", seconds: Double(timeout) / 1000)
+            }
+        }
+    }
+
+    /// Sends `kind` (connecting first if needed) and waits at most
+    /// `timeoutMs` for its reply. Do not call from a sample or event handler
+    /// (they run on the thread that reads the reply).
+    /// - Throws: the agent's error reply, typed; `timedOut`; `disconnected`.
+    public func request(_ kind: Request.Kind, timeoutMs: Int = 5000) throws(AgentClientError) -> ServerMessage {
+        let deadline = monotonicNowNs() + UInt64(max(0, timeoutMs)) * 1_000_000
+        try connect(timeoutMs: timeoutMs)
+        lock.lock(); defer { lock.unlock() }
+        let id = RequestID.number(String(nextRequestID))
+        nextRequestID += 1
+        pending[id] = .some(nil)
+        defer { pending[id] = nil }
+        guard sendLocked(Request(kind: kind, id: id)) else {
+            throw .disconnected(path: socketPath, reason: "the connection broke while sending")
+        }
+        while true {
+            if case .some(.some(let result)) = pending[id] {
+                switch result {
+                case .success(let m): return m
+                case .failure(let e): throw e
+                }
+            }
+            if stopped { throw .disconnected(path: socketPath, reason: "the client was closed") }
+            if !lock.wait(untilNs: deadline) && monotonicNowNs() >= deadline {
+                throw .timedOut(path: socketPath, waitingFor: "reply to \(AgentConnection.name(kind))",
+                                seconds: Double(timeoutMs) / 1000)
+            }
+        }
+    }
+
+    // MARK: - subscriptions and events
+
+    /// Subscribes to `stream` every `intervalNs` of capture time (0: every
+    /// sample). `onSample` gets the samples; `onError` the agent's refusal
+    /// (`notEntitled`, `tooManyDemandChanges`...), after which this
+    /// subscription is over. Both run on the client's reader thread.
+    public func subscribe(_ stream: StreamName, intervalNs: UInt64,
+                          onSample: @escaping @Sendable (Sample) -> Void,
+                          onError: @escaping @Sendable (AgentClientError) -> Void) -> Subscription {
+        lock.lock(); defer { lock.unlock() }
+        let token = nextToken
+        nextToken += 1
+        streams[stream, default: StreamState()].subscribers[token] =
+            Subscriber(onSample: onSample, onError: onError, decimator: Decimator(intervalNs: intervalNs))
+        if stopped {
+            onError(.disconnected(path: socketPath, reason: "the client was closed"))
+        } else {
+            do { try startThreadLocked() } catch { onError(error) }
+            lock.broadcast()
+            updateWireLocked(stream)
+        }
+        return Subscription(client: self, stream: stream, token: token)
+    }
+
+    /// Changes a subscriber's interval.
+    func setInterval(_ intervalNs: UInt64, stream: StreamName, token: Int) {
+        lock.withLock {
+            guard streams[stream]?.subscribers[token] != nil else { return }
+            streams[stream]!.subscribers[token]!.decimator = Decimator(intervalNs: intervalNs)
+            updateWireLocked(stream)
+        }
+    }
+
+    func cancel(stream: StreamName, token: Int) {
+        lock.withLock {
+            guard streams[stream]?.subscribers.removeValue(forKey: token) != nil else { return }
+            updateWireLocked(stream)
+        }
+    }
+
+    /// Calls `handler` with every ``AgentEvent`` (on the reader thread)
+    /// until the observation is cancelled. Observing keeps the client
+    /// connected (and reconnecting).
+    public func observe(_ handler: @escaping @Sendable (AgentEvent) -> Void) -> Observation {
+        lock.lock(); defer { lock.unlock() }
+        let token = nextToken
+        nextToken += 1
+        observers[token] = handler
+        if !stopped {
+            try? startThreadLocked()
+            lock.broadcast()
+        }
+        return Observation(client: self, token: token)
+    }
+
+    func removeObserver(_ token: Int) {
+        _ = lock.withLock { observers.removeValue(forKey: token) }
+    }
+
+    /// Sends the wire subscription `stream`'s subscribers need now, if it
+    /// differs from the one sent (lock held).
+    private func updateWireLocked(_ stream: StreamName) {
+        guard var s = streams[stream] else { return }
+        let wanted = wireInterval(for: s.subscribers.values.map(\.decimator.intervalNs))
+        guard wanted != s.wireNs else { return }
+        guard fd >= 0 else { return } // sent on connection
+        if let wanted {
+            let id = RequestID.number(String(nextRequestID))
+            nextRequestID += 1
+            s.pendingID = id
+            s.wireNs = wanted
+            streams[stream] = s
+            sendLocked(Request(kind: .subscribe(stream, intervalNs: wanted), id: id))
+        } else {
+            s.wireNs = nil
+            s.pendingID = nil
+            streams[stream] = s.subscribers.isEmpty ? nil : s
+            sendLocked(Request(kind: .unsubscribe(stream)))
+        }
+    }
+
+    @discardableResult
+    private func sendLocked(_ request: Request) -> Bool {
+        guard fd >= 0 else { return false }
+        writer.reset()
+        request.encode(into: &writer)
+        return AgentSocket.sendAll(fd, writer.bytes)
+    }
+
+    private var neededLocked: Bool {
+        connectWaiters > 0 || !observers.isEmpty || streams.values.contains { !$0.subscribers.isEmpty }
+    }
+
+    private func startThreadLocked() throws(AgentClientError) {
+        guard thread == nil, !stopped else { return }
+        thread = try ClientThread(name: "edge-client") { [self] in run() }
+    }
+
+    // MARK: - the reader thread
+
+    private func notify(_ event: AgentEvent) {
+        let list = lock.withLock { Array(observers.values) }
+        for o in list { o(event) }
+    }
+
+    private func run() {
+        var reader = LineReader()
+        while true {
+            lock.lock()
+            while !stopped && fd < 0 && !neededLocked { lock.wait(untilNs: .max) }
+            if stopped { lock.unlock(); return }
+            if fd < 0 {
+                attemptNow = false
+                lock.unlock()
+                attemptConnection(&reader)
+                continue
+            }
+            let socket = fd
+            lock.unlock()
+            readUntilClosed(socket, &reader)
+        }
+    }
+
+    /// One connection attempt: on success the subscriptions are sent again;
+    /// on failure the observers are told and the thread waits out the backoff.
+    private func attemptConnection(_ reader: inout LineReader) {
+        let result: Result<(Int32, ServerMessage.VersionInfo, LineReader), AgentClientError>
+        do throws(AgentClientError) {
+            let c = try AgentConnection.connect(to: socketPath, timeoutMs: connectTimeoutMs,
+                                                configPath: configPath, configuredGroup: configuredGroup)
+            result = .success(c.detach())
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let (socket, version, r)):
+            reader = r
+            lock.lock()
+            if stopped { lock.unlock(); Glibc.close(socket); return }
+            fd = socket
+            currentVersion = version
+            attempts += 1
+            lastAttemptError = nil
+            backoff.reset()
+            counters.connections += 1
+            for name in Array(streams.keys) {
+                streams[name]!.wireNs = nil
+                for k in Array(streams[name]!.subscribers.keys) {
+                    streams[name]!.subscribers[k]!.confirmed = false
+                    streams[name]!.subscribers[k]!.decimator.reset()
+                }
+                updateWireLocked(name)
+            }
+            lock.broadcast()
+            lock.unlock()
+            notify(.connected(version))
+            // Lines that came with the version line.
+            drainLines(&reader)
+        case .failure(let e):
+            lock.lock()
+            attempts += 1
+            lastAttemptError = e
+            lock.broadcast()
+            let delay = backoff.next()
+            lock.unlock()
+            notify(.connectFailed(e))
+            lock.lock()
+            let until = monotonicNowNs() + delay
+            while !stopped && !attemptNow && monotonicNowNs() < until {
+                lock.wait(untilNs: until)
+            }
+            lock.unlock()
+        }
+    }
+
+    private func readUntilClosed(_ socket: Int32, _ reader: inout LineReader) {
+        var reason = "it ended without a shutdown message"
+        loop: while true {
+            switch reader.read(socket, timeoutMs: -1) {
+            case .data, .timeout:
+                if let r = drainLines(&reader) { reason = r }
+            case .closed:
+                if let r = drainLines(&reader) { reason = r }
+                break loop
+            case .tooLong:
+                reason = "it sent a line over 1 MiB"
+                break loop
+            case .failed(let e):
+                reason = "recv: \(String(cString: strerror(e)))"
+                break loop
+            }
+            if lock.withLock({ stopped }) { break loop }
+        }
+        let error = AgentClientError.disconnected(path: socketPath, reason: reason)
+        lock.lock()
+        Glibc.close(socket)
+        fd = -1
+        currentVersion = nil
+        for id in Array(pending.keys) where pending[id]! == nil { pending[id] = .some(.failure(error)) }
+        for name in Array(streams.keys) { streams[name]!.wireNs = nil; streams[name]!.pendingID = nil }
+        let wasStopped = stopped
+        lock.broadcast()
+        lock.unlock()
+        reader = LineReader()
+        if !wasStopped { notify(.disconnected(error)) }
+    }
+
+    /// Handles every complete line; returns why the agent will close, when
+    /// a line said so (shutdown, or an error that closes the connection).
+    @discardableResult
+    private func drainLines(_ reader: inout LineReader) -> String? {
+        var closing: String?
+        while let line = reader.takeLine() {
+            let message: ServerMessage
+            do { message = try ServerMessage.decode(line: line) } catch {
+                lock.withLock { counters.lines += 1; counters.undecodable += 1 }
+                continue
+            }
+            if let r = handle(message) { closing = r }
+        }
+        return closing
+    }
+
+    private func handle(_ message: ServerMessage) -> String? {
+        switch message {
+        case .sample(let sample):
+            var due: [@Sendable (Sample) -> Void] = []
+            lock.withLock {
+                counters.lines += 1
+                counters.samples += 1
+                guard var s = streams[sample.stream] else { return }
+                let t = sample.timestampNs
+                for k in Array(s.subscribers.keys) where s.subscribers[k]!.decimator.admit(t) {
+                    due.append(s.subscribers[k]!.onSample)
+                }
+                counters.delivered += due.count
+                streams[sample.stream] = s
+            }
+            for h in due { h(sample) }
+            return nil
+        case .subscribed(let stream, _, let id):
+            lock.withLock {
+                counters.lines += 1
+                guard let id, streams[stream]?.pendingID == id else { return }
+                streams[stream]!.pendingID = nil
+                for k in Array(streams[stream]!.subscribers.keys) { streams[stream]!.subscribers[k]!.confirmed = true }
+            }
+            return nil
+        case .error(let code, let name, let text, let stream, let id):
+            var failed: [@Sendable (AgentClientError) -> Void] = []
+            let closes = code?.closesConnection == true
+            let error: AgentClientError = lock.withLock {
+                counters.lines += 1
+                let error = AgentClientError.reply(code: code, codeName: name, message: text, stream: stream,
+                                                   uid: currentVersion?.uid)
+                guard let id else { return error }
+                if pending[id] != nil { pending[id] = .some(.failure(error)); lock.broadcast(); return error }
+                // A refused subscribe: its unconfirmed subscribers are told, and dropped.
+                for (s, state) in streams where state.pendingID == id {
+                    var st = state
+                    st.pendingID = nil
+                    st.wireNs = nil
+                    for (k, sub) in st.subscribers where !sub.confirmed {
+                        failed.append(sub.onError)
+                        st.subscribers[k] = nil
+                    }
+                    streams[s] = st.subscribers.isEmpty ? nil : st
+                    if !st.subscribers.isEmpty { updateWireLocked(s) }
+                }
+                return error
+            }
+            for f in failed { f(error) }
+            return closes ? "\(name): \(text)" : nil
+        case .devices(_, let id), .streams(_, let id), .unsubscribed(_, let id), .stats(_, _, _, _, let id),
+             .pong(_, let id):
+            lock.withLock {
+                counters.lines += 1
+                if let id, pending[id] != nil { pending[id] = .some(.success(message)); lock.broadcast() }
+            }
+            return nil
+        case .connection(let event):
+            lock.withLock { counters.lines += 1 }
+            notify(.device(event))
+            return nil
+        case .shutdown(let reason):
+            lock.withLock { counters.lines += 1 }
+            notify(.shutdown(reason: reason))
+            return "the agent shut down (\(reason))"
+        case .version, .unknown:
+            lock.withLock { counters.lines += 1 }
+            return nil
+        }
+    }
+}
+
+extension AgentConnection {
+    /// Hands the socket, the version and the read buffer over (the
+    /// connection no longer owns the socket).
+    func detach() -> (Int32, ServerMessage.VersionInfo, LineReader) {
+        let r = (fd, version, takeReader())
+        forget()
+        return r
+    }
+}
+
+/// One subscriber's subscription; ``cancel()`` ends it (idempotent).
+public final class Subscription: Sendable {
+    private let client: AgentClient
+    public let stream: StreamName
+    private let token: Int
+
+    init(client: AgentClient, stream: StreamName, token: Int) {
+        self.client = client; self.stream = stream; self.token = token
+    }
+
+    /// Asks for samples every `intervalNs` from now on.
+    public func setInterval(_ intervalNs: UInt64) { client.setInterval(intervalNs, stream: stream, token: token) }
+
+    public func cancel() { client.cancel(stream: stream, token: token) }
+}
+
+/// An observer of a client's events; ``cancel()`` ends it.
+public final class Observation: Sendable {
+    private let client: AgentClient
+    private let token: Int
+    init(client: AgentClient, token: Int) { self.client = client; self.token = token }
+    public func cancel() { client.removeObserver(token) }
+}

@@ -1,0 +1,371 @@
+// Agents for the CoreMotion tests: the real `edge-agent run` (the debug
+// binary `swift build` makes) on a simulated board, each with its own
+// configuration, board, scenario and socket in a private directory under
+// /tmp. Waits are bounded and poll a condition; nothing sleeps to let
+// things happen.
+import Foundation
+import CoreMotion
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public struct TestAgentError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ d: String) { description = d }
+}
+
+/// What an agent serves.
+public enum TestAgentKind: Sendable, Equatable {
+    /// The full simulated board (IMU, magnetometer, barometer, accessory
+    /// IMU) at rest, lying flat face up, X north; this user holds `motion`
+    /// and `altitude`.
+    case restFlat
+    /// IMU and barometer only (no magnetometer, no accessory); this user
+    /// holds `altitude` only (no `motion`).
+    case restricted
+    /// The full board at rest; the accessory IMU (0x69) is unplugged from
+    /// `from` to `to` seconds after the agent starts.
+    case accessoryUnplugged(from: Double, to: Double)
+}
+
+/// An `edge-agent run` child process. ``stop()`` (or the process's exit)
+/// ends it; it also stops by itself after `--duration`.
+public final class TestAgent: @unchecked Sendable {
+    public let kind: TestAgentKind
+    public let directory: String
+    public let socketPath: String
+    public let configPath: String
+    let process = Process()
+    let stderrPath: String
+
+    /// The package root: three levels above this file.
+    public static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    public static var agentBinary: String { packageRoot + "/.build/debug/edge-agent" }
+
+    init(kind: TestAgentKind) throws {
+        self.kind = kind
+        var template = Array("/tmp/edge-cm-XXXXXX".utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestAgentError("mkdtemp: errno \(errno)")
+        }
+        directory = String(cString: p)
+        socketPath = directory + "/agent.sock"
+        configPath = directory + "/edge-agent.json5"
+        stderrPath = directory + "/agent.stderr"
+        try Self.files(kind).forEach { name, text in
+            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// Starts an agent and waits (at most 30 s) until its socket accepts.
+    public static func start(_ kind: TestAgentKind, duration: Int = 900) throws -> TestAgent {
+        let a = try TestAgent(kind: kind)
+        try a.launch(duration: duration)
+        return a
+    }
+
+    func launch(duration: Int) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.agentBinary) else {
+            throw TestAgentError("the agent binary \(Self.agentBinary) is missing: build it with `swift build` (swift test builds it)")
+        }
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.agentBinary)
+        process.arguments = ["run", "--config", configPath, "--quiet", "--duration", String(duration)]
+        var env = ProcessInfo.processInfo.environment
+        for k in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "EDGE_AGENT_CONFIG", "EDGE_AGENT_SOCKET", "LISTEN_FDS", "LISTEN_PID"] {
+            env[k] = nil
+        }
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: stderrPath)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try process.run()
+        track()
+        let end = Date().addingTimeInterval(30)
+        while Date() < end {
+            if !process.isRunning { throw TestAgentError("the agent exited (\(process.terminationStatus)):\n\(transcript)") }
+            if Self.listsDevices(socketPath) { return }
+            var none = pollfd()
+            _ = poll(&none, 0, 10)
+        }
+        stop()
+        throw TestAgentError("the agent's socket \(socketPath) did not accept within 30 s:\n\(transcript)")
+    }
+
+    public var transcript: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    public var isRunning: Bool { process.isRunning }
+
+    /// SIGTERM, then SIGKILL after 10 s; removes the directory.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            let end = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < end {
+                var none = pollfd()
+                _ = poll(&none, 0, 10)
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        TestAgent.untrack(process.processIdentifier)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The agent answers a `devices` request with its devices (it has
+    /// started its board).
+    static func listsDevices(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard r == 0 else { return false }
+        let request = Array(#"{"class":"devices","id":"ready"}"#.utf8) + [10]
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return false }
+        var text = ""
+        var buf = [UInt8](repeating: 0, count: 65536)
+        let end = Date().addingTimeInterval(2)
+        while Date() < end {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { return false }
+            text += String(decoding: buf[0..<n], as: UTF8.self)
+            if text.contains(#""id":"ready","devices":[]"#) { return false }
+            if text.contains(#""id":"ready","devices":[{"#) { return true }
+        }
+        return false
+    }
+
+    /// A connect(2) that succeeds (then closed at once).
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    // MARK: the files
+
+    static func files(_ kind: TestAgentKind) -> [(String, String)] {
+        let uid = getuid()
+        var chips = """
+            { kind: "mpu6050", address: 0x68, mounting: ["+x", "+y", "+z"] },
+            { kind: "bmp280", address: 0x76 },
+        """
+        var entitlements = #"["motion", "altitude"]"#
+        var faults = ""
+        switch kind {
+        case .restFlat:
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+                { kind: "mpu6050", address: 0x69, role: "accessory", label: "head" },
+            """
+        case .restricted:
+            entitlements = #"["altitude"]"#
+        case .accessoryUnplugged(let from, let to):
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+                { kind: "mpu6050", address: 0x69, role: "accessory", label: "head" },
+            """
+            faults = "faults: [ { kind: \"disappear\", name: \"accessory unplugged\", address: 0x69, from_s: \(from), to_s: \(to) } ],"
+        }
+        let board = """
+            // CoreMotion test board (TestAgent.swift).
+            {
+              name: "CoreMotion test board",
+              bus: "simulated",
+              simulation: { scenario: "scenario.json5" },
+              chips: [
+            \(chips)
+              ],
+            }
+            """
+        let scenario = """
+            // At rest, level, face up, X north (identity attitude), sea level, 20 °C.
+            // Ideal chips (no noise, no offsets): the tests check conventions
+            // and delivery, not the engine's accuracy.
+            {
+              name: "coremotion-rest-flat",
+              description: "CoreMotion tests: still and level for an hour.",
+              duration_s: 3600,
+              seed: 9,
+              board: { start: { roll_deg: 0, pitch_deg: 0, yaw_deg: 0 } },
+              accessory: { address: 0x69, relative_to: "earth", start: { roll_deg: 0, pitch_deg: 0, heading_deg: 0 } },
+              imperfections: { default: "ideal" },
+              environment: {
+                field: { intensity_ut: 48, inclination_deg: 60, declination_deg: 0 },
+                pressure: { mode: "altitude", sea_level_pa: 101325, start_altitude_m: 0 },
+                temperature: { start_c: 20 },
+              },
+              \(faults)
+            }
+            """
+        let config = """
+            // CoreMotion test agent (TestAgent.swift).
+            {
+              board: "board.json5",
+              sensors: {
+                mpu6050: { sample_rate_hz: 200, dlpf_bandwidth_hz: 44 },
+                bmp280: { mode: "normal", pressure_oversampling: 16, temperature_oversampling: 2, iir_filter: 0, standby_ms: 0.5 },
+                qmc5883l: { mode: "continuous", output_rate_hz: 50 },
+              },
+              loop: { imu_batch: 0, data_ready: false, realtime: false },
+              fusion: { frame: "xMagneticNorthZVertical" },
+              altimeter: { sea_level_pa: 101325, sea_level_uncertainty_pa: 1000 },
+              service: { socket_path: "agent.sock", delivery_interval_ms: 20, demand_raise_limit: 100000, max_clients_per_uid: 128 },
+              clients: [ { uid: \(uid), entitlements: \(entitlements) } ],
+              always_on: [],
+              faults: { reprobe_interval_s: 0.05 },
+            }
+            """
+        return [("board.json5", board), ("scenario.json5", scenario), ("edge-agent.json5", config)]
+    }
+
+    // MARK: children left behind
+
+    nonisolated(unsafe) static var children: [Int32: String] = [:]
+    nonisolated(unsafe) static var exitHook = false
+    static let childrenLock = NSLock()
+
+    func track() {
+        TestAgent.childrenLock.withLock {
+            if !TestAgent.exitHook { atexit { TestAgent.killAll() }; TestAgent.exitHook = true }
+            TestAgent.children[process.processIdentifier] = directory
+        }
+    }
+    static func untrack(_ pid: Int32) { _ = childrenLock.withLock { children.removeValue(forKey: pid) } }
+    /// At exit: the agents still running (the shared one) stop, their files go.
+    static func killAll() {
+        for (pid, dir) in childrenLock.withLock({ children }) {
+            kill(pid, SIGTERM)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+}
+
+/// Which agent the process's Core Motion uses. The shared agent (rest,
+/// flat) serves any number of tests at once; a test with an agent of its
+/// own has the data source to itself while it runs.
+public actor AgentAccess {
+    public static let shared = AgentAccess()
+    private var readers = 0
+    private var writer = false
+    private var queue: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    private var sharedAgent: TestAgent?
+
+    func acquire(exclusive: Bool) async {
+        if queue.isEmpty && !writer && (!exclusive || readers == 0) {
+            if exclusive { writer = true } else { readers += 1 }
+            return
+        }
+        await withCheckedContinuation { queue.append((exclusive, $0)) }
+    }
+
+    func release(exclusive: Bool) {
+        if exclusive { writer = false } else { readers -= 1 }
+        while let next = queue.first, !writer, !next.exclusive || readers == 0 {
+            queue.removeFirst()
+            if next.exclusive { writer = true } else { readers += 1 }
+            next.continuation.resume()
+            if next.exclusive { break }
+        }
+    }
+
+    func shared() throws -> TestAgent {
+        if let a = sharedAgent, a.isRunning { return a }
+        let a = try TestAgent.start(.restFlat)
+        sharedAgent = a
+        return a
+    }
+}
+
+/// Runs `body` with the process's Core Motion on the shared agent (at rest,
+/// flat, face up), alongside other tests that use it; `alone`: while no
+/// other test uses it (the agent's rates follow demand, so a test that
+/// checks intervals keeps other tests from re-rating the IMU under it).
+public func withSharedAgent<T>(alone: Bool = false, _ body: (TestAgent) async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: alone)
+    do {
+        let agent = try await AgentAccess.shared.shared()
+        EdgeMotionAgent.socketPath = agent.socketPath
+        let r = try await body(agent)
+        await AgentAccess.shared.release(exclusive: alone)
+        return r
+    } catch {
+        await AgentAccess.shared.release(exclusive: alone)
+        throw error
+    }
+}
+
+/// Runs `body` with the process's Core Motion on an agent of its own
+/// (started here, stopped after), with the data source to itself.
+public func withAgent<T>(_ kind: TestAgentKind, _ body: (TestAgent) async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    var agent: TestAgent?
+    do {
+        let a = try TestAgent.start(kind)
+        agent = a
+        EdgeMotionAgent.socketPath = a.socketPath
+        let r = try await body(a)
+        EdgeMotionAgent.socketPath = nil
+        a.stop()
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.socketPath = nil
+        agent?.stop()
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
+/// Waits (polling every 10 ms, at most `seconds`) until `condition` holds.
+public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
+}
+
+/// Runs `body` with no agent at the configuration's socket, so the library
+/// starts one in this process (with the test board at rest), with the data
+/// source to itself.
+public func withInProcessFallback<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    var directory: String?
+    do {
+        let files = try TestAgent(kind: .restFlat) // its files; no process
+        directory = files.directory
+        EdgeMotionAgent.socketPath = nil
+        EdgeMotionAgent.configurationPath = files.configPath
+        let r = try await body()
+        EdgeMotionAgent.configurationPath = nil
+        try? FileManager.default.removeItem(atPath: files.directory)
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.configurationPath = nil
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
