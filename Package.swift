@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "CoreMotion", targets: ["CoreMotion"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
+        .executable(name: "dive-logger", targets: ["dive-logger"]),
         // The modules that read outside input, as a library for the fuzz
         // targets in FuzzTesting/ (a separate package, so `swift build` and
         // `swift test` here never build or instrument them).
@@ -39,6 +40,9 @@ let package = Package(
         // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
                        providers: [.apt(["libgpiod-dev"])]),
+        // The system's SQLite 3 (Debian libsqlite3-dev), for the dive log.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         // Small C shims for what Swift cannot call directly (variadic ioctl,
         // struct ucred, clock_nanosleep with TIMER_ABSTIME).
         .target(name: "CEdgeShims", path: "Sources/CEdgeShims"),
@@ -93,6 +97,10 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+        // The dive logger: a client of the agent logging dives into SQLite,
+        // with Subsurface/UDDF/CSV exports and an SVG plot.
+        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient"]),
+        .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
@@ -129,6 +137,7 @@ let package = Package(
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeProtocol"]),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],

@@ -17,6 +17,7 @@ import EdgeProtocol
 /// | → pastMaxDepth | depth > maximum |
 /// | pastMaxDepth → approachingMaxDepth | depth < maximum − 0.25 m |
 /// | → sensorDepthError | pressure beyond the sensor's full scale |
+/// | surface pressure | averaged (30 s) over readings shallower than 0.05 m while not submerged; reset to the reading after 10 s beyond that without submerging |
 /// | sensorDepthError → (depth states) | pressure < 99 % of full scale |
 public struct SubmersionSettings: Sendable, Equatable {
     public var depth: DepthSettings
@@ -34,6 +35,12 @@ public struct SubmersionSettings: Sendable, Equatable {
     public var sensorMaximumPascals: Double
     /// Time constant of the surface-pressure average while not submerged, s.
     public var surfaceAveragingSeconds = 30.0
+    /// Only readings shallower than this (m; noise and ripples) update the
+    /// surface pressure, so the start of a descent does not pull it along.
+    public var surfaceBandMetres = 0.05
+    /// Readings beyond the band for this long without submerging reset the
+    /// surface pressure to the reading, s.
+    public var surfaceResetSeconds = 10.0
     /// Surface pressure assumed when the first reading is already under water, Pa.
     public var defaultSurfacePascals = 101_325.0
 
@@ -52,6 +59,7 @@ public struct SubmersionMachineState: Sendable, Equatable {
     public var lastSeconds: Double?
     /// Since when the depth has been beyond the enter / leave threshold.
     public var enterSince: Double?
+    public var outOfBandSince: Double?
     public var leaveSince: Double?
     public var temperature = WaterTemperatureState()
     public init() {}
@@ -112,9 +120,21 @@ public enum SubmersionStateMachine {
 
         // The surface pressure follows the air while not submerged (a
         // mountain lake works), and is frozen under water.
+        // Only readings within the surface band (or above it: driving up a
+        // mountain) count, so the first half metre of a descent does not
+        // pull the surface down with it.
         if st.event == .notSubmerged && st.enterSince == nil && !overRange && dt > 0 {
-            let a = dt / (s.surfaceAveragingSeconds + dt)
-            surface += a * (p - surface)
+            if !(depth >= s.surfaceBandMetres) {
+                let a = dt / (s.surfaceAveragingSeconds + dt)
+                surface += a * (p - surface)
+                st.outOfBandSince = nil
+            } else {
+                // Above the band but not submerged for long: the air
+                // pressure moved (a drive downhill), not the sensor.
+                let since = st.outOfBandSince ?? seconds
+                st.outOfBandSince = since
+                if seconds - since >= s.surfaceResetSeconds { surface = p; st.outOfBandSince = nil }
+            }
             st.surfacePascals = surface
             depth = (try? WaterDepth.depth(pressurePascals: p, surfacePascals: surface, s.depth)) ?? .nan
         }
