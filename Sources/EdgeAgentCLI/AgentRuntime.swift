@@ -37,6 +37,10 @@ enum EngineSetup {
         s.stallPeriods = c.faults.stallPeriods
         s.verifyInterval = c.faults.verifyIntervalS
         s.busRetries = c.faults.busRetries
+        let lat = c.submersion.latitudeDeg
+        s.water = DepthSettings(water: c.submersion.water,
+                                gravity: c.submersion.gravity == "normal" && lat != nil ? .normal(latitudeDegrees: lat!) : .standard,
+                                latitudeDegrees: lat)
         return s
     }
 
