@@ -141,7 +141,7 @@ def report(what, runs, losses, failures):
 
 def powercut_mode(runs):
     rig = opt("--rig", "/work/shared/rig/kernel-rig.sh")
-    work = tempfile.mkdtemp(prefix="dive-cut-", dir=ROOT)   # the rig shares the current directory read-write
+    work = tempfile.mkdtemp(prefix="dive-cut-", dir=os.path.join(ROOT, ".build"))   # the rig shares the current directory read-write
     lines = dive_lines(work)
     ref_rows, start_mono = reference(work, lines)
     feed = os.path.join(work, "feed.py")
@@ -153,6 +153,8 @@ rate = float(sys.argv[2])
 t0 = time.monotonic(); first = None
 for line in lines:
     ts = json.loads(line)["timestamp_ns"]
+    if ts < 60e9:                      # the minute at the surface before the dive: at once
+        p.stdin.write(line.encode()); continue
     first = ts if first is None else first
     due = t0 + (ts - first) / 1e9 / rate
     while time.monotonic() < due: time.sleep(0.001)
@@ -167,7 +169,7 @@ p.stdin.close(); p.wait()
         subprocess.run(["truncate", "-s", "0", img]); subprocess.run(["truncate", "-s", "64M", img], check=True)
         cut = rng.uniform(3.0, 12.0)
         script = (f"mkfs.ext4 -q $RIG_DISK && mkdir -p /mnt/log && mount $RIG_DISK /mnt/log && "
-                  f"python3 {feed} {work}/dive.jsonl 120 {logger} --db /mnt/log/d.sqlite import - --epoch {EPOCH}")
+                  f"python3 {feed} {work}/dive.jsonl {opt('--rate', '10')} {logger} --db /mnt/log/d.sqlite import - --epoch {EPOCH}")
         r = subprocess.run([rig, "--disk", img, "--kill-after", f"{cut:.2f}", "--", "sh", "-c", script],
                            capture_output=True, text=True, cwd=ROOT, timeout=600)
         fed = None
@@ -189,7 +191,8 @@ p.stdin.close(); p.wait()
             failures += 1
         if loss is not None:
             losses.append(loss)
-        print(f"cut {i + 1:2d} at {cut:5.2f} s (rig {r.returncode}): loss {loss if loss is not None else float('nan'):.3f} s {'ok' if ok else 'FAIL ' + why}",
+        dt = (fed - start_mono) / 1e9 if fed else float('nan')
+        print(f"cut {i + 1:2d} at {cut:5.2f} s (rig {r.returncode}, dive time {dt:6.1f} s): loss {loss if loss is not None else float('nan'):.3f} s {'ok' if ok else 'FAIL ' + why}",
               flush=True)
     report("power cut", runs, losses, failures)
     return failures == 0
