@@ -261,6 +261,50 @@ final class ExportReader: NSObject, XMLParserDelegate {
         #expect(plot.root == "svg")
     }
 
+    /// The logger stops mid-dive (the input ends under water) and starts
+    /// again: the open dive continues as the same dive, nothing lost; an
+    /// open dive too old to continue is closed at its last sample.
+    @Test func aDiveInterruptedMidwayContinues() throws {
+        let dir = temporaryDirectory()
+        let db = dir + "/d.sqlite"
+        var lines: [String] = []
+        var t = 0.0
+        func add(_ seconds: Double, depth: Double, _ state: SubmersionState) {
+            let end = t + seconds
+            while t < end {
+                var w = JSONWriter(capacity: 512)
+                MessageEncoder.sample(.submersion(sample(t, depth: depth, state: state)), into: &w)
+                lines.append(String(decoding: w.bytes, as: UTF8.self))
+                t += 1.0 / 3
+            }
+        }
+        add(10, depth: 0, .notSubmerged); add(100, depth: 10, .submerged)
+        let cut = lines.count
+        add(100, depth: 12, .submerged); add(70, depth: 0, .notSubmerged)
+        try lines[..<cut].joined().write(toFile: dir + "/a.jsonl", atomically: true, encoding: .utf8)
+        try lines[cut...].joined().write(toFile: dir + "/b.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        for part in ["a", "b"] {
+            #expect(DiveLoggerCommand.run(["--db", db, "import", dir + "/\(part).jsonl", "--epoch", "2026-06-01T09:30:00Z"],
+                                          environment: [:], out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+            if part == "a" { #expect(try DiveStore(path: db, writer: false).openDive()?.number == 1) }
+        }
+        #expect(err.contains("continuing dive 1"), "\(err)")
+        let store = try DiveStore(path: db, writer: false)
+        let (_, sum, xs) = try store.dive(1)
+        #expect(try store.records().count == 1 && sum.complete)
+        #expect(abs(sum.durationSeconds - 200) < 1.5 && sum.maxDepth == 12)
+        let gaps = zip(xs.dropFirst(), xs).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 <= 1.0 + 1e-6 }, "no gap at the restart: \(gaps.max() ?? 0)")
+        // A later dive much later: the open one would be closed, not continued.
+        let store2 = try DiveStore(path: dir + "/e.sqlite", writer: true)
+        let n = try store2.beginDive(startUnixNanoseconds: 0, startMonotonicNanoseconds: 0, surfacePressure: 101_325, water: "salt")
+        try store2.append(dive: n, [DiveSample(time: 5, depth: 3, temperature: 20, pressure: 131_000, ascentRate: 0, ascentWarning: false)])
+        let r = try DiveRecorder(store: store2, water: "salt", unixOffsetNanoseconds: 0)
+        try r.feed(sample(5000, depth: 4, state: .submerged))
+        #expect(try store2.records().count == 2 && store2.records()[0].endSeconds == 5)
+    }
+
     /// The agent refuses a client without a submersion entitlement; the
     /// logger says so plainly and logs nothing.
     @Test func recordWithoutTheEntitlementIsRefusedPlainly() throws {
