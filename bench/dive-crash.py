@@ -3,7 +3,8 @@
 """The dive logger's crash-safety targets (issue 10).
 
   kill      SIGKILL `dive-logger import -` at random moments while a dive's
-            protocol lines are fed to it, --runs times (default 100). After
+            protocol lines are fed to it (a random point of the dive at once,
+            then 10x real time), --runs times (default 100). After
             each kill the log must open (PRAGMA integrity_check = ok) and the
             dive must hold every sample of the reference run up to at most
             1 s of dive time before the last line the logger had read.
@@ -74,8 +75,9 @@ def check(db, ref_rows, start_mono, fed_ns):
     fed_t = (fed_ns - start_mono) / 1e9
     expected = [r for r in ref_rows if r[0] <= fed_t]
     stored = dict(rows)
+    refs = dict(ref_rows)
     for t, d in rows:   # what is there is right
-        ref = dict(ref_rows).get(t)
+        ref = refs.get(t)
         if ref is None or abs(ref - d) > 1e-9:
             return False, None, f"sample at {t} s differs from the reference"
     last = rows[-1][0] if rows else 0.0
@@ -100,20 +102,29 @@ def kill_mode(runs):
     ref_rows, start_mono = reference(work, lines)
     rng = random.Random(10)
     losses, failures = [], 0
-    rate = float(opt("--rate", "100"))   # times real time: the logger keeps up, so what was fed is what it read
+    # A random point of the dive is reached at once (then 2.5 s for the
+    # logger to work through it), the rest is fed at --rate times real time
+    # (default 10: a line every 33 ms, so the logger keeps up and what was
+    # fed is what it had read), and the kill comes 0.3-4 s later.
+    rate = float(opt("--rate", "10"))
     for i in range(runs):
         db = os.path.join(work, f"kill{i}.sqlite")
-        kill_at = rng.uniform(0.2, 8.0)
+        ff = rng.randrange(0, len(lines) - 200)
+        kill_at = rng.uniform(0.3, 4.0)
         p = subprocess.Popen([logger, "--db", db, "import", "-", "--epoch", EPOCH], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        fed, t0, first = None, time.monotonic(), None
-        for line in lines:
+        p.stdin.write("".join(lines[:ff]).encode())
+        p.stdin.flush()
+        fed = line_ns(lines[ff - 1]) if ff > 0 else None
+        time.sleep(2.5)
+        t0, first = time.monotonic(), None
+        for line in lines[ff:]:
             ts = line_ns(line)
             first = ts if first is None else first
             due = t0 + (ts - first) / 1e9 / rate
-            now = time.monotonic()
             if due - t0 > kill_at:
                 break
+            now = time.monotonic()
             if due > now:
                 time.sleep(due - now)
             p.stdin.write(line.encode())
