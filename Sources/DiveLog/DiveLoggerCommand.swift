@@ -154,7 +154,9 @@ public enum DiveLoggerCommand {
         // Signals to the main thread only (sigwait), before the client's thread exists.
         var set = sigset_t()
         sigemptyset(&set); sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &set, &previousMask)
+        defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
         let client = AgentClient(socketPath: socket)
         let state = RecordState()
         let observation = client.observe { e in

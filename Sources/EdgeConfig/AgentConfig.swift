@@ -178,10 +178,7 @@ public struct SubmersionSection: Decodable, Sendable, Equatable {
         guard gravity == "standard" || gravity == "normal" else {
             throw DecodingError.dataCorruptedError(forKey: .gravity, in: c, debugDescription: "expected standard or normal, got \"\(gravity)\"")
         }
-        latitudeDeg = try c.decodeIfPresent(Double.self, forKey: .latitudeDeg)
-        if let l = latitudeDeg, !(l >= -90 && l <= 90) {
-            throw DecodingError.dataCorruptedError(forKey: .latitudeDeg, in: c, debugDescription: "latitude_deg must be −90…90, got \(l)")
-        }
+        latitudeDeg = try c.decodeNumberIfPresent(.latitudeDeg, in: -90...90, unit: "degrees north")
         if (water == .teos10 || gravity == "normal") && latitudeDeg == nil {
             throw DecodingError.dataCorruptedError(forKey: .latitudeDeg, in: c, debugDescription: "water teos10 and gravity normal need latitude_deg (degrees north)")
         }
