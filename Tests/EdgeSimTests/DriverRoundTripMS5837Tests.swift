@@ -98,6 +98,25 @@ import EdgeSim
         }
     }
 
+    /// A 0 from the ADC (here: a reset between the conversion command and
+    /// the read drops the conversion) is a timeout naming the conversion,
+    /// never a pressure of 0.
+    @Test func aZeroResultIsATimeoutNotAReading() throws {
+        let r = try Self.rig()
+        var d = MS5837(bus: r.board.bus, clock: r.clock)
+        try d.start()
+        try d.beginConversion(.pressure, .osr4096)
+        try r.board.bus.write(0x76, [0x1E])
+        r.clock.sleep(milliseconds: 10)
+        #expect {
+            _ = try d.readConversion(.pressure, .osr4096)
+        } throws: { e in
+            if case .timeout(.ms5837, 0x76, let what, 9.04)? = e as? DriverError { return what.contains("D1") }
+            return false
+        }
+        #expect(try d.measure().pressurePascals > 100_000)   // and it reads on
+    }
+
     /// The model writes its own CRC-4; the driver's independent CRC accepts
     /// it, and a PROM with a wrong version code is refused as another chip.
     @Test func promCRCAndVersion() throws {
