@@ -30,6 +30,7 @@ let package = Package(
         // The MQTT / Home Assistant bridge: a client of the agent's socket
         // with its own process, so a broker can never touch the loop.
         .executable(name: "edge-mqtt", targets: ["edge-mqtt"]),
+        .executable(name: "dive-logger", targets: ["dive-logger"]),
         // The modules that read outside input, as a library for the fuzz
         // targets in FuzzTesting/ (a separate package, so `swift build` and
         // `swift test` here never build or instrument them).
@@ -116,6 +117,10 @@ let package = Package(
                 dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeService", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
+        // The dive logger: a client of the agent logging dives into SQLite,
+        // with Subsurface/UDDF/CSV exports and an SVG plot.
+        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient"]),
+        .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
         // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
@@ -161,6 +166,7 @@ let package = Package(
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
         .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig"]),
+        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeProtocol"]),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],

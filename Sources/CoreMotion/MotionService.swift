@@ -177,7 +177,7 @@ final class MotionService: @unchecked Sendable {
     /// notDetermined.
     func authorization(_ stream: StreamName) -> CMAuthorizationStatus {
         guard case (let s?, nil) = connectedSource(), let v = s.client.version else { return .notDetermined }
-        return v.entitlements.contains(stream.entitlement) ? .authorized : .denied
+        return stream.isPermitted(by: Set(v.entitlements)) ? .authorized : .denied
     }
 
     /// The device motion frames an app may ask for.

@@ -52,7 +52,7 @@ final class StreamSource: @unchecked Sendable {
                 report(.coreMotion(CMErrorNotAvailable, "no device of this board feeds \(stream.rawValue) (see `edge-agent watch` for the board's devices)"))
                 return
             }
-            if let v = source.client.version, !v.entitlements.contains(stream.entitlement) {
+            if let v = source.client.version, !stream.isPermitted(by: Set(v.entitlements)) {
                 report(MotionService.error(.notEntitled(stream: stream, entitlement: stream.entitlement, uid: v.uid,
                                                         message: "")))
                 return

@@ -41,6 +41,10 @@ enum EngineSetup {
         s.fitness = FitnessEngineSettings(stride: StrideModel(heightMeters: c.fitness.heightMeters, scale: c.fitness.strideScale),
                                           floorHeightMeters: c.fitness.floorHeightMeters)
         if c.fitness.enabled { s.alwaysOn.formUnion([.pedometer, .pedometerEvent, .activity]) }
+        let lat = c.submersion.latitudeDeg
+        s.water = DepthSettings(water: c.submersion.water,
+                                gravity: c.submersion.gravity == "normal" && lat != nil ? .normal(latitudeDegrees: lat!) : .standard,
+                                latitudeDegrees: lat)
         return s
     }
 

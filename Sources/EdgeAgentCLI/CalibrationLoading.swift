@@ -51,6 +51,9 @@ struct BoardChips {
         case .mpu6050: return MPU6050Register.whoAmI.rawValue
         case .bmp280: return BMP280Register.id.rawValue
         case .qmc5883l: return QMC5883LRegister.chipID.rawValue
+        // No registers: command 0xA0 clocks out PROM word 0, whose high byte
+        // carries the CRC nibble and version bits [11:8].
+        case .ms5837: return MS5837Command.promRead(word: 0).byte
         }
     }
 
@@ -60,6 +63,7 @@ struct BoardChips {
         case .mpu6050: return MPU6050Variant.lookup(whoAmI: identity)?.description
         case .bmp280: return BMP280Variant.lookup(chipID: identity)?.part
         case .qmc5883l: return identity == QMC5883LBits.chipID ? "QMC5883L" : nil
+        case .ms5837: return identity & 0x0F == MS5837Variant.ms5837_30ba.versionCode >> 3 ? "MS5837-30BA" : nil
         }
     }
 }

@@ -24,6 +24,7 @@ struct ChipSet {
         case mpu6050(MPU6050<AnyI2CBus>)
         case bmp280(BMP280<AnyI2CBus>)
         case qmc5883l(QMC5883L<AnyI2CBus>)
+        case ms5837(MS5837<AnyI2CBus>)
     }
     var entries: [(spec: ChipSpec, part: String, driver: Driver)]
 
@@ -55,6 +56,10 @@ struct ChipSet {
                     var d = QMC5883L(bus: bus, address: spec.address, clock: clock)
                     try d.start(settings.qmc5883l)
                     entries.append((spec, "QMC5883L", .qmc5883l(d)))
+                case .ms5837:
+                    var d = MS5837(bus: bus, address: spec.address, clock: clock)
+                    let v = try d.start()
+                    entries.append((spec, v.part, .ms5837(d)))
                 }
             } catch {
                 throw StartError(chip: spec.id, underlying: error)
@@ -105,6 +110,10 @@ struct ChipSet {
                         r.notReady = true
                     }
                     entries[i].driver = .qmc5883l(d)
+                case .ms5837(let d):
+                    let s = try d.measure()
+                    r.pressure = s.pressurePascals
+                    r.temperature = s.temperatureCelsius
                 }
             } catch {
                 r.error = "\(error)"
@@ -140,7 +149,7 @@ struct ChipSet {
                 if let a = r.acceleration { f.append("\"accel_mps2\":\(vec(a))") }
                 if let g = r.rotationRate { f.append("\"gyro_radps\":\(vec(g))") }
                 if let t = r.temperature { f.append("\"temperature_c\":\(num(t))") }
-            case .bmp280:
+            case .bmp280, .ms5837:
                 if let p = r.pressure { f.append("\"pressure_pa\":\(num(p))") }
                 if let t = r.temperature { f.append("\"temperature_c\":\(num(t))") }
             case .qmc5883l:
@@ -170,7 +179,7 @@ struct ChipSet {
                 case .mpu6050:
                     line += "accel " + vec(r.acceleration ?? .zero, 3) + " m/s²  gyro " + vec(r.rotationRate ?? .zero, 4)
                         + " rad/s  die " + fixed(r.temperature ?? .nan, 2) + " °C"
-                case .bmp280:
+                case .bmp280, .ms5837:
                     line += "pressure " + fixed(r.pressure ?? .nan, 3) + " Pa  temperature " + fixed(r.temperature ?? .nan, 2) + " °C"
                 case .qmc5883l:
                     if let m = r.field {

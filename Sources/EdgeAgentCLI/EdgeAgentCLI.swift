@@ -90,7 +90,7 @@ public enum EdgeAgentCLI {
     nonisolated(unsafe) public static var commands: [any Subcommand.Type] = [
         ProbeCommand.self, ReadCommand.self, DecodeCommand.self, SimulateCommand.self, FuseCommand.self,
         RunCommand.self, WatchCommand.self, PollCommand.self, CalibrateCommand.self, RecordCommand.self,
-        ReplayCommand.self, WaitEdgeCommand.self, StepsCommand.self, ActivityCommand.self, FloorsCommand.self,
+        ReplayCommand.self, WaitEdgeCommand.self, StepsCommand.self, ActivityCommand.self, FloorsCommand.self, DepthCommand.self,
     ]
 
     public static let overview = """

@@ -1,3 +1,4 @@
+import EdgeFusion
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,6 +22,8 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     public var loop: LoopSettings
     public var fusion: FusionSettings
     public var altimeter: AltimeterSettings
+    /// `submersion`: the depth model of the submersion stream.
+    public var submersion = SubmersionSection()
     public var service: ServiceSection
     /// Who may receive what; nil: the user running the agent gets `motion`
     /// and `altitude`, nobody else anything.
@@ -44,7 +47,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness
+        case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness, submersion
         case alwaysOn = "always_on", calibrationFile = "calibration_file", recordingDirectory = "recording_directory"
     }
 
@@ -56,6 +59,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
         loop = try c.decodeIfPresent(LoopSettings.self, forKey: .loop) ?? LoopSettings()
         fusion = try c.decodeIfPresent(FusionSettings.self, forKey: .fusion) ?? FusionSettings()
         altimeter = try c.decodeIfPresent(AltimeterSettings.self, forKey: .altimeter) ?? AltimeterSettings()
+        submersion = try c.decodeIfPresent(SubmersionSection.self, forKey: .submersion) ?? SubmersionSection()
         service = try c.decodeIfPresent(ServiceSection.self, forKey: .service) ?? ServiceSection()
         clients = try c.decodeIfPresent([ClientGrant].self, forKey: .clients)
         alwaysOn = try c.decodeIfPresent([String].self, forKey: .alwaysOn) ?? []
@@ -143,6 +147,44 @@ public struct AltimeterSettings: Decodable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         seaLevelPa = try c.decodeNumber(.seaLevelPa, default: 101_325, in: 80_000...110_000, unit: "Pa")
         seaLevelUncertaintyPa = try c.decodeNumber(.seaLevelUncertaintyPa, default: 1000, in: 0...30_000, unit: "Pa, 1σ")
+    }
+}
+
+/// `submersion`: the water the depth is computed for.
+///
+/// ```json5
+/// submersion: { water: "salt", gravity: "standard" }     // fresh | en13319 | salt | teos10 | kg/m³
+/// submersion: { water: "teos10", latitude_deg: 43.3 }    // teos10 needs the latitude
+/// ```
+public struct SubmersionSection: Decodable, Sendable, Equatable {
+    public var water: WaterType = .salt
+    /// `standard` (9.80665 m/s²) or `normal` (WGS 84 normal gravity at `latitude_deg`).
+    public var gravity: String = "standard"
+    public var latitudeDeg: Double?
+    public init() {}
+    enum CodingKeys: String, CodingKey, CaseIterable { case water, gravity, latitudeDeg = "latitude_deg" }
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if let w = try? c.decode(Double.self, forKey: .water) {
+            guard let t = WaterType(name: String(w)) else {
+                throw DecodingError.dataCorruptedError(forKey: .water, in: c, debugDescription: "a water density must be 500…2000 kg/m³, got \(w)")
+            }
+            water = t
+        } else if let name = try c.decodeIfPresent(String.self, forKey: .water) {
+            guard let t = WaterType(name: name) else {
+                throw DecodingError.dataCorruptedError(forKey: .water, in: c, debugDescription: "expected fresh, en13319, salt, teos10 or a density in kg/m³, got \"\(name)\"")
+            }
+            water = t
+        }
+        gravity = try c.decodeIfPresent(String.self, forKey: .gravity) ?? "standard"
+        guard gravity == "standard" || gravity == "normal" else {
+            throw DecodingError.dataCorruptedError(forKey: .gravity, in: c, debugDescription: "expected standard or normal, got \"\(gravity)\"")
+        }
+        latitudeDeg = try c.decodeNumberIfPresent(.latitudeDeg, in: -90...90, unit: "degrees north")
+        if (water == .teos10 || gravity == "normal") && latitudeDeg == nil {
+            throw DecodingError.dataCorruptedError(forKey: .latitudeDeg, in: c, debugDescription: "water teos10 and gravity normal need latitude_deg (degrees north)")
+        }
     }
 }
 

@@ -93,6 +93,11 @@ public struct EngineSettings: Sendable, Equatable {
     public var deliveryInterval: Double = 0.02
     /// The pedometer's stride model and the floor height (config `fitness`).
     public var fitness = FitnessEngineSettings()
+    /// The submersion stream's depth model (water type, gravity, latitude).
+    public var water = DepthSettings()
+    /// Thresholds of the submersion state machine (``SubmersionSettings``);
+    /// the sensor's full scale is filled in from the chip.
+    public var submersion = SubmersionSettings(sensorMaximumPascals: BMP280Range.maximumPascals)
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
                 qmc5883l: QMC5883LConfiguration = .default, imuBatch: Int = 1,

@@ -15,6 +15,8 @@ import EdgeProtocol
 /// | `AccessoryStage` | the accessory IMU's attitude → accessory motion |
 /// | `AltitudeStage` | barometer + vertical acceleration → altitude |
 /// | `FitnessStage` | IMU + barometer → pedometer, pedometer events, floors, activity |
+/// | `DepthSensorDevice` | the MS5837-30BA: one conversion step per tick, never waiting |
+/// | `SubmersionStage` | pressure (MS5837, else the BMP280) → depth, submersion states |
 /// | `Publisher` | samples, events and the devices snapshot to the sink; service wake-ups |
 ///
 /// ``tick(at:)`` is one loop iteration: demand, device upkeep, the reads
@@ -38,11 +40,15 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     @usableFromInline var accessory: IMUDevice<RetryingBus<Bus>>?
     @usableFromInline var magnetometer: MagnetometerDevice<RetryingBus<Bus>>?
     @usableFromInline var barometer: BarometerDevice<RetryingBus<Bus>>?
+    var depthSensor: DepthSensorDevice<RetryingBus<Bus>>?
 
     var fusion: FusionStage
     var accessoryFusion: AccessoryStage
     var altitude: AltitudeStage
     var fitness: FitnessStage
+    var submersion: SubmersionStage
+    /// The depth sensor went down: its next reading restarts the submersion state.
+    var submersionNeedsRestart = false
     @usableFromInline var publisher: Publisher
     var demand: EngineDemand
     var seenDemandGeneration = -1
@@ -102,6 +108,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         altitude = AltitudeStage(settings: s.altitude)
         fitness = FitnessStage(settings: .init(stride: s.fitness.stride, floorHeightMeters: s.fitness.floorHeightMeters),
                                rateHz: s.imuRateHz)
+        var sub = s.submersion
+        sub.depth = s.water
+        submersion = SubmersionStage(settings: sub)
         for d in devices {
             switch (d.kind, d.role) {
             case (.mpu6050, .primary) where imu == nil:
@@ -121,6 +130,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             case (.bmp280, _) where barometer == nil:
                 barometer = BarometerDevice(device: d, driver: BMP280(bus: rb, address: d.address, clock: clock),
                                             configuration: s.bmp280, policy: policy)
+            case (.ms5837, _) where depthSensor == nil:
+                depthSensor = DepthSensorDevice(device: d, driver: MS5837(bus: rb, address: d.address, clock: clock),
+                                                policy: policy)
+                submersion.settings.sensorMaximumPascals = MS5837Variant.ms5837_30ba.maximumPressurePascals
             default:
                 continue
             }
@@ -140,6 +153,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if var u = accessory { report.append(u.startBlocking(now: clock.nowNanoseconds)); accessory = u }
         if var u = magnetometer { report.append(u.start(now: clock.nowNanoseconds)); magnetometer = u }
         if var u = barometer { report.append(u.start(now: clock.nowNanoseconds)); barometer = u }
+        if var u = depthSensor { report.append(u.start(now: clock.nowNanoseconds)); depthSensor = u }
         publisher.devicesChanged = true
         publisher.sendDevices(devicesSnapshot)
         return report
@@ -160,6 +174,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         // Slow sensors first, so a fresh field joins this tick's last IMU sample.
         if magnetometer != nil { readMagnetometer(now: now) }
         if barometer != nil { readBarometer(now: now) }
+        if depthSensor != nil { readDepthSensor(now: now) }
         if imu != nil { readPrimaryIMU(now: now) }
         if accessory != nil { readAccessoryIMU(now: now) }
         publisher.endTick(published: publisher.publishedTotal != before)
@@ -205,6 +220,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             fusion.fieldLost()
         }
         if barometer?.setIdle(!demand.devices.contains(.barometer), now: now) == true { changed = true }
+        // The depth sensor runs while the submersion stream is wanted.
+        if depthSensor?.setIdle(!publisher.wants(.submersion), now: now) == true { changed = true }
         if changed { publisher.devicesChanged = true }
     }
 
@@ -224,6 +241,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if magnetometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if let up = barometer?.isUp, !up { altitudeNeedsRestart = true }
         if barometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
+        if let up = depthSensor?.isUp, !up { submersionNeedsRestart = true }
+        if depthSensor?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
     }
     /// The barometer went down: its next conversion starts a new altitude reference.
     var altitudeNeedsRestart = false
@@ -281,6 +300,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         guard let r = reading else { return }
         if altitudeNeedsRestart { altitude.restart(); altitudeNeedsRestart = false }
         altitude.pressure(r, publisher: &publisher)
+        // Without a depth sensor the BMP280 is the submersion stream's (to its 110 kPa).
+        if depthSensor == nil, let pa = r.pressurePascals {
+            submersion.reading(pressurePascals: pa, temperatureCelsius: r.temperatureCelsius, at: r.captureNanoseconds,
+                               publisher: &publisher)
+        }
         if runsFitness { fitness.pressure(r, publisher: &publisher) }
     }
 
@@ -288,6 +312,20 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     @inline(__always) var runsFitness: Bool {
         publisher.wants(.pedometer) || publisher.wants(.pedometerEvent) || publisher.wants(.activity)
     }
+
+    func readDepthSensor(now: UInt64) {
+        let eventsBefore = publisher.events.count
+        let reading = depthSensor!.read(now: now, events: &publisher.events)
+        if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
+        guard let r = reading else { return }
+        if submersionNeedsRestart { submersion.restart(); submersionNeedsRestart = false }
+        submersion.reading(pressurePascals: r.pressurePascals, temperatureCelsius: r.temperatureCelsius,
+                           at: r.captureNanoseconds, publisher: &publisher)
+    }
+
+    /// Whether a submersion source is configured (CMWaterSubmersionManager's
+    /// `waterSubmersionAvailable`).
+    public var waterSubmersionAvailable: Bool { depthSensor != nil || barometer != nil }
 
     // MARK: what clients see
 
@@ -312,8 +350,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = barometer {
-            out.append(u.health.info(u.device, bus: name, streams: [.altitude, .absoluteAltitude],
+            out.append(u.health.info(u.device, bus: name, streams: depthSensor == nil ? [.altitude, .absoluteAltitude, .submersion] : [.altitude, .absoluteAltitude],
                                      rate: u.health.isReading && u.period > 0 ? 1e9 / Double(u.period) : 0,
+                                     retries: retryingBus.retryCount(forAddress: u.device.address)))
+        }
+        if let u = depthSensor {
+            out.append(u.health.info(u.device, bus: name, streams: [.submersion],
+                                     rate: u.health.isReading ? 1e9 / Double(u.period) : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         return out
@@ -334,6 +377,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if runsFitness, let u = imu {
             let ok = u.health.isReading
             out.append(StageStatus(name: "fitness", degraded: !ok, reason: ok ? nil : "no IMU samples: \(u.health.reason ?? "")"))
+        }
+        if let d = depthSensor {
+            let ok = d.health.isReading || d.health.idle
+            out.append(StageStatus(name: "submersion", degraded: !ok, reason: ok ? nil : "no depth sensor: \(d.health.reason ?? "")"))
         }
         return out
     }
@@ -362,6 +409,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if accessory?.device.id == id { return accessory?.health }
         if magnetometer?.device.id == id { return magnetometer?.health }
         if barometer?.device.id == id { return barometer?.health }
+        if depthSensor?.device.id == id { return depthSensor?.health }
         return nil
     }
 

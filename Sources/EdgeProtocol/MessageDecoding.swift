@@ -231,7 +231,11 @@ public enum ServerMessage: Sendable, Hashable {
                                                     pressure: try double("pressure_pa"),
                                                     surfacePressure: try double("surfacePressure_pa"),
                                                     temperature: try double("temperature_c"),
-                                                    state: try named("state", \SubmersionState.wireName)))
+                                                    state: try named("state", \SubmersionState.wireName),
+                                                    depthState: value["depthState"] == nil ? .unknown
+                                                        : try named("depthState", \SubmersionDepthState.wireName),
+                                                    maximumDepth: optionalDouble("maximumDepth_m") ?? SubmersionSample.fullMaximumDepth,
+                                                    temperatureUncertainty: optionalDouble("temperatureUncertainty_c") ?? 0))
             case .pedometer:
                 func count(_ key: String) throws(DecodeError) -> UInt32 {
                     let v = try int(key)

@@ -43,6 +43,9 @@ public enum MessageEncoder {
             w.key("surfacePressure_pa"); w.double(s.surfacePressure)
             w.key("temperature_c"); w.double(s.temperature)
             w.key("state"); w.name(s.state.wireName)
+            w.key("depthState"); w.name(s.depthState.wireName)
+            w.key("maximumDepth_m"); w.double(s.maximumDepth)
+            w.key("temperatureUncertainty_c"); w.double(s.temperatureUncertainty)
         case .pedometer(let s):
             w.key("startDate_ns"); w.int(s.startNs)
             w.key("steps"); w.int(s.steps)

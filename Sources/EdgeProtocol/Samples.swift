@@ -119,7 +119,29 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
     }
 }
 
+/// Core Motion's `CMWaterSubmersionMeasurement.DepthState`, named as on the wire.
+public enum SubmersionDepthState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIterable {
+    case unknown, notSubmerged, submergedShallow, submergedDeep, approachingMaxDepth, pastMaxDepth, sensorDepthError
+    public var wireName: StaticString {
+        switch self {
+        case .unknown: return "unknown"
+        case .notSubmerged: return "notSubmerged"
+        case .submergedShallow: return "submergedShallow"
+        case .submergedDeep: return "submergedDeep"
+        case .approachingMaxDepth: return "approachingMaxDepth"
+        case .pastMaxDepth: return "pastMaxDepth"
+        case .sensorDepthError: return "sensorDepthError"
+        }
+    }
+}
+
 /// Water-submersion sample (CMWaterSubmersionMeasurement + state).
+///
+/// The engine computes the depth state for both entitlements' maximum
+/// depths (``depthState`` for `submersion.full`, ``shallowDepthState`` for
+/// `submersion.shallow`); the service sends each client the sample
+/// ``capped(shallow:)`` for what it holds, so a shallow client never sees a
+/// depth past its maximum.
 @frozen public struct SubmersionSample: Sendable, Hashable, BitwiseCopyable {
     /// CLOCK_MONOTONIC capture time, ns.
     public var timestampNs: UInt64
@@ -133,10 +155,47 @@ public enum SubmersionState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIte
     public var temperature: Double
     /// Wire key `state`.
     public var state: SubmersionState
+    /// Measurement depth state for the maximum depth ``maximumDepth``. Wire key `depthState`.
+    public var depthState: SubmersionDepthState
+    /// The `submersion.shallow` maximum's depth state (not on the wire: the
+    /// service turns it into ``depthState`` for a shallow client).
+    public var shallowDepthState: SubmersionDepthState
+    /// Maximum depth the client may see, m. Wire key `maximumDepth_m`.
+    public var maximumDepth: Double
+    /// Water temperature uncertainty, ± °C. Wire key `temperatureUncertainty_c`.
+    public var temperatureUncertainty: Double
     @inlinable public init(timestampNs: UInt64, depth: Double, pressure: Double,
-                           surfacePressure: Double, temperature: Double, state: SubmersionState) {
+                           surfacePressure: Double, temperature: Double, state: SubmersionState,
+                           depthState: SubmersionDepthState = .unknown, shallowDepthState: SubmersionDepthState = .unknown,
+                           maximumDepth: Double = 40, temperatureUncertainty: Double = 0) {
         self.timestampNs = timestampNs; self.depth = depth; self.pressure = pressure
         self.surfacePressure = surfacePressure; self.temperature = temperature; self.state = state
+        self.depthState = depthState; self.shallowDepthState = shallowDepthState
+        self.maximumDepth = maximumDepth; self.temperatureUncertainty = temperatureUncertainty
+    }
+
+    /// Maximum depth for `submersion.shallow`, m (the Watch's 6 m).
+    public static let shallowMaximumDepth = 6.0
+    /// Maximum depth for `submersion.full`, m (the Watch's 40 m).
+    public static let fullMaximumDepth = 40.0
+
+    /// The sample as a client holding only `submersion.shallow` (true) or
+    /// `submersion.full` (false) may see it: past its maximum, or on a
+    /// sensor error, the depth and pressure are withheld (null on the wire)
+    /// and the state says why.
+    @inlinable public func capped(shallow: Bool) -> SubmersionSample {
+        var s = self
+        if shallow {
+            s.depthState = shallowDepthState
+            s.maximumDepth = Self.shallowMaximumDepth
+        } else {
+            s.maximumDepth = Self.fullMaximumDepth
+        }
+        if s.depthState == .pastMaxDepth || s.depthState == .sensorDepthError {
+            s.depth = .nan
+            s.pressure = .nan
+        }
+        return s
     }
 }
 

@@ -53,6 +53,19 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
         }
     }
 
+    /// Whether a client holding `held` may subscribe to or poll this stream:
+    /// ``entitlement``, or for `submersion` either submersion entitlement
+    /// (`submersion.full` implies the shallow range).
+    public func isPermitted(by held: Set<Entitlement>) -> Bool {
+        if self == .submersion { return held.contains(.submersionShallow) || held.contains(.submersionFull) }
+        return held.contains(entitlement)
+    }
+
+    /// What a refusal names: `"submersion.shallow" or "submersion.full"` for submersion.
+    public var entitlementDescription: String {
+        self == .submersion ? "\"submersion.shallow\" or \"submersion.full\"" : "\"\(entitlement.rawValue)\""
+    }
+
     /// Whether the stream carries samples (false for event-only streams).
     public var carriesSamples: Bool { self != .accessoryConnection }
 

@@ -209,12 +209,30 @@ final class ServiceLoop: @unchecked Sendable {
     func distribute(_ sample: Sample) {
         let idx = sample.stream.index
         latest[idx] = sample
+        if case .submersion(let s) = sample { distributeSubmersion(s); return }
         var encoded: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if encoded == nil { encoded = encode(sample) }
             c.enqueue(encoded!)
+        }
+    }
+
+    /// Submersion samples are capped per client: `submersion.shallow` alone
+    /// sees 6 m at most, `submersion.full` 40 m (at most two encodings).
+    func distributeSubmersion(_ s: SubmersionSample) {
+        let idx = StreamName.submersion.index
+        var full: Line?, shallow: Line?
+        for c in clients where !c.dead && c.closingDeadline == nil {
+            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(s.timestampNs) else { continue }
+            if c.entitlements.contains(.submersionFull) {
+                if full == nil { full = encode(.submersion(s.capped(shallow: false))) }
+                c.enqueue(full!)
+            } else {
+                if shallow == nil { shallow = encode(.submersion(s.capped(shallow: true))) }
+                c.enqueue(shallow!)
+            }
         }
     }
 
@@ -410,13 +428,13 @@ final class ServiceLoop: @unchecked Sendable {
         case .streams:
             let demand = core.shared.withLock { $0.demandNs }
             let list = StreamName.allCases.map {
-                MessageEncoder.StreamStatus(stream: $0, entitled: c.entitlements.contains($0.entitlement),
+                MessageEncoder.StreamStatus(stream: $0, entitled: $0.isPermitted(by: c.entitlements),
                                             subscribed: c.subscriptions[$0.index] != nil,
                                             demandIntervalS: demand[$0.index].map { Double($0) / 1e9 })
             }
             reply(c) { MessageEncoder.streams(list, id: id, into: &$0) }
         case .subscribe(let stream, let intervalNs):
-            guard c.entitlements.contains(stream.entitlement) else {
+            guard stream.isPermitted(by: c.entitlements) else {
                 notEntitled(c, stream, id: id); return
             }
             if raisesDemand(stream, intervalNs), !spendDemandRaise(c.counters.identity.uid, now: now) {
@@ -438,10 +456,11 @@ final class ServiceLoop: @unchecked Sendable {
             }
             reply(c) { MessageEncoder.unsubscribed(stream, id: id, into: &$0) }
         case .poll(let stream):
-            guard c.entitlements.contains(stream.entitlement) else {
+            guard stream.isPermitted(by: c.entitlements) else {
                 notEntitled(c, stream, id: id); return
             }
-            if let s = latest[stream.index] {
+            if var s = latest[stream.index] {
+                if case .submersion(let m) = s { s = .submersion(m.capped(shallow: !c.entitlements.contains(.submersionFull))) }
                 reply(c) { MessageEncoder.sample(s, into: &$0) }
             } else {
                 let why = stream.carriesSamples ? "no sample of \(stream.rawValue) yet"
@@ -485,7 +504,7 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     func notEntitled(_ c: Client, _ stream: StreamName, id: RequestID?) {
-        let msg = "\(stream.rawValue) needs the \"\(stream.entitlement.rawValue)\" entitlement, which uid \(c.counters.identity.uid) does not hold"
+        let msg = "\(stream.rawValue) needs the \(stream.entitlementDescription) entitlement, which uid \(c.counters.identity.uid) does not hold"
         reply(c) { MessageEncoder.error(.notEntitled, message: msg, stream: stream, id: id, into: &$0) }
         flush(c)
     }

@@ -11,8 +11,9 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
     case mpu6050(MPU6050Imperfections)
     case bmp280(BMP280Imperfections)
     case qmc5883l(QMC5883LImperfections)
+    case ms5837(MS5837Imperfections)
 
-    enum Keys: String, CodingKey { case mpu6050, bmp280, qmc5883l }
+    enum Keys: String, CodingKey { case mpu6050, bmp280, qmc5883l, ms5837 }
 
     public init(from decoder: any Decoder) throws {
         if let s = try? decoder.singleValueContainer().decode(String.self) {
@@ -29,9 +30,10 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
         if let v = try c.decodeIfPresent(MPU6050Imperfections.self, forKey: .mpu6050) { self = .mpu6050(v) }
         else if let v = try c.decodeIfPresent(BMP280Imperfections.self, forKey: .bmp280) { self = .bmp280(v) }
         else if let v = try c.decodeIfPresent(QMC5883LImperfections.self, forKey: .qmc5883l) { self = .qmc5883l(v) }
+        else if let v = try c.decodeIfPresent(MS5837Imperfections.self, forKey: .ms5837) { self = .ms5837(v) }
         else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "imperfections object needs one key: mpu6050, bmp280 or qmc5883l"))
+                                                    debugDescription: "imperfections object needs one key: mpu6050, bmp280, qmc5883l or ms5837"))
         }
     }
 
@@ -42,6 +44,7 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
         case .mpu6050(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .mpu6050)
         case .bmp280(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .bmp280)
         case .qmc5883l(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .qmc5883l)
+        case .ms5837(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .ms5837)
         }
     }
 }
@@ -49,9 +52,9 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
 /// One chip on a simulated board.
 public struct SimulatedChipSpec: Codable, Sendable, Equatable {
     /// Chip kinds a simulated board can carry.
-    public static let kinds = ["mpu6050", "bmp280", "qmc5883l", "hmc5883l", "qmc5883p"]
+    public static let kinds = ["mpu6050", "bmp280", "qmc5883l", "hmc5883l", "qmc5883p", "ms5837"]
 
-    /// `mpu6050`, `bmp280`, `qmc5883l`, `hmc5883l` or `qmc5883p` (the last two identity-only).
+    /// `mpu6050`, `bmp280`, `qmc5883l`, `ms5837`, `hmc5883l` or `qmc5883p` (the last two identity-only).
     public var kind: String
     /// 7-bit I2C address.
     public var address: UInt8
@@ -182,6 +185,16 @@ public final class SimulatedBoard: @unchecked Sendable {
                 }
                 device = QMC5883LModel(truth: truth, body: spec.body, mounting: mounting, imperfections: imp,
                                        seed: chipSeed, powerOnAtNanoseconds: now)
+            case "ms5837":
+                let imp: MS5837Imperfections
+                switch spec.imperfections {
+                case .realistic: imp = .realistic
+                case .ideal: imp = .ideal
+                case .ms5837(let v): imp = v
+                default: throw fail("imperfections are for another chip kind")
+                }
+                device = MS5837Model(truth: truth, body: spec.body, imperfections: imp, seed: chipSeed,
+                                     powerOnAtNanoseconds: now)
             case "hmc5883l":
                 device = IdentityOnlyDevice.hmc5883l()
             default:
@@ -204,6 +217,8 @@ public final class SimulatedBoard: @unchecked Sendable {
     public func mpu6050(at address: UInt8) -> MPU6050Model? { bus.device(at: address) as? MPU6050Model }
     /// The BMP280 model at `address`, if that is what sits there.
     public func bmp280(at address: UInt8) -> BMP280Model? { bus.device(at: address) as? BMP280Model }
+    /// The MS5837 model at `address`, if that is what sits there.
+    public func ms5837(at address: UInt8) -> MS5837Model? { bus.device(at: address) as? MS5837Model }
     /// The QMC5883L model at `address`, if that is what sits there.
     public func qmc5883l(at address: UInt8) -> QMC5883LModel? { bus.device(at: address) as? QMC5883LModel }
 }

@@ -59,12 +59,23 @@ func gaps(_ t: [TimeInterval]) -> [TimeInterval] { zip(t.dropFirst(), t).map { $
 /// when the next tick finds no new sample yet, one is missing. The agent's
 /// rates also follow demand, so a sample may be lost while it re-rates the
 /// chip for another client.
+///
+/// Under a sanitizer the agent runs several times slower and its loop
+/// wakes late most ticks, so the median gap is no longer the interval:
+/// `.ci/run` sets `EDGE_TEST_RELAXED_TIMING=1` for those runs, and then only
+/// the rate bound is checked (never faster than asked, data still flowing).
 func atInterval(_ t: [TimeInterval], _ interval: TimeInterval) -> Bool {
     let g = gaps(t).sorted()
     guard g.count >= 4 else { return false }
     let median = g[g.count / 2]
     let mean = g.reduce(0, +) / Double(g.count)
-    return abs(median - interval) < interval / 50 && mean > interval * 0.9 && mean < interval * 1.5
+    if ProcessInfo.processInfo.environment["EDGE_TEST_RELAXED_TIMING"] == "1" {
+        return mean > interval * 0.9 && mean < interval * 3
+    }
+    // 5 %: on the shared test agent another test's demand may re-rate the
+    // chip to a rate the interval is not a whole number of periods of
+    // (seen once in a full run: 51 ms gaps for 50 ms).
+    return abs(median - interval) < interval / 20 && mean > interval * 0.9 && mean < interval * 1.5
 }
 
 func degrees(_ r: Double) -> Double { r * 180 / .pi }

@@ -40,6 +40,10 @@ public enum TestAgentKind: Sendable, Equatable {
     /// good fit, residual 1 %, in the scenario's 48 µT field, no offsets:
     /// the chips are ideal), as `edge-agent calibrate mag` writes one.
     case calibratedMagnetometer
+    /// IMU, BMP280 (0x77) and an MS5837-30BA depth sensor (0x76), at rest
+    /// out of water; this user holds `motion`, `altitude` and
+    /// `submersion.shallow` (or `submersion.full`).
+    case diver(full: Bool)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -203,6 +207,13 @@ public final class TestAgent: @unchecked Sendable {
             """
         case .restricted:
             entitlements = #"["altitude"]"#
+        case .diver(let full):
+            chips = """
+                { kind: "mpu6050", address: 0x68, mounting: ["+x", "+y", "+z"] },
+                { kind: "bmp280", address: 0x77 },
+                { kind: "ms5837", address: 0x76 },
+            """
+            entitlements = full ? #"["motion", "altitude", "submersion.full"]"# : #"["motion", "altitude", "submersion.shallow"]"#
         case .accessoryUnplugged(let from, let to):
             chips += """
 

@@ -82,7 +82,7 @@ import EdgeEngine
             switch chip.kind {
             case .mpu6050: file.set(accel: .identity, for: chip.id, created: "")
             case .qmc5883l: file.set(mag: .identity, for: chip.id, created: "")
-            case .bmp280: break
+            case .bmp280, .ms5837: break
             }
         }
         #expect(CalibrationLoader.uncalibratedWarning(profile: pi, file: file, path: nil) == nil)

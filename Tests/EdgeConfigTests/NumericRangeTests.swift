@@ -110,6 +110,7 @@ let documentedNumbers: [DocumentedNumber] = [
     .config("fusion.declination_deg", ["-180", "180", "0", "12.5"], ["-180.001", "180.001"], whole: false),
     .config("altimeter.sea_level_pa", ["80000", "110000", "101325"], ["79999.9", "110000.1", "0", "-101325"], whole: false),
     .config("altimeter.sea_level_uncertainty_pa", ["0", "30000", "1000"], ["-1", "30000.5"], whole: false),
+    .config("submersion.latitude_deg", ["-90", "90", "0", "43.3"], ["-90.5", "90.5"], whole: false),
     .config("service.queue_capacity", ["1", "65536"], ["0", "65537"], whole: true),
     .config("service.delivery_interval_ms", ["0", "1000", "20"], ["-0.001", "1000.001"], whole: false),
     .config("service.max_clients", ["1", "4096"], ["0", "4097"], whole: true),
@@ -212,7 +213,7 @@ let documentedNumbers: [DocumentedNumber] = [
         var config = keys(AgentConfig.CodingKeys.self, "") + keys(LoopSettings.CodingKeys.self, "loop.")
             + keys(FusionSettings.CodingKeys.self, "fusion.") + keys(AltimeterSettings.CodingKeys.self, "altimeter.")
             + keys(ServiceSection.CodingKeys.self, "service.") + keys(ClientGrant.CodingKeys.self, "clients[].")
-            + keys(FaultSettings.CodingKeys.self, "faults.")
+            + keys(FaultSettings.CodingKeys.self, "faults.") + keys(SubmersionSection.CodingKeys.self, "submersion.")
             + keys(FitnessConfig.CodingKeys.self, "fitness.") + keys(FitnessHistoryConfig.CodingKeys.self, "fitness.history.")
         for (chip, list) in SensorSettings.allowedKeys { config += list.map { "sensors.\(chip.rawValue).\($0)" } }
         let board = keys(BoardProfile.CodingKeys.self, "") + keys(BoardProfile.SimulationSpec.CodingKeys.self, "simulation.")

@@ -11,13 +11,13 @@ import EdgeChips
 /// file and formats.
 public enum DecodeCommand: Subcommand {
     public static let name = "decode"
-    public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280 or QMC5883L"
+    public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280 or QMC5883L, or MS5837 PROM words and D1/D2"
     public static let help = """
     Usage: edge-agent decode CHIP FILE [--json] [--force]
 
     Decodes a register dump in the default format of i2c-tools'
     `i2cdump -y BUS ADDR` and prints the readings, in the chip's own axes
-    (no board mounting applied). CHIP is mpu6050, bmp280 or qmc5883l; FILE
+    (no board mounting applied). CHIP is mpu6050, bmp280, qmc5883l or ms5837; FILE
     is a path, or - for standard input. Cells shown as XX (unreadable) are
     fine in registers the decoder does not need; a needed one is an error
     that names it.
@@ -40,6 +40,13 @@ public enum DecodeCommand: Subcommand {
                 pressure was skipped on purpose. A raw 0x80000 is an error.
       qmc5883l  CTRL1 (0x09) selects the range; STATUS (0x06) and 0x00..0x05
                 the field. OVL (overflow) means no valid field.
+      ms5837    no registers to dump: FILE holds nine whole numbers (decimal
+                or 0x-hex; spaces, commas or newlines; # comments): PROM
+                words 0..6 (commands 0xa0..0xac), then D1, then D2. The PROM
+                CRC-4 is checked; first- and second-order compensation per
+                TE's MS5837-30BA datasheet. JSON: pressure_pa,
+                temperature_c (second order), pressure_first_order_pa,
+                temperature_first_order_c, d1, d2, dt, variant.
 
     Options:
       --force   decode even when the identity register says another chip (or
@@ -73,13 +80,25 @@ public enum DecodeCommand: Subcommand {
     public static func run(_ arguments: inout Arguments, _ console: Console) throws -> Int32 {
         let json = arguments.flag("--json")
         let force = arguments.flag("--force")
-        let chipName = try arguments.positional("CHIP (mpu6050, bmp280 or qmc5883l)")
+        let chipName = try arguments.positional("CHIP (mpu6050, bmp280, qmc5883l or ms5837)")
         guard let chip = ChipKind(rawValue: chipName) else {
-            throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280 or qmc5883l")
+            throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280, qmc5883l or ms5837")
         }
         let path = try arguments.positional("FILE (an i2cdump output, or - for standard input)")
         try arguments.finish()
         let text = try readText(path)
+        if chip == .ms5837 {
+            let parsed: (words: [UInt16], d1: UInt32, d2: UInt32)
+            do { parsed = try MS5837Decoder.parse(text) } catch {
+                throw Failure(description: "\(path):\(error.line): \(error.message)")
+            }
+            let r: MS5837Decoder.Reading
+            do { r = try MS5837Decoder.decode(words: parsed.words, d1: parsed.d1, d2: parsed.d2) } catch {
+                throw Failure(description: "\(path): \(error)")
+            }
+            for l in format(r, json: json) { console.print(l) }
+            return 0
+        }
         let image: RegisterImage
         do {
             image = try RegisterDump.image(text)
@@ -104,6 +123,7 @@ public enum DecodeCommand: Subcommand {
         case .mpu6050: lines = format(try MPU6050Decoder.decode(image: image), json: json)
         case .bmp280: lines = format(try BMP280Compensation.decode(image: image), json: json)
         case .qmc5883l: lines = format(try QMC5883LDecoder.decode(image: image), json: json)
+        case .ms5837: lines = []   // handled above
         }
         for l in lines { console.print(l) }
         return 0
@@ -178,6 +198,27 @@ public enum DecodeCommand: Subcommand {
         } else {
             out.append("pressure     not measured (pressure oversampling is 0 in ctrl_meas)")
         }
+        return out
+    }
+
+    static func format(_ r: MS5837Decoder.Reading, json: Bool) -> [String] {
+        if json {
+            var o = JSONObject()
+            o["chip"] = .string("ms5837")
+            o["pressure_pa"] = .number(r.pressurePascals)
+            o["temperature_c"] = .number(r.temperatureCelsius)
+            o["pressure_first_order_pa"] = .number(Double(r.steps.p) * 10)
+            o["temperature_first_order_c"] = .number(Double(r.steps.temp) / 100)
+            o["d1"] = .int(Int(r.raw.d1))
+            o["d2"] = .int(Int(r.raw.d2))
+            o["dt"] = .int(Int(r.steps.dT))
+            o["variant"] = r.variant.map { .string($0.part) } ?? .null
+            return [o.rendered]
+        }
+        var out = [r.variant?.part ?? "MS5837 (unknown version \(hex(UInt8((r.calibration.words[0] >> 5) & 0x7F))))"]
+        if let note = r.variant?.note { out.append("warning: " + note) }
+        out.append("temperature  \(fixed(r.temperatureCelsius, 2)) °C (first order \(fixed(Double(r.steps.temp) / 100, 2)) °C, dT \(r.steps.dT))")
+        out.append("pressure     \(fixed(r.pressurePascals, 1)) Pa (first order \(fixed(Double(r.steps.p) * 10, 1)) Pa)")
         return out
     }
 

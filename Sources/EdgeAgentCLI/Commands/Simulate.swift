@@ -9,6 +9,8 @@ import Foundation
 import EdgeBus
 import EdgeChips
 import EdgeConfig
+import EdgeEngine
+import EdgeProtocol
 import EdgeSim
 
 /// `edge-agent simulate`: play a scenario through the simulated chips and the
@@ -18,6 +20,7 @@ public enum SimulateCommand: Subcommand {
     public static let summary = "Play a scenario through the simulated chips; write the sensor stream and the truth as CSV"
     public static let help = """
     Usage: edge-agent simulate SCENARIO [--duration S] [--csv OUT] [--truth OUT]
+                               [--jsonl OUT [--streams LIST]]
                                [--board FILE] [--config FILE] [--seed N]
 
     Plays SCENARIO (a scenarios/*.json5 file, documented in scenarios/README.md)
@@ -38,6 +41,14 @@ public enum SimulateCommand: Subcommand {
                     t,qw,qx,qy,qz,altitude_m,depth_m,event  (board-to-earth
                     attitude in Core Motion's xMagneticNorthZVertical frame:
                     X magnetic north, Y west, Z up; active segment names)
+      --jsonl OUT   instead of the CSVs: the protocol lines (as `replay`
+                    prints them) that a client holding every entitlement
+                    and subscribed to every stream would receive from the
+                    agent's engine running this board, on the virtual clock:
+                    a 23-minute dive becomes a file in seconds. `-` writes
+                    to standard output.
+      --streams L   with --jsonl: only these streams (comma-separated, e.g.
+                    submersion,altitude; default every stream)
 
     Options:
       --duration S  seconds to simulate (default: the scenario's duration_s)
@@ -56,6 +67,8 @@ public enum SimulateCommand: Subcommand {
         let duration = try a.double("--duration", in: 0.001...1e7)
         let csvPath = try a.option("--csv")
         let truthPath = try a.option("--truth")
+        let jsonlPath = try a.option("--jsonl")
+        let streamList = try a.option("--streams")
         let seed = try a.option("--seed").map { s -> UInt64 in
             guard let v = UInt64(s) else { throw UsageError("--seed expects a whole number ≥ 0, got '\(s)'") }
             return v
@@ -82,6 +95,36 @@ public enum SimulateCommand: Subcommand {
                                                    clock: clock, seed: seed ?? scenario.seed)
         let session = BoardSession(profile: selection.profile, source: selection.profilePath ?? "", bus: AnyI2CBus(board.bus),
                                    clock: clock, transport: "simulated", simulated: board)
+
+        if let jsonlPath {
+            var wanted: [StreamName: Double] = StreamName.demandEverything
+            if let list = streamList {
+                wanted = [:]
+                for name in list.split(separator: ",") {
+                    guard let st = StreamName(rawValue: String(name)) else {
+                        throw UsageError("--streams: unknown stream '\(name)'; streams are \(StreamName.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    wanted[st] = 0
+                }
+            } else if csvPath != nil || truthPath != nil {
+                throw UsageError("--jsonl writes protocol lines instead of --csv/--truth; give one or the other")
+            }
+            let end = clock.nowNanoseconds &+ UInt64(((duration ?? scenario.durationSeconds) * 1e9).rounded())
+            var out = OutputFile(path: jsonlPath == "-" ? nil : jsonlPath, console: console, stdoutWhenNil: true)
+            let sink = StreamingJSONLinesSink(wanted: wanted)
+            let hub = SensorHub(bus: board.bus, clock: clock, devices: EngineSetup.devices(selection.profile),
+                                settings: EngineSetup.settings(selection.config), sink: sink)
+            hub.start()
+            let loop = EngineLoop(hub: hub, clock: clock)
+            loop.run(until: {
+                if sink.writer.bytes.count > 1 << 16 { out.write(sink.take()) }
+                return clock.nowNanoseconds >= end
+            })
+            out.write(sink.take())
+            try out.close()
+            return 0
+        }
+        if streamList != nil { throw UsageError("--streams goes with --jsonl") }
 
         var settings = selection.config.sensors
         settings.bmp280.mode = .normal
@@ -147,6 +190,34 @@ public enum SimulateCommand: Subcommand {
     }
 
     static func f(_ v: Double, _ d: Int) -> String { ScenarioTruthCSV.fixed(v, decimals: d) }
+}
+
+/// The protocol lines a client holding every entitlement receives (the
+/// submersion stream capped as for `submersion.full`), for `simulate --jsonl`.
+final class StreamingJSONLinesSink: SampleSink, @unchecked Sendable {
+    var writer = JSONWriter(capacity: 1 << 17)
+    let wanted: [StreamName: Double]
+    init(wanted: [StreamName: Double]) { self.wanted = wanted }
+    func publish(_ sample: Sample, wake: Bool) -> Bool {
+        guard wanted[sample.stream] != nil else { return true }
+        if case .submersion(let s) = sample {
+            MessageEncoder.sample(.submersion(s.capped(shallow: false)), into: &writer)
+        } else {
+            MessageEncoder.sample(sample, into: &writer)
+        }
+        return true
+    }
+    func wakeService() {}
+    func publishConnection(_ event: ConnectionEvent) { MessageEncoder.connection(event, into: &writer) }
+    func setDevices(_ devices: [DeviceInfo]) {}
+    var demandGeneration: Int { 0 }
+    func demand() -> [StreamName: Double] { wanted }
+    /// The lines so far, emptied.
+    func take() -> String {
+        let s = String(decoding: writer.bytes, as: UTF8.self)
+        writer.reset()
+        return s
+    }
 }
 
 /// A buffered output file (or standard output when `path` is nil and it is

@@ -47,7 +47,8 @@ public enum ChipIdentification: Sendable, Equatable, CustomStringConvertible {
 
 /// Reads the identity registers that make sense at `address` and says what
 /// is there. Addresses: 0x68/0x69 WHO_AM_I (0x75); 0x76/0x77 id (0xD0), then
-/// reg 0x00 for BMP388/390; 0x0D reg 0x0D = 0xFF (QMC5883L); 0x1E regs
+/// PROM word 0 (command 0xA0) version bits and the PROM's CRC-4 for an MS5837
+/// at 0x76, reg 0x00 for BMP388/390; 0x0D reg 0x0D = 0xFF (QMC5883L); 0x1E regs
 /// 0x0A..0x0C = "H43" (HMC5883L); 0x2C reg 0x00 = 0x80 (QMC5883P). Only reads;
 /// bus errors (no acknowledge included) are thrown.
 public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2CError) -> ChipIdentification {
@@ -67,6 +68,7 @@ public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2C
             if v.isSupported { return .supported(.bmp280, variant: v.part, warning: v.note, registers: [id]) }
             return .unsupported(part: v.part, reason: v.note ?? "different chip", registers: [id])
         }
+        if address == 0x76, let ms = try identifyMS5837(on: bus, at: address) { return ms }
         let r0 = try read(0x00)
         switch r0.value {
         case 0x50: return .unsupported(part: "BMP388", reason: "a BMP388 has a different register map (chip id at 0x00)", registers: [id, r0])
@@ -95,4 +97,24 @@ public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2C
     default:
         return .unknown(registers: [])
     }
+}
+
+/// An MS5837 has no identity register: PROM word 0 bits [11:5] name the
+/// product (DS REV C2 "Version PROM Word 0 programming") and the CRC-4 over
+/// the 7 words says the read was sound. Nil when word 0 names no MS5837.
+func identifyMS5837<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2CError) -> ChipIdentification? {
+    func word(_ i: UInt8) throws(I2CError) -> UInt16 {
+        let b = try bus.readRegisters(address, MS5837Command.promRead(word: i).byte, count: 2)
+        return UInt16(b[0]) << 8 | UInt16(b[1])
+    }
+    let w0 = try word(0)
+    guard let v = MS5837Variant.lookup(word0: w0), w0 != 0, w0 != 0xFFFF else { return nil }
+    var words = [w0]
+    for i in 1...6 { words.append(try word(UInt8(i))) }
+    let seen = words.enumerated().map { RegisterValue(register: 0xA0 + UInt8($0.offset) * 2, value: UInt8($0.element >> 8)) }
+    guard (try? MS5837Calibration(words: words)) != nil else {
+        return .unknown(registers: seen)
+    }
+    if v.isSupported { return .supported(.ms5837, variant: v.part, warning: nil, registers: [seen[0]]) }
+    return .unsupported(part: v.part, reason: v.note ?? "different chip", registers: [seen[0]])
 }

@@ -3,6 +3,8 @@ public enum ChipKind: String, Sendable, Equatable, Hashable, CaseIterable, Codab
     case mpu6050
     case bmp280
     case qmc5883l
+    /// TE MS5837-30BA pressure (0..30 bar) and temperature sensor.
+    case ms5837
 
     /// The part name as printed in data sheets.
     public var partName: String {
@@ -10,6 +12,7 @@ public enum ChipKind: String, Sendable, Equatable, Hashable, CaseIterable, Codab
         case .mpu6050: return "MPU-6050"
         case .bmp280: return "BMP280"
         case .qmc5883l: return "QMC5883L"
+        case .ms5837: return "MS5837-30BA"
         }
     }
 }

@@ -48,6 +48,8 @@ public enum RegisterDumpIdentity {
             }
         case .qmc5883l:
             if value == QMC5883LBits.chipID { return .matches(part: "QMC5883L", warning: nil) }
+        case .ms5837:
+            break   // no register file: `decode ms5837` reads PROM words and D1/D2, not a dump
         }
         var text = "\(own.name) (\(h(own.register))) reads \(h(value))"
         switch value {
@@ -67,6 +69,7 @@ public enum RegisterDumpIdentity {
         case .mpu6050: return (MPU6050Register.whoAmI.rawValue, "WHO_AM_I", "0x68 (or a known clone's value)")
         case .bmp280: return (BMP280Register.id.rawValue, "id", "0x58 (BME280: 0x60)")
         case .qmc5883l: return (QMC5883LRegister.chipID.rawValue, "CHIP_ID", "0xff")
+        case .ms5837: return (0xA0, "PROM word 0 (command 0xA0)", "version 0x1A in bits [11:5]")
         }
     }
 

@@ -1,0 +1,193 @@
+import EdgeProtocol
+
+/// Whether the device is in water (Apple's `CMWaterSubmersionEvent`).
+open class CMWaterSubmersionEvent: NSObject, NSCopying, @unchecked Sendable {
+    /// Apple's `CMWaterSubmersionEvent.State`.
+    @objc public enum State: Int, @unchecked Sendable {
+        case unknown = 0
+        case notSubmerged = 1
+        case submerged = 2
+    }
+    let _date: Date
+    let _state: State
+    open var date: Date { _date }
+    open var state: State { _state }
+    public override init() { _date = Date(); _state = .unknown; super.init() }
+    init(date: Date, state: State) { _date = date; _state = state; super.init() }
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+    open override var description: String { "CMWaterSubmersionEvent state \(state.rawValue) @ \(date)" }
+}
+
+/// Depth and pressure under water (Apple's `CMWaterSubmersionMeasurement`).
+open class CMWaterSubmersionMeasurement: NSObject, NSCopying, @unchecked Sendable {
+    /// Apple's `CMWaterSubmersionMeasurement.DepthState` (raw values as in the SDK).
+    @objc public enum DepthState: Int, @unchecked Sendable {
+        case unknown = 0
+        case notSubmerged = 100
+        case submergedShallow = 200
+        case submergedDeep = 300
+        case approachingMaxDepth = 400
+        case pastMaxDepth = 500
+        case sensorDepthError = 600
+    }
+    let _date: Date
+    let _depth: Measurement<UnitLength>?
+    let _pressure: Measurement<UnitPressure>?
+    let _surfacePressure: Measurement<UnitPressure>
+    let _state: DepthState
+    open var date: Date { _date }
+    /// Metres below the surface, positive down; nil past the maximum depth
+    /// or on a sensor error (the state says which).
+    open var depth: Measurement<UnitLength>? { _depth }
+    /// Absolute pressure, kPa; nil when the depth is withheld.
+    open var pressure: Measurement<UnitPressure>? { _pressure }
+    /// The surface (air) pressure the depth is measured from, kPa.
+    open var surfacePressure: Measurement<UnitPressure> { _surfacePressure }
+    open var submersionState: DepthState { _state }
+    public override init() {
+        _date = Date(); _depth = nil; _pressure = nil
+        _surfacePressure = Measurement(value: 101.325, unit: .kilopascals); _state = .unknown
+        super.init()
+    }
+    init(date: Date, depth: Measurement<UnitLength>?, pressure: Measurement<UnitPressure>?,
+         surfacePressure: Measurement<UnitPressure>, state: DepthState) {
+        _date = date; _depth = depth; _pressure = pressure; _surfacePressure = surfacePressure; _state = state
+        super.init()
+    }
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+}
+
+/// Water temperature with its uncertainty (Apple's `CMWaterTemperature`).
+open class CMWaterTemperature: NSObject, NSCopying, @unchecked Sendable {
+    let _date: Date
+    let _temperature: Measurement<UnitTemperature>
+    let _uncertainty: Measurement<UnitTemperature>
+    open var date: Date { _date }
+    /// °C.
+    open var temperature: Measurement<UnitTemperature> { _temperature }
+    /// ± °C.
+    open var temperatureUncertainty: Measurement<UnitTemperature> { _uncertainty }
+    public override init() {
+        _date = Date(); _temperature = Measurement(value: 0, unit: .celsius); _uncertainty = Measurement(value: 0, unit: .celsius)
+        super.init()
+    }
+    init(date: Date, temperature: Double, uncertainty: Double) {
+        _date = date
+        _temperature = Measurement(value: temperature, unit: .celsius)
+        _uncertainty = Measurement(value: uncertainty, unit: .celsius)
+        super.init()
+    }
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+}
+
+/// Apple's `CMWaterSubmersionManagerDelegate`.
+public protocol CMWaterSubmersionManagerDelegate: NSObjectProtocol {
+    func manager(_ manager: CMWaterSubmersionManager, didUpdate event: CMWaterSubmersionEvent)
+    func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterSubmersionMeasurement)
+    func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterTemperature)
+    func manager(_ manager: CMWaterSubmersionManager, errorOccurred error: any Error)
+}
+
+/// Water submersion, as on the Watch: setting ``delegate`` starts the
+/// updates (clearing it stops them). The agent's `submersion` stream needs
+/// the `submersion.shallow` (6 m) or `submersion.full` (40 m) entitlement;
+/// without one the delegate gets one `CMErrorNotEntitled` error and no data.
+///
+/// Delivery (Apple does not say on which queue): the delegate is called on
+/// a private serial queue, in order. An event when the state changes
+/// (the first sample included); a measurement and a temperature with every
+/// sample while submerged (about 3 Hz with an MS5837) and with each event.
+open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
+    let queue: OperationQueue = {
+        let q = OperationQueue()
+        q.maxConcurrentOperationCount = 1
+        q.name = "CMWaterSubmersionManager"
+        return q
+    }()
+    private let lock = NSLock()
+    private var source: StreamSource?
+    private var lastState: SubmersionState?
+    private weak var _delegate: (any CMWaterSubmersionManagerDelegate)?
+
+    public override init() { super.init() }
+    deinit { source?.stop() }
+
+    /// True when the board has a pressure sensor feeding the submersion
+    /// stream (an MS5837, or a BMP280 to its 110 kPa).
+    open class var waterSubmersionAvailable: Bool { MotionService.shared.isAvailable(.submersion) }
+
+    /// `.authorized` with either submersion entitlement, `.denied` without,
+    /// `.notDetermined` while no agent answers.
+    open class var authorizationStatus: CMAuthorizationStatus { MotionService.shared.authorization(.submersion) }
+
+    /// 40 m with `submersion.full`, 6 m with `submersion.shallow`, nil with neither (or no agent).
+    open var maximumDepth: Measurement<UnitLength>? {
+        guard case (let s?, nil) = MotionService.shared.connectedSource(), let v = s.client.version else { return nil }
+        let held = Set(v.entitlements)
+        if held.contains(.submersionFull) { return Measurement(value: SubmersionSample.fullMaximumDepth, unit: .meters) }
+        if held.contains(.submersionShallow) { return Measurement(value: SubmersionSample.shallowMaximumDepth, unit: .meters) }
+        return nil
+    }
+
+    open weak var delegate: (any CMWaterSubmersionManagerDelegate)? {
+        get { lock.withLock { _delegate } }
+        set {
+            let old: StreamSource? = lock.withLock {
+                _delegate = newValue
+                lastState = nil
+                let s = source
+                source = nil
+                return s
+            }
+            old?.stop()
+            guard newValue != nil else { return }
+            let s = StreamSource(stream: .submersion, interval: 0, onSample: { [weak self] sample in
+                guard let self, case .submersion(let m) = sample else { return }
+                self.received(m)
+            }, onError: { [weak self] e in
+                guard let self else { return }
+                self.queue.addOperation { [weak self] in
+                    guard let self, let d = self.delegate else { return }
+                    d.manager(self, errorOccurred: e)
+                }
+            })
+            lock.withLock { source = s }
+            s.start()
+        }
+    }
+
+    static func date(_ timestampNs: UInt64) -> Date {
+        Date(timeIntervalSinceNow: Double(timestampNs) / 1e9 - ProcessInfo.processInfo.systemUptime)
+    }
+
+    func received(_ m: SubmersionSample) {
+        let changed: Bool = lock.withLock {
+            defer { lastState = m.state }
+            return lastState != m.state
+        }
+        guard changed || m.state == .submerged else { return }
+        let date = Self.date(m.timestampNs)
+        let event = CMWaterSubmersionEvent(date: date, state: CMWaterSubmersionEvent.State(rawValue: Int(m.state.rawValue)) ?? .unknown)
+        let state: CMWaterSubmersionMeasurement.DepthState
+        switch m.depthState {
+        case .unknown: state = .unknown
+        case .notSubmerged: state = .notSubmerged
+        case .submergedShallow: state = .submergedShallow
+        case .submergedDeep: state = .submergedDeep
+        case .approachingMaxDepth: state = .approachingMaxDepth
+        case .pastMaxDepth: state = .pastMaxDepth
+        case .sensorDepthError: state = .sensorDepthError
+        }
+        let measurement = CMWaterSubmersionMeasurement(
+            date: date, depth: m.depth.isFinite ? Measurement(value: m.depth, unit: .meters) : nil,
+            pressure: m.pressure.isFinite ? Measurement(value: m.pressure / 1000, unit: .kilopascals) : nil,
+            surfacePressure: Measurement(value: m.surfacePressure / 1000, unit: .kilopascals), state: state)
+        let temperature = CMWaterTemperature(date: date, temperature: m.temperature, uncertainty: m.temperatureUncertainty)
+        queue.addOperation { [weak self] in
+            guard let self, let d = self.delegate else { return }
+            if changed { d.manager(self, didUpdate: event) }
+            d.manager(self, didUpdate: measurement)
+            d.manager(self, didUpdate: temperature)
+        }
+    }
+}

@@ -1,0 +1,362 @@
+// The dive-logger command line.
+#if canImport(Glibc)
+import Glibc
+#endif
+import EdgeProtocol
+import EdgeClient
+
+public enum DiveLoggerCommand {
+    public static let usage = """
+    Usage: dive-logger [--db FILE] record [--socket PATH] [--water fresh|en13319|salt|teos10|KG_M3]
+           dive-logger [--db FILE] import FILE|- [--epoch ISO8601] [--water W]
+           dive-logger [--db FILE] list [--json]
+           dive-logger [--db FILE] show N [--json]
+           dive-logger [--db FILE] export N --format subsurface|uddf|csv [--output FILE]
+           dive-logger [--db FILE] plot N [--output FILE]
+
+    Logs dives from the edge-agent's submersion stream (a client of the
+    agent: it needs the submersion.shallow or submersion.full entitlement).
+    A dive starts when the state goes submerged and ends after --surface-end
+    seconds at the surface (default 60; several dives in one outing are
+    several dives). Depth and temperature are logged once a second, with the
+    ascent rate (warning above --ascent-limit m/min, default 10) and the time
+    spent in the 3–6 m safety-stop band after a dive deeper than 10 m.
+
+    The log: --db FILE, else $DIVE_LOGGER_DB, else
+    $XDG_DATA_HOME/dive-logger/dives.sqlite (~/.local/share/dive-logger/
+    dives.sqlite). SQLite in WAL mode with synchronous=FULL, one commit a
+    second: a crash or power cut loses at most the last second of samples.
+    Dives are numbered 1, 2, 3 ... in the order they started; a number is
+    never reused. One logger records into a log at a time (FILE.lock);
+    list, show, export and plot read while it records.
+
+    record   until SIGINT/SIGTERM; if the agent goes away the dive is kept
+             and continues when it comes back (the client reconnects).
+    import   protocol lines from `edge-agent simulate --jsonl` or `replay`;
+             --epoch says which Unix time their timestamp 0 is (default:
+             this machine's boot, as for a live agent's CLOCK_MONOTONIC).
+    list     number, start, duration, max/mean depth, minimum temperature.
+             --json: [{"number","start","duration_s","max_depth_m",
+             "mean_depth_m","min_temperature_c",...}]
+    export   Subsurface XML, UDDF 3.2 or CSV, to --output or standard output.
+    plot     an SVG depth (downward) and temperature profile.
+    """
+
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    struct Args {
+        var rest: [String]
+        mutating func option(_ name: String) throws -> String? {
+            guard let i = rest.firstIndex(of: name) else { return nil }
+            guard i + 1 < rest.count else { throw Failure(description: "\(name) needs a value") }
+            let v = rest[i + 1]
+            rest.removeSubrange(i...(i + 1))
+            return v
+        }
+        mutating func flag(_ name: String) -> Bool {
+            guard let i = rest.firstIndex(of: name) else { return false }
+            rest.remove(at: i)
+            return true
+        }
+        mutating func positional(_ what: String) throws -> String {
+            guard let i = rest.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { throw Failure(description: "missing \(what)") }
+            return rest.remove(at: i)
+        }
+        func finish() throws {
+            if let x = rest.first { throw Failure(description: x.hasPrefix("--") ? "unknown option \(x)" : "unexpected argument \(x)") }
+        }
+    }
+
+    public static func defaultDatabase(_ env: [String: String]) -> String {
+        if let p = env["DIVE_LOGGER_DB"], !p.isEmpty { return p }
+        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? ".") + "/.local/share")
+        return base + "/dive-logger/dives.sqlite"
+    }
+
+    /// Runs one command; output through `out`/`err`. Returns the exit status.
+    public static func run(_ argv: [String], environment env: [String: String],
+                           out: (String) -> Void, err: (String) -> Void) -> Int32 {
+        var a = Args(rest: argv)
+        do {
+            if a.rest.isEmpty || a.flag("--help") || a.flag("-h") { out(usage); return a.rest.isEmpty && argv.isEmpty ? 2 : 0 }
+            let db = try a.option("--db") ?? defaultDatabase(env)
+            var settings = DiveSettings()
+            if let s = try a.option("--surface-end") {
+                guard let v = Double(s), v > 0 else { throw Failure(description: "--surface-end expects seconds > 0") }
+                settings.surfaceEndSeconds = v
+            }
+            if let s = try a.option("--ascent-limit") {
+                guard let v = Double(s), v > 0 else { throw Failure(description: "--ascent-limit expects m/min > 0") }
+                settings.ascentRateLimitMetresPerMinute = v
+            }
+            if let s = try a.option("--interval") {
+                guard let v = Double(s), v > 0, v <= 1 else { throw Failure(description: "--interval expects seconds in (0, 1] (at least 1 Hz)") }
+                settings.sampleIntervalSeconds = v
+            }
+            let command = try a.positional("a command (record, import, list, show, export, plot)")
+            switch command {
+            case "record": return try record(&a, db: db, settings: settings, env: env, out: out, err: err)
+            case "import": return try importLines(&a, db: db, settings: settings, out: out, err: err)
+            case "list": return try list(&a, db: db, out: out)
+            case "show": return try show(&a, db: db, out: out)
+            case "export": return try export(&a, db: db, out: out, err: err)
+            case "plot": return try plot(&a, db: db, out: out, err: err)
+            default: throw Failure(description: "unknown command '\(command)'; see dive-logger --help")
+            }
+        } catch let e as DiveLogError {
+            err("dive-logger: \(e)")
+            return 1
+        } catch {
+            err("dive-logger: \(error)")
+            err("Run 'dive-logger --help' for usage.")
+            return 2
+        }
+    }
+
+    static func makeDirectory(for path: String) {
+        var dir = path
+        guard let slash = dir.lastIndex(of: "/") else { return }
+        dir = String(dir[..<slash])
+        guard !dir.isEmpty else { return }
+        var prefix = ""
+        for part in dir.split(separator: "/", omittingEmptySubsequences: false) {
+            prefix += (prefix.isEmpty && dir.hasPrefix("/") ? "" : (prefix.isEmpty ? "" : "/")) + part
+            if prefix.isEmpty { prefix = "/"; continue }
+            mkdir(prefix, 0o755)
+        }
+    }
+
+    static func water(_ a: inout Args) throws -> String {
+        let w = try a.option("--water") ?? "salt"
+        guard ["fresh", "en13319", "salt", "teos10"].contains(w) || Double(w).map({ $0 >= 500 && $0 <= 2000 }) == true else {
+            throw Failure(description: "--water must be fresh, en13319, salt, teos10 or a density in kg/m³ (500…2000)")
+        }
+        return w
+    }
+
+    static func monotonicToUnixOffset() -> Int64 {
+        var rt = timespec(), mt = timespec()
+        clock_gettime(CLOCK_REALTIME, &rt)
+        clock_gettime(CLOCK_MONOTONIC, &mt)
+        return (Int64(rt.tv_sec) - Int64(mt.tv_sec)) * 1_000_000_000 + Int64(rt.tv_nsec) - Int64(mt.tv_nsec)
+    }
+
+    // MARK: record
+
+    static func record(_ a: inout Args, db: String, settings: DiveSettings, env: [String: String],
+                       out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+        let socket = try a.option("--socket") ?? env["EDGE_AGENT_SOCKET"] ?? "/run/edge-agent/agent.sock"
+        let w = try water(&a)
+        try a.finish()
+        makeDirectory(for: db)
+        let store = try DiveStore(path: db, writer: true)
+        let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: monotonicToUnixOffset())
+        // Signals to the main thread only (sigwait), before the client's thread exists.
+        var set = sigset_t()
+        sigemptyset(&set); sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &set, &previousMask)
+        defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
+        let client = AgentClient(socketPath: socket)
+        let state = RecordState()
+        let observation = client.observe { e in
+            switch e {
+            case .connected: state.note("connected to the agent at \(socket)")
+            case .disconnected(let why): state.note("the agent went away (\(why)); the dive is kept, reconnecting")
+            case .connectFailed(let why): state.noteOnce("waiting for the agent: \(why)")
+            case .shutdown(let r): state.note("the agent is shutting down (\(r)); reconnecting")
+            case .device: break
+            }
+        }
+        let sub = client.subscribe(.submersion, intervalNs: 0, onSample: { s in
+            guard case .submersion(let x) = s else { return }
+            state.withRecorder {
+                do { try recorder.feed(x) } catch { state.fail("\(error)") }
+                for line in recorder.log { state.note(line) }
+                recorder.clearLog()
+            }
+        }, onError: { e in
+            if case .notEntitled = e {
+                state.fail("the agent refuses the submersion stream: this user holds neither the \"submersion.shallow\" nor the \"submersion.full\" entitlement. Nothing was logged. Grant one in the agent's configuration (clients: [{ user: \"…\", entitlements: [\"submersion.full\"] }]) and restart the agent.")
+            } else {
+                state.fail("\(e)")
+            }
+        })
+        out("dive-logger: recording into \(db) from \(socket) (Ctrl-C stops)")
+        // Until SIGINT/SIGTERM, or a refusal (checked every 100 ms).
+        var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+        while state.failure == nil {
+            if sigtimedwait(&set, nil, &timeout) > 0 { break }
+        }
+        sub.cancel(); observation.cancel(); client.close()
+        for line in state.takeNotes() { err("dive-logger: \(line)") }
+        try state.withRecorderThrowing { try recorder.flush() }
+        if let f = state.failure { err("dive-logger: \(f)"); return 1 }
+        out("dive-logger: stopped; \(try store.records().count) dives in \(db)")
+        return 0
+    }
+
+    // MARK: import
+
+    static func importLines(_ a: inout Args, db: String, settings: DiveSettings,
+                            out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+        let w = try water(&a)
+        var offset = monotonicToUnixOffset()
+        if let e = try a.option("--epoch") {
+            guard let s = ISO8601.parse(e) else { throw Failure(description: "--epoch expects an ISO 8601 UTC time like 2026-06-01T09:30:00Z, got '\(e)'") }
+            offset = s * 1_000_000_000
+        }
+        let file = try a.positional("FILE (protocol lines, or - for standard input)")
+        try a.finish()
+        guard let fp = file == "-" ? fdopen(dup(0), "r") : fopen(file, "r") else {
+            throw Failure(description: "cannot open \(file): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(fp) }
+        makeDirectory(for: db)
+        let store = try DiveStore(path: db, writer: true)
+        let before = try store.records().count
+        let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: offset)
+        var line: UnsafeMutablePointer<CChar>?
+        var cap = 0
+        var n = 0, samples = 0, refused = false
+        while getline(&line, &cap, fp) > 0 {
+            n += 1
+            let bytes = UnsafeRawBufferPointer(start: line, count: strlen(line!))
+            guard let m = try? ServerMessage.decode(line: bytes) else { continue }
+            switch m {
+            case .sample(.submersion(let x)):
+                samples += 1
+                try recorder.feed(x)
+            case let .error(code, name, message, _, _) where code == .notEntitled || name == "notEntitled":
+                refused = true
+                err("dive-logger: line \(n): the agent refused the submersion stream (notEntitled): \(message)")
+            default:
+                continue
+            }
+        }
+        free(line)
+        try recorder.finishInput()
+        for l in recorder.log { err("dive-logger: \(l)") }
+        let after = try store.records().count
+        out("dive-logger: \(samples) submersion samples in \(n) lines; \(after - before) new dives in \(db)")
+        if samples == 0 && refused { return 1 }
+        return 0
+    }
+
+    // MARK: reading
+
+    static func open(_ db: String) throws -> DiveStore {
+        guard access(db, F_OK) == 0 else { throw Failure(description: "no dive log at \(db) yet (record or import a dive first, or give --db FILE)") }
+        return try DiveStore(path: db, writer: false)
+    }
+
+    static func number(_ a: inout Args) throws -> Int64 {
+        let s = try a.positional("N (a dive number, see `dive-logger list`)")
+        guard let n = Int64(s), n > 0 else { throw Failure(description: "N must be a dive number (1, 2, ...), got '\(s)'") }
+        return n
+    }
+
+    static func json(_ s: DiveSummary) -> String {
+        func d(_ v: Double) -> String { v.isFinite ? "\(v)" : "null" }
+        return "{\"number\": \(s.number), \"start\": \"\(ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000))\", "
+            + "\"duration_s\": \(d(s.durationSeconds)), \"max_depth_m\": \(d(s.maxDepth)), \"mean_depth_m\": \(d(s.meanDepth)), "
+            + "\"min_temperature_c\": \(d(s.minTemperature)), \"surface_pressure_pa\": \(d(s.surfacePressure)), "
+            + "\"water\": \"\(s.water)\", \"ascent_warnings\": \(s.ascentWarnings), \"max_ascent_rate_m_per_min\": \(d(s.maxAscentRate)), "
+            + "\"safety_stop_s\": \(d(s.safetyStopSeconds)), \"samples\": \(s.sampleCount), \"complete\": \(s.complete)}"
+    }
+
+    static func list(_ a: inout Args, db: String, out: (String) -> Void) throws -> Int32 {
+        let asJSON = a.flag("--json")
+        try a.finish()
+        let all = try open(db).summaries()
+        if asJSON { out("[" + all.map(json).joined(separator: ", ") + "]"); return 0 }
+        if all.isEmpty { out("no dives in \(db)"); return 0 }
+        out("  #  start                 duration  max m  mean m  min °C  warnings")
+        for s in all {
+            let row = "\(s.number)".leftPad(3) + "  " + ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)
+                + "  " + DiveExport.minutes(s.durationSeconds).leftPad(9) + "  " + num(s.maxDepth, 1).leftPad(5)
+                + "  " + num(s.meanDepth, 1).leftPad(6) + "  " + num(s.minTemperature, 1).leftPad(6) + "  " + "\(s.ascentWarnings)".leftPad(8)
+                + (s.complete ? "" : "  (open)")
+            out(row)
+        }
+        return 0
+    }
+
+    static func show(_ a: inout Args, db: String, out: (String) -> Void) throws -> Int32 {
+        let asJSON = a.flag("--json")
+        let n = try number(&a)
+        try a.finish()
+        let (_, s, _) = try open(db).dive(n)
+        if asJSON { out(json(s)); return 0 }
+        out("dive \(s.number): \(ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)), \(DiveExport.minutes(s.durationSeconds))" + (s.complete ? "" : " (still open)"))
+        out("  max depth \(num(s.maxDepth, 2)) m, mean \(num(s.meanDepth, 2)) m, minimum temperature \(num(s.minTemperature, 1)) °C")
+        out("  surface pressure \(num(s.surfacePressure, 0)) Pa, water \(s.water)")
+        out("  ascent: max \(num(s.maxAscentRate, 1)) m/min, \(s.ascentWarnings) samples above the limit")
+        out("  safety stop (3–6 m): \(Int(s.safetyStopSeconds.rounded())) s" + (s.maxDepth > 10 ? (s.safetyStopSeconds >= 180 ? " (done)" : " (short of 3 min)") : " (not needed above 10 m)"))
+        out("  \(s.sampleCount) samples")
+        return 0
+    }
+
+    static func write(_ text: String, to path: String?, out: (String) -> Void) throws {
+        guard let path else { out(text.hasSuffix("\n") ? String(text.dropLast()) : text); return }
+        guard let fp = fopen(path, "w") else { throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        fputs(text, fp)
+        if fclose(fp) != 0 { throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    static func export(_ a: inout Args, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+        guard let format = try a.option("--format") else { throw Failure(description: "export needs --format subsurface|uddf|csv") }
+        let output = try a.option("--output")
+        let n = try number(&a)
+        try a.finish()
+        let (r, s, xs) = try open(db).dive(n)
+        switch format {
+        case "subsurface": try write(DiveExport.subsurface(r, s, xs), to: output, out: out)
+        case "uddf": try write(DiveExport.uddf(r, s, xs), to: output, out: out)
+        case "csv": try write(DiveExport.csv(xs), to: output, out: out)
+        default: throw Failure(description: "--format must be subsurface, uddf or csv, got '\(format)'")
+        }
+        return 0
+    }
+
+    static func plot(_ a: inout Args, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+        let output = try a.option("--output")
+        let n = try number(&a)
+        try a.finish()
+        let (r, s, xs) = try open(db).dive(n)
+        try write(DiveExport.svg(r, s, xs), to: output, out: out)
+        return 0
+    }
+}
+
+/// What the record command's threads share.
+final class RecordState: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var notes: [String] = []
+    private var said = Set<String>()
+    private var failureText: String?
+    var failure: String? { locked { failureText } }
+    init() { pthread_mutex_init(&mutex, nil) }
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+    func note(_ s: String) { locked { say(s) } }
+    func noteOnce(_ s: String) { locked { if said.insert(s).inserted { say(s) } } }
+    func say(_ s: String) {
+        let line = "dive-logger: \(s)\n"
+        _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
+    }
+    func fail(_ s: String) { locked { if failureText == nil { failureText = s } } }
+    func takeNotes() -> [String] { locked { let n = notes; notes = []; return n } }
+    func withRecorder(_ body: () -> Void) { locked(body) }
+    func withRecorderThrowing(_ body: () throws -> Void) throws { try locked(body) }
+}
+
+extension DiveRecorder {
+    func clearLog() { log.removeAll() }
+}
+
+extension String {
+    func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}

@@ -1,0 +1,34 @@
+import EdgeChips
+import EdgeProtocol
+
+/// Pressure readings → the submersion stream (``SubmersionStateMachine``):
+/// every reading while submerged (≈ 3 Hz from the MS5837), one a second at
+/// the surface, and every change of the event state at once.
+struct SubmersionStage {
+    var state = SubmersionMachineState()
+    var settings: SubmersionSettings
+    var lastPublished: UInt64?
+    /// Spacing of samples while not submerged, ns.
+    let surfaceInterval: UInt64 = 1_000_000_000
+
+    init(settings: SubmersionSettings) { self.settings = settings }
+
+    /// The sensor (re)started after a gap: the event state is unknown again
+    /// until the next reading; the surface pressure is kept.
+    mutating func restart() {
+        let surface = state.surfacePascals
+        state = SubmersionMachineState()
+        state.surfacePascals = surface
+    }
+
+    mutating func reading(pressurePascals p: Double, temperatureCelsius t: Double, at ns: UInt64, publisher: inout Publisher) {
+        guard p.isFinite, t.isFinite else { return }
+        let u = SubmersionStateMachine.update(&state, pressurePascals: p, temperatureCelsius: t,
+                                              seconds: Double(ns) / 1e9, timestampNs: ns, settings)
+        guard publisher.wants(.submersion) else { return }
+        let due = u.sample.state == .submerged || u.eventChanged || lastPublished.map { ns &- $0 >= surfaceInterval } ?? true
+        guard due else { return }
+        lastPublished = ns
+        publisher.publish(.submersion(u.sample))
+    }
+}

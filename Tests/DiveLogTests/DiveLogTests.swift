@@ -1,0 +1,322 @@
+import Testing
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import EdgeProtocol
+import EdgeAgentCLI
+@testable import DiveLog
+
+let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+func temporaryDirectory() -> String {
+    let d = NSTemporaryDirectory() + "divelog-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+    return d
+}
+
+func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Double = 20) -> SubmersionSample {
+    SubmersionSample(timestampNs: UInt64(t * 1e9), depth: depth, pressure: 101_325 + depth * 10_052, surfacePressure: 101_325,
+                     temperature: temperature, state: state)
+}
+
+@Suite struct DiveDetectorTests {
+    /// A 30 s surface interval continues the dive; 90 s ends it; the next
+    /// descent is dive two.
+    @Test func severalDivesInOneOuting() {
+        var st = DiveDetectorState()
+        let s = DiveSettings()
+        var actions: [DiveAction] = []
+        var t = 0.0
+        func run(_ seconds: Double, depth: Double, _ state: SubmersionState) {
+            let end = t + seconds
+            while t < end { actions += DiveDetector.update(&st, sample(t, depth: depth, state: state), s); t += 1.0 / 3 }
+        }
+        run(10, depth: 0, .notSubmerged)
+        run(120, depth: 8, .submerged)
+        run(30, depth: 0, .notSubmerged)
+        run(60, depth: 6, .submerged)
+        run(90, depth: 0, .notSubmerged)
+        run(100, depth: 12, .submerged)
+        run(90, depth: 0, .notSubmerged)
+        let starts = actions.filter { if case .start = $0 { return true } else { return false } }
+        let ends = actions.compactMap { if case .end(let at) = $0 { return Double(at) / 1e9 } else { return nil } }
+        #expect(starts.count == 2)
+        #expect(ends.count == 2)
+        #expect(abs(ends[0] - 220) < 0.5)   // surfaced at 10 + 120 + 30 + 60
+        let records = actions.compactMap { if case .record(let x) = $0 { return x } else { return nil } }
+        let gaps = zip(records.dropFirst(), records).map { $0.time - $1.time }.filter { $0 > 0 }
+        #expect(gaps.allSatisfy { $0 <= 1.0 + 1e-6 || $0 > 20 }, "at least 1 Hz under water")
+    }
+
+    /// 15 m/min is a warning; 9 m/min is not; the safety-stop timer counts
+    /// time at 3-6 m after a dive deeper than 10 m.
+    @Test func ascentRateAndSafetyStop() {
+        var st = DiveDetectorState()
+        let s = DiveSettings()
+        var out: [DiveSample] = [], all: [DiveSample] = []
+        var t = 0.0
+        func at(_ depth: Double) {
+            for a in DiveDetector.update(&st, sample(t, depth: depth, state: .submerged), s) {
+                if case .record(let x) = a { out.append(x); all.append(x) }
+            }
+            t += 1.0 / 3
+        }
+        for _ in 0..<30 { at(20) }
+        var d = 20.0
+        while d > 10 { d -= 15.0 / 60 / 3; at(d) }          // 15 m/min
+        let fast = out.filter { $0.depth < 19 && $0.depth > 11 }
+        #expect(fast.allSatisfy { $0.ascentWarning && abs($0.ascentRate - 15) < 0.5 })
+        out.removeAll()
+        while d > 5 { d -= 9.0 / 60 / 3; at(d) }            // 9 m/min
+        #expect(out.filter { $0.depth < 9 }.allSatisfy { !$0.ascentWarning })
+        for _ in 0..<(3 * 200) { at(5) }
+        // 200 s at 5 m plus the 6.7 s the 9 m/min ascent spent between 6 and 5 m.
+        #expect(abs(st.safetyStop - 206.7) < 1)
+        let sum = DiveSummary.compute(number: 1, startUnixNanoseconds: 0, endSeconds: nil, surfacePressure: 101_325,
+                                      water: "salt", complete: false, samples: all)
+        #expect(abs(sum.safetyStopSeconds - 206.7) < 1.5)
+    }
+}
+
+@Suite struct DiveStoreTests {
+    @Test func roundTripAndNumbering() throws {
+        let dir = temporaryDirectory()
+        let store = try DiveStore(path: dir + "/log.sqlite", writer: true)
+        let a = try store.beginDive(startUnixNanoseconds: 1_000_000_000_000, startMonotonicNanoseconds: 5, surfacePressure: 101_000, water: "fresh")
+        try store.append(dive: a, [DiveSample(time: 0, depth: 1, temperature: 20, pressure: 111_000, ascentRate: 0, ascentWarning: false),
+                                   DiveSample(time: 1, depth: .nan, temperature: 19.5, pressure: .nan, ascentRate: 0, ascentWarning: false)], end: 1)
+        let b = try store.beginDive(startUnixNanoseconds: 2_000_000_000_000, startMonotonicNanoseconds: 6, surfacePressure: 101_000, water: "salt")
+        #expect(a == 1 && b == 2)
+        let (r, sum, xs) = try store.dive(1)
+        #expect(r.water == "fresh" && xs.count == 2 && xs[1].depth.isNaN && sum.maxDepth == 1 && sum.complete)
+        #expect(try store.openDive()?.number == 2)
+    }
+
+    @Test func aMissingDiveSaysWhichThereAre() throws {
+        let dir = temporaryDirectory()
+        let store = try DiveStore(path: dir + "/log.sqlite", writer: true)
+        #expect(throws: DiveLogError.noSuchDive(3, available: nil)) { try store.dive(3) }
+        _ = try store.beginDive(startUnixNanoseconds: 0, startMonotonicNanoseconds: 0, surfacePressure: 1e5, water: "salt")
+        #expect(throws: DiveLogError.noSuchDive(3, available: 1...1)) { try store.dive(3) }
+    }
+
+    /// A file that is not a database is refused and left as it was.
+    @Test func aFileThatIsNotADatabase() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/notes.txt"
+        let text = String(repeating: "my dive notes, not a database\n", count: 200)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: DiveLogError.notADatabase(path: path)) { try DiveStore(path: path, writer: true) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        var out = "", err = ""
+        let rc = DiveLoggerCommand.run(["--db", path, "list"], environment: [:], out: { out += $0 }, err: { err += $0 })
+        #expect(rc == 1 && err.contains("is not a dive log"))
+    }
+
+    /// A second writer is refused while the first holds the log; readers work.
+    @Test func aLogAnotherLoggerHolds() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/log.sqlite"
+        let first = try DiveStore(path: path, writer: true)
+        #expect {
+            try DiveStore(path: path, writer: true)
+        } throws: { e in
+            if case .lockedByAnotherLogger(path, let h)? = e as? DiveLogError { return h == "pid \(getpid())" }
+            return false
+        }
+        #expect(throws: Never.self) { try DiveStore(path: path, writer: false).summaries() }
+        _ = first
+    }
+}
+
+/// Reads the depth/time/temperature points of an export with Foundation's
+/// XMLParser (libxml2): a reader independent of the code that wrote it.
+final class ExportReader: NSObject, XMLParserDelegate {
+    var points: [(t: Double, depth: Double, temp: Double?)] = []
+    var attributes: [String: [String: String]] = [:]
+    var text = ""
+    var current: (t: Double?, depth: Double?, temp: Double?) = (nil, nil, nil)
+    var values: [String: String] = [:]
+    var root: String?
+
+    static func read(_ data: Data) throws -> ExportReader {
+        let r = ExportReader()
+        let p = XMLParser(data: data)
+        p.delegate = r
+        guard p.parse() else { throw p.parserError ?? CocoaError(.fileReadCorruptFile) }
+        return r
+    }
+
+    static func minutes(_ s: String) -> Double {
+        let v = s.replacingOccurrences(of: " min", with: "").split(separator: ":")
+        return Double(v[0])! * 60 + Double(v[1])!
+    }
+    static func value(_ s: String, unit: String) -> Double { Double(s.replacingOccurrences(of: " " + unit, with: ""))! }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes a: [String: String]) {
+        if root == nil { root = name }
+        text = ""
+        attributes[name] = a
+        if name == "sample", let t = a["time"], let d = a["depth"] {   // Subsurface
+            points.append((Self.minutes(t), Self.value(d, unit: "m"), a["temp"].map { Self.value($0, unit: "C") }))
+        }
+        if name == "waypoint" { current = (nil, nil, nil) }
+    }
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        let v = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        values[name] = v
+        switch name {   // UDDF: SI units, temperature in K
+        case "divetime": current.t = Double(v)
+        case "depth": current.depth = Double(v)
+        case "temperature": current.temp = Double(v).map { $0 - 273.15 }
+        case "waypoint": points.append((current.t!, current.depth!, current.temp))
+        default: break
+        }
+    }
+}
+
+@Suite struct DiveLogEndToEndTests {
+    /// scenarios/dive-18m.json5's truth: depth at scenario time `s` (the
+    /// holds; the moves are checked only away from their 4 s corners).
+    static func truthDepth(_ s: Double) -> Double? {
+        switch s {
+        case 126...1016: return 18          // bottom (60 s surface + 60 s descent, 900 s, corners excluded)
+        case 1112...1282: return 5          // safety stop: 1020 + 86.7 s ascent, then 180 s
+        default: return nil
+        }
+    }
+
+    /// simulate → import → export (Subsurface, UDDF, CSV) → read back with
+    /// independent readers; depths, times and temperatures against the
+    /// scenario's truth.
+    @Test func dive18mSimulateImportExport() throws {
+        let dir = temporaryDirectory()
+        let jsonl = dir + "/dive.jsonl", db = dir + "/dives.sqlite"
+        var out = "", err = ""
+        let console = Console(out: { out += $0 }, err: { err += $0 })
+        let rc = EdgeAgentCLI.run(["edge-agent", "simulate", repositoryRoot + "/scenarios/dive-18m.json5",
+                                       "--board", repositoryRoot + "/boards/simulated-dive.json5",
+                                       "--jsonl", jsonl, "--streams", "submersion"], console: console)
+        #expect(rc == 0, "\(err)")
+        #expect(DiveLoggerCommand.run(["--db", db, "import", jsonl, "--epoch", "2026-06-01T09:30:00Z"],
+                                      environment: [:], out: { out += $0 }, err: { err += $0 }) == 0, "\(err)")
+        var listing = ""
+        #expect(DiveLoggerCommand.run(["--db", db, "list", "--json"], environment: [:], out: { listing += $0 }, err: { err += $0 }) == 0)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(listing.utf8)) as? [[String: Any]])
+        #expect(list.count == 1)
+        let d = list[0]
+        #expect(d["number"] as? Int == 1)
+        #expect(abs((d["max_depth_m"] as! Double) - 18) < 0.05)
+        #expect(abs((d["min_temperature_c"] as! Double) - 17) < 0.1)
+        // Under water from ≈ 61.7 s (0.5 m) + 1 s dwell to ≈ 1320 s.
+        #expect(abs((d["duration_s"] as! Double) - 1256) < 5)
+        let start = try #require(ISO8601.parse(d["start"] as! String)) - ISO8601.parse("2026-06-01T09:30:00Z")!
+        #expect(start >= 62 && start <= 66)
+
+        for format in ["subsurface", "uddf", "csv"] {
+            let file = dir + "/dive.\(format)"
+            #expect(DiveLoggerCommand.run(["--db", db, "export", "1", "--format", format, "--output", file],
+                                          environment: [:], out: { out += $0 }, err: { err += $0 }) == 0, "\(err)")
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            var points: [(t: Double, depth: Double, temp: Double?)] = []
+            if format == "csv" {
+                let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+                #expect(lines[0] == "time_s,depth_m,temperature_c,pressure_pa,ascent_rate_m_per_min,ascent_warning")
+                for l in lines.dropFirst() {
+                    let c = l.split(separator: ",", omittingEmptySubsequences: false)
+                    if let depth = Double(c[1]) { points.append((Double(c[0])!, depth, Double(c[2]))) }
+                }
+            } else {
+                let r = try ExportReader.read(data)
+                #expect(r.root == (format == "uddf" ? "uddf" : "divelog"))
+                if format == "uddf" {
+                    #expect(r.attributes["uddf"]?["version"] == "3.2.0")
+                    #expect(abs(Double(r.values["greatestdepth"]!)! - 18) < 0.05)
+                } else {
+                    #expect(r.attributes["dive"]?["date"] == "2026-06-01")
+                }
+                points = r.points
+            }
+            #expect(points.count > 1200, "\(format): \(points.count) points")
+            var checked = 0
+            for p in points {
+                let scenarioTime = Double(start) + p.t
+                guard let truth = Self.truthDepth(scenarioTime) else { continue }
+                #expect(abs(p.depth - truth) < 0.06, "\(format) at \(p.t) s: \(p.depth) m, truth \(truth) m")
+                checked += 1
+                if (200...1000).contains(scenarioTime) { #expect(abs(p.temp! - 17) < 0.15, "\(format) temperature at \(p.t) s") }
+            }
+            #expect(checked > 1000)
+        }
+        var svg = ""
+        #expect(DiveLoggerCommand.run(["--db", db, "plot", "1"], environment: [:], out: { svg += $0 }, err: { err += $0 }) == 0)
+        let plot = try ExportReader.read(Data(svg.utf8))
+        #expect(plot.root == "svg")
+    }
+
+    /// The logger stops mid-dive (the input ends under water) and starts
+    /// again: the open dive continues as the same dive, nothing lost; an
+    /// open dive too old to continue is closed at its last sample.
+    @Test func aDiveInterruptedMidwayContinues() throws {
+        let dir = temporaryDirectory()
+        let db = dir + "/d.sqlite"
+        var lines: [String] = []
+        var t = 0.0
+        func add(_ seconds: Double, depth: Double, _ state: SubmersionState) {
+            let end = t + seconds
+            while t < end {
+                var w = JSONWriter(capacity: 512)
+                MessageEncoder.sample(.submersion(sample(t, depth: depth, state: state)), into: &w)
+                lines.append(String(decoding: w.bytes, as: UTF8.self))
+                t += 1.0 / 3
+            }
+        }
+        add(10, depth: 0, .notSubmerged); add(100, depth: 10, .submerged)
+        let cut = lines.count
+        add(100, depth: 12, .submerged); add(70, depth: 0, .notSubmerged)
+        try lines[..<cut].joined().write(toFile: dir + "/a.jsonl", atomically: true, encoding: .utf8)
+        try lines[cut...].joined().write(toFile: dir + "/b.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        for part in ["a", "b"] {
+            #expect(DiveLoggerCommand.run(["--db", db, "import", dir + "/\(part).jsonl", "--epoch", "2026-06-01T09:30:00Z"],
+                                          environment: [:], out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+            if part == "a" { #expect(try DiveStore(path: db, writer: false).openDive()?.number == 1) }
+        }
+        #expect(err.contains("continuing dive 1"), "\(err)")
+        let store = try DiveStore(path: db, writer: false)
+        let (_, sum, xs) = try store.dive(1)
+        #expect(try store.records().count == 1 && sum.complete)
+        #expect(abs(sum.durationSeconds - 200) < 1.5 && sum.maxDepth == 12)
+        let gaps = zip(xs.dropFirst(), xs).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 <= 1.0 + 1e-6 }, "no gap at the restart: \(gaps.max() ?? 0)")
+        // A later dive much later: the open one would be closed, not continued.
+        let store2 = try DiveStore(path: dir + "/e.sqlite", writer: true)
+        let n = try store2.beginDive(startUnixNanoseconds: 0, startMonotonicNanoseconds: 0, surfacePressure: 101_325, water: "salt")
+        try store2.append(dive: n, [DiveSample(time: 5, depth: 3, temperature: 20, pressure: 131_000, ascentRate: 0, ascentWarning: false)])
+        let r = try DiveRecorder(store: store2, water: "salt", unixOffsetNanoseconds: 0)
+        try r.feed(sample(5000, depth: 4, state: .submerged))
+        #expect(try store2.records().count == 2 && store2.records()[0].endSeconds == 5)
+    }
+
+    /// The agent refuses a client without a submersion entitlement; the
+    /// logger says so plainly and logs nothing.
+    @Test func recordWithoutTheEntitlementIsRefusedPlainly() throws {
+        let dir = temporaryDirectory()
+        let socket = dir + "/agent.sock"
+        let agent = try EmbeddedAgent.start(configPath: repositoryRoot + "/config/edge-agent.json5", socketPath: socket)
+        defer { agent.stop() }
+        var out = "", err = ""
+        let rc = DiveLoggerCommand.run(["--db", dir + "/d.sqlite", "record", "--socket", socket], environment: [:],
+                                       out: { out += $0 }, err: { err += $0 })
+        #expect(rc == 1)
+        #expect(err.contains("neither the \"submersion.shallow\" nor the \"submersion.full\" entitlement"), "\(err)")
+        #expect(try DiveStore(path: dir + "/d.sqlite", writer: false).records().isEmpty)
+    }
+}
