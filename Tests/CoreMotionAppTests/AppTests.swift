@@ -50,7 +50,7 @@ func drained(_ queue: OperationQueue) async {
 func gaps(_ t: [TimeInterval]) -> [TimeInterval] { zip(t.dropFirst(), t).map { $0 - $1 } }
 
 /// Samples `interval` apart by capture time, as an app asking for that
-/// interval gets them: the median gap within 2 % of it, and the mean gap
+/// interval gets them: the median gap within 5 % of it, and the mean gap
 /// between 0.9 and 1.5 intervals (the rate is not exceeded, and fewer than
 /// a third of the samples are missing). Single gaps are not bounded: a
 /// polled chip's samples are stamped when the loop reads them, so a loop
