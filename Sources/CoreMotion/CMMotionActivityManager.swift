@@ -91,6 +91,8 @@ open class CMMotionActivityManager: NSObject {
                         let mono = ProcessInfo.processInfo.systemUptime - Date().timeIntervalSince(d)
                         return CMMotionActivity(timestamp: mono, startDate: d, flags: r.flags, confidence: r.confidence)
                     }, nil)
+                } catch let e as NSError where e.domain == CMErrorDomain {
+                    result = (nil, e)
                 } catch {
                     result = (nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
                 }

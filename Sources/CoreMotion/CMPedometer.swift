@@ -113,6 +113,8 @@ open class CMPedometer: NSObject {
                     let t = try h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(end))
                     deliver(queue, handler, CMPedometerData(start: start, end: end, totals: t, floors: floors,
                                                             currentPace: nil, currentCadence: nil), nil)
+                } catch let e as NSError where e.domain == CMErrorDomain {
+                    deliver(queue, handler, nil, e)
                 } catch {
                     deliver(queue, handler, nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
                 }

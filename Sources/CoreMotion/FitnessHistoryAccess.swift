@@ -1,3 +1,4 @@
+import EdgeClient
 import EdgeConfig
 import EdgeHistory
 import EdgeProtocol
@@ -30,9 +31,78 @@ enum FitnessTime {
     }
 }
 
+/// Reads the agent's fitness history: by asking the agent (`history`
+/// requests: any user with the `fitness` entitlement, the file stays the
+/// agent's), else — an agent from before the request — from its file,
+/// where this process may read it (the agent's own user).
+protocol FitnessHistoryReader {
+    func pedometer(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> PedometerTotals
+    func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [ActivityRecord]
+    func close()
+}
+
+extension FitnessHistory: FitnessHistoryReader {}
+
+/// The agent's answers to `history` requests over the shared connection.
+struct AgentHistoryReader: FitnessHistoryReader {
+    let client: AgentClient
+
+    func ask(_ stream: StreamName, _ from: Int64, _ to: Int64) throws -> HistoryReply {
+        do {
+            let reply = try client.request(.history(stream, fromS: max(0, Double(from) / 1e9), toS: max(0, Double(to) / 1e9)),
+                                           timeoutMs: 5000)
+            guard case .history(let h, _) = reply else {
+                throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered a history request with \(reply)")
+            }
+            return h
+        } catch let e as AgentClientError {
+            throw MotionService.error(e)
+        }
+    }
+
+    func pedometer(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> PedometerTotals {
+        guard case .pedometer(let t) = try ask(.pedometer, from, to) else {
+            throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered a pedometer history request with activities")
+        }
+        var out = PedometerTotals()
+        out.steps = t.steps; out.distanceMeters = t.distance
+        out.floorsAscended = t.floorsAscended; out.floorsDescended = t.floorsDescended; out.activeSeconds = t.activeSeconds
+        return out
+    }
+
+    func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [ActivityRecord] {
+        guard case .activities(let list) = try ask(.activity, from, to) else {
+            throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered an activity history request with pedometer totals")
+        }
+        return list.map { ActivityRecord(startUnixNs: Int64(($0.startS * 1e9).rounded()), flags: $0.flags, confidence: $0.confidence) }
+    }
+
+    func close() {}
+}
+
 enum FitnessHistoryAccess {
-    /// The history of the agent this process talks to, or why there is none.
-    static func open() -> Result<FitnessHistory, NSError> {
+    /// The history of the agent this process talks to: its answers to
+    /// `history` requests when it serves them, else its file; or why there
+    /// is none.
+    static func open() -> Result<any FitnessHistoryReader, NSError> {
+        let (source, error) = MotionService.shared.connectedSource()
+        if let error { return .failure(error) }
+        guard let source else { return .failure(.coreMotion(CMErrorNotAvailable, "no agent")) }
+        // One probe: an agent that knows the request answers it (or says why
+        // it cannot); one from before it says unknownRequest.
+        do {
+            _ = try source.client.request(.history(.activity, fromS: 0, toS: 0), timeoutMs: 5000)
+            return .success(AgentHistoryReader(client: source.client))
+        } catch let e {
+            if case .refused(let code, _, _, _) = e, code == .unknownRequest {
+                return openFile().map { $0 as any FitnessHistoryReader }
+            }
+            return .success(AgentHistoryReader(client: source.client))  // its errors come with each query
+        }
+    }
+
+    /// The agent's history file (agents without the `history` request).
+    static func openFile() -> Result<FitnessHistory, NSError> {
         let (source, error) = MotionService.shared.connectedSource()
         if let error { return .failure(error) }
         guard let path = source?.location.configPath else {

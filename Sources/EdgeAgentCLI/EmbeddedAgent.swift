@@ -68,6 +68,7 @@ public final class EmbeddedAgent: @unchecked Sendable {
             let path = EngineSetup.path(h.path, config: selection.configPath)
             do {
                 recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
+                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
             } catch {
                 server.stop(reason: "in-process agent failed to start")
                 throw RunError("fitness history: \(error)")

@@ -239,6 +239,7 @@ public final class AgentConnection {
         case .poll(let s): return "poll \(s.rawValue)"
         case .subscribe(let s, _): return "subscribe \(s.rawValue)"
         case .unsubscribe(let s): return "unsubscribe \(s.rawValue)"
+        case .history(let s, _, _): return "history \(s.rawValue)"
         }
     }
 }
@@ -252,7 +253,7 @@ extension ServerMessage {
         case .subscribed(_, _, let id): return id
         case .error(_, _, _, _, let id): return id
         case .stats(_, _, _, _, let id): return id
-        case .pong(_, let id): return id
+        case .pong(_, let id), .history(_, let id): return id
         case .version, .sample, .connection, .shutdown, .unknown: return nil
         }
     }

@@ -33,6 +33,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// nor an integer literal within ±``Request/maxIDMagnitude``. The reply
     /// carries no `id` (there is none the client could match). Connection stays.
     case badRequestID
+    /// A `history` request to an agent that keeps no fitness history
+    /// (`fitness.history` is not configured), or whose history could not be
+    /// read; the message says which. Connection stays.
+    case noHistory
 
     public var wireName: StaticString {
         switch self {
@@ -49,6 +53,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooManyClientsForUID: return "tooManyClientsForUID"
         case .tooManyUnentitledClients: return "tooManyUnentitledClients"
         case .badRequestID: return "badRequestID"
+        case .noHistory: return "noHistory"
         }
     }
 

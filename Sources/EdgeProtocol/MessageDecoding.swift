@@ -12,6 +12,7 @@ public enum ServerMessage: Sendable, Hashable {
     case connection(ConnectionEvent)
     case stats(queued: Int, delivered: Int, dropped: Int, queueCapacity: Int, id: RequestID?)
     case pong(timestampNs: UInt64, id: RequestID?)
+    case history(HistoryReply, id: RequestID?)
     case shutdown(reason: String)
     /// A class this build does not know; clients ignore it.
     case unknown(className: String)
@@ -94,6 +95,32 @@ public enum ServerMessage: Sendable, Hashable {
                           queueCapacity: try r.int("queueCapacity"), id: id)
         case "pong":
             return .pong(timestampNs: try r.uint64("timestamp_ns"), id: id)
+        case "history":
+            switch try r.stream() {
+            case .pedometer:
+                let t = Reader(value: try r.member("totals"))
+                return .history(.pedometer(HistoryReply.PedometerTotals(
+                    steps: try t.int("steps"), distance: try t.double("distance_m"),
+                    floorsAscended: try t.int("floorsAscended"), floorsDescended: try t.int("floorsDescended"),
+                    activeSeconds: try t.double("active_s"))), id: id)
+            case .activity:
+                var list: [HistoryReply.Activity] = []
+                for a in try r.array("activities") {
+                    let e = Reader(value: a)
+                    var flags = ActivityFlags()
+                    for (key, flag) in [("stationary", ActivityFlags.stationary), ("walking", .walking), ("running", .running),
+                                        ("cycling", .cycling), ("automotive", .automotive), ("unknown", .unknown)]
+                    where try e.bool(key) { flags.insert(flag) }
+                    let c = try e.string("confidence")
+                    guard let confidence = ActivityConfidence.allCases.first(where: { $0.name == c }) else {
+                        throw DecodeError(reason: "unknown confidence \(c)")
+                    }
+                    list.append(.init(startS: try e.double("start_s"), flags: flags, confidence: confidence))
+                }
+                return .history(.activities(list), id: id)
+            case let s:
+                throw DecodeError(reason: "no history of \(s.rawValue)")
+            }
         case "shutdown":
             return .shutdown(reason: try r.string("reason"))
         default:
@@ -283,6 +310,10 @@ extension Request {
         case .subscribe(let s, let intervalNs):
             w.name("subscribe"); w.key("stream"); w.name(MessageEncoder.streamName(s))
             w.key("interval_s"); w.double(Double(intervalNs) / 1e9)
+        case .history(let s, let from, let to):
+            w.name("history"); w.key("stream"); w.name(MessageEncoder.streamName(s))
+            w.key("from_s"); w.double(from)
+            w.key("to_s"); w.double(to)
         }
         MessageEncoder.requestID(id, &w)
         w.endObject(); w.endLine()

@@ -250,6 +250,43 @@ public enum MessageEncoder {
         w.endObject(); w.endLine()
     }
 
+    /// `{"class":"history","stream":"pedometer","totals":{…}}` or
+    /// `{"class":"history","stream":"activity","activities":[…]}`: the reply to a
+    /// `history` request (times in seconds since 1970, UTC).
+    public static func history(_ reply: HistoryReply, id: RequestID? = nil, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.name("history")
+        requestID(id, &w)
+        switch reply {
+        case .pedometer(let t):
+            w.key("stream"); w.name("pedometer")
+            w.key("totals"); w.beginObject()
+            w.key("steps"); w.int(t.steps)
+            w.key("distance_m"); w.double(t.distance)
+            w.key("floorsAscended"); w.int(t.floorsAscended)
+            w.key("floorsDescended"); w.int(t.floorsDescended)
+            w.key("active_s"); w.double(t.activeSeconds)
+            w.endObject()
+        case .activities(let list):
+            w.key("stream"); w.name("activity")
+            w.key("activities"); w.beginArray()
+            for a in list {
+                w.beginObject()
+                w.key("start_s"); w.double(a.startS)
+                w.key("stationary"); w.bool(a.flags.contains(.stationary))
+                w.key("walking"); w.bool(a.flags.contains(.walking))
+                w.key("running"); w.bool(a.flags.contains(.running))
+                w.key("cycling"); w.bool(a.flags.contains(.cycling))
+                w.key("automotive"); w.bool(a.flags.contains(.automotive))
+                w.key("unknown"); w.bool(a.flags.contains(.unknown))
+                w.key("confidence"); w.name(a.confidence.wireName)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        w.endObject(); w.endLine()
+    }
+
     /// `{"class":"shutdown","reason":…}` — the last line before the agent closes.
     public static func shutdown(reason: String, into w: inout JSONWriter) {
         w.beginObject()

@@ -56,6 +56,11 @@ public struct Request: Sendable, Hashable {
         case stats
         /// `{"class":"ping"}` → `pong` with the agent's monotonic time.
         case ping
+        /// `{"class":"history","stream":S,"from_s":A,"to_s":B}` → a `history`
+        /// reply: what the agent's fitness history holds for S (`pedometer`:
+        /// the totals between A and B; `activity`: the activity going on at A,
+        /// then each change up to B). A and B are seconds since 1970 (UTC).
+        case history(StreamName, fromS: Double, toS: Double)
     }
     public var kind: Kind
     public var id: RequestID?
@@ -122,6 +127,24 @@ public struct Request: Sendable, Hashable {
         case "ping": return Request(kind: .ping, id: id)
         case "poll": return Request(kind: .poll(try stream()), id: id)
         case "unsubscribe": return Request(kind: .unsubscribe(try stream()), id: id)
+        case "history":
+            let s = try stream()
+            guard s == .pedometer || s == .activity else {
+                throw DecodeError(code: .malformedRequest, message: "history is kept for pedometer and activity, not \(s.rawValue)",
+                                  id: id, stream: s)
+            }
+            func seconds(_ key: String) throws(DecodeError) -> Double {
+                guard case .number(let t, _)? = m[key], t.isFinite, t >= 0, t < 1e11 else {
+                    throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)\": seconds since 1970, a finite number",
+                                      id: id, stream: s)
+                }
+                return t
+            }
+            let from = try seconds("from_s"), to = try seconds("to_s")
+            guard from <= to else {
+                throw DecodeError(code: .malformedRequest, message: "history needs from_s <= to_s", id: id, stream: s)
+            }
+            return Request(kind: .history(s, fromS: from, toS: to), id: id)
         case "subscribe":
             let s = try stream()
             var intervalNs: UInt64 = 0

@@ -476,6 +476,20 @@ final class ServiceLoop: @unchecked Sendable {
             }
         case .ping:
             reply(c) { MessageEncoder.pong(timestampNs: now, id: id, into: &$0) }
+        case .history(let stream, let from, let to):
+            // The history is the fitness streams' past: the same entitlement.
+            guard stream.isPermitted(by: c.entitlements) else {
+                notEntitled(c, stream, id: id); return
+            }
+            guard let source = core.historySource.withLock({ $0 }) else {
+                let msg = "this agent keeps no fitness history: set fitness.enabled and fitness.history in its configuration"
+                reply(c) { MessageEncoder.error(.noHistory, message: msg, stream: stream, id: id, into: &$0) }
+                break
+            }
+            switch source.history(stream, fromS: from, toS: to) {
+            case .success(let h): reply(c) { MessageEncoder.history(h, id: id, into: &$0) }
+            case .failure(let e): reply(c) { MessageEncoder.error(.noHistory, message: e.message, stream: stream, id: id, into: &$0) }
+            }
         }
         flush(c)
     }

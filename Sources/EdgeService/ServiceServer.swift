@@ -102,6 +102,8 @@ final class ServiceCore: Sendable {
     /// Delivers on the calling (loop) thread when the service thread is not
     /// busy; set once before the service thread starts.
     nonisolated(unsafe) var deliverInline: (() -> Bool)?
+    /// Answers `history` requests; nil: the agent keeps no history.
+    let historySource = Mutex<(any HistorySource)?>(nil)
     let stopRequested = Atomic<Bool>(false)
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
@@ -202,6 +204,12 @@ final class ServiceCore: Sendable {
 public final class ServiceServer: Sendable {
     let core: ServiceCore
     private let thread: Mutex<ServiceThread?>
+
+    /// Where `history` requests are answered from (nil: every one gets
+    /// `noHistory`, saying the agent keeps none).
+    public func setHistorySource(_ source: (any HistorySource)?) {
+        core.historySource.withLock { $0 = source }
+    }
 
     /// The socket path actually bound.
     public var socketPath: String { core.configuration.socketPath }

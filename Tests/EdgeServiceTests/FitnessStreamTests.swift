@@ -78,4 +78,77 @@ struct FitnessStreamTests {
         #expect(got.count == 1)
         #expect(got.first?.number("steps") == 4321)
     }
+
+    // MARK: history requests
+
+    final class StubHistory: HistorySource, @unchecked Sendable {
+        var asked: [(StreamName, Double, Double)] = []
+        func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError> {
+            asked.append((stream, fromS, toS))
+            if stream == .pedometer {
+                return .success(.pedometer(.init(steps: 1234, distance: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)))
+            }
+            if fromS > toS - 1 { return .failure(HistorySourceError("disk on fire")) }
+            return .success(.activities([.init(startS: 1_764_547_200.5, flags: [.stationary, .automotive], confidence: .high),
+                                         .init(startS: 1_764_547_260, flags: .walking, confidence: .low)]))
+        }
+    }
+
+    @Test func historyRepliesRoundTripThroughTheClientDecoder() throws {
+        let replies: [HistoryReply] = [
+            .pedometer(.init(steps: 1234, distance: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)),
+            .activities([.init(startS: 1_764_547_200.5, flags: [.stationary, .automotive], confidence: .high),
+                         .init(startS: 1_764_547_260, flags: .walking, confidence: .low)]),
+            .activities([]),
+        ]
+        for r in replies {
+            var w = JSONWriter()
+            MessageEncoder.history(r, id: .number("4"), into: &w)
+            #expect(try ServerMessage.decode(line: w.bytes.dropLast()) == .history(r, id: .number("4")))
+        }
+    }
+
+    /// The history is the fitness streams' past: the same entitlement; an
+    /// agent without one says so (`noHistory`), the source's failure reaches
+    /// the client in words, and the connection stays through all of it.
+    @Test func historyRequestsAreGatedAndAnswered() throws {
+        let denied = try makeServer("hist0", policy: EntitlementPolicy(byUID: [getuid(): [.motion]]))
+        defer { denied.stop() }
+        let d = try TestClient(path: denied.socketPath)
+        _ = try #require(d.readMessage())
+        d.request(#"{"class":"history","stream":"pedometer","from_s":0,"to_s":10,"id":1}"#)
+        #expect(d.waitFor("error").0?.string("code") == "notEntitled")
+
+        let server = try makeServer("hist1", policy: EntitlementPolicy(byUID: [getuid(): [.fitness]]))
+        defer { server.stop() }
+        let c = try TestClient(path: server.socketPath)
+        _ = try #require(c.readMessage())
+        c.request(#"{"class":"history","stream":"pedometer","from_s":0,"to_s":10,"id":2}"#)
+        let none = try #require(c.waitFor("error").0)
+        #expect(none.string("code") == "noHistory")
+        #expect(none.string("message")?.contains("fitness.history") == true)
+
+        let stub = StubHistory()
+        server.setHistorySource(stub)
+        c.request(#"{"class":"history","stream":"pedometer","from_s":100.5,"to_s":200,"id":3}"#)
+        let p = try #require(c.waitFor("history").0)
+        #expect(p.string("stream") == "pedometer")
+        #expect(p["totals"]?.number("steps") == 1234 && p["totals"]?.number("distance_m") == 987.5)
+        c.request(#"{"class":"history","stream":"activity","from_s":100,"to_s":200,"id":4}"#)
+        let a = try #require(c.waitFor("history").0)
+        #expect(a["activities"].flatMap { if case .array(let l) = $0 { return l.count } else { return nil } } == 2)
+        c.request(#"{"class":"history","stream":"activity","from_s":200,"to_s":200,"id":5}"#)
+        let failed = try #require(c.waitFor("error").0)
+        #expect(failed.string("code") == "noHistory" && failed.string("message") == "disk on fire")
+        // Malformed: another stream, a missing or reversed range.
+        for bad in [#"{"class":"history","stream":"altitude","from_s":0,"to_s":1}"#,
+                    #"{"class":"history","stream":"pedometer","to_s":1}"#,
+                    #"{"class":"history","stream":"pedometer","from_s":5,"to_s":1}"#] {
+            c.request(bad)
+            #expect(c.waitFor("error").0?.string("code") == "malformedRequest", "\(bad)")
+        }
+        c.request(#"{"class":"ping","id":6}"#)
+        #expect(c.waitFor("pong").0 != nil)
+        #expect(stub.asked.count == 3 && stub.asked[0].0 == .pedometer && stub.asked[0].1 == 100.5 && stub.asked[0].2 == 200)
+    }
 }

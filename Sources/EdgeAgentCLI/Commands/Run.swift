@@ -141,6 +141,11 @@ public enum RunCommand: Subcommand {
                 throw RunError("fitness history: \(error)")
             }
             console.print("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
+            do {
+                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
+            } catch {
+                console.error("edge-agent: warning: fitness history: clients' history requests cannot be answered: \(error)")
+            }
         }
         let context = RunContext(session: session, selection: selection, settings: engineSettings,
                                  calibration: calibration, calibrationPath: calibrationPath, server: server,

@@ -1,0 +1,19 @@
+import EdgeProtocol
+
+/// Answers `history` requests: the agent's fitness history (the agent sets
+/// one with ``ServiceServer/setHistorySource(_:)`` when `fitness.history` is
+/// configured). Called on the service thread, one request at a time; a
+/// query must be short (an indexed read of a local database).
+public protocol HistorySource: AnyObject, Sendable {
+    /// What the history holds for `stream` (`pedometer` or `activity`)
+    /// between `fromS` and `toS` (seconds since 1970, UTC), or why it cannot
+    /// say (the message reaches the client as a `noHistory` error).
+    func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError>
+}
+
+/// Why a ``HistorySource`` could not answer, in words for the client.
+public struct HistorySourceError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
