@@ -59,13 +59,7 @@ public enum MessageEncoder {
             w.key("type"); w.name(s.type.wireName)
         case .activity(let s):
             w.key("startDate_ns"); w.int(s.startNs)
-            w.key("stationary"); w.bool(s.flags.contains(.stationary))
-            w.key("walking"); w.bool(s.flags.contains(.walking))
-            w.key("running"); w.bool(s.flags.contains(.running))
-            w.key("cycling"); w.bool(s.flags.contains(.cycling))
-            w.key("automotive"); w.bool(s.flags.contains(.automotive))
-            w.key("unknown"); w.bool(s.flags.contains(.unknown))
-            w.key("confidence"); w.name(s.confidence.wireName)
+            activity(s.flags, s.confidence, into: &w)
         }
         w.endObject(); w.endLine()
     }
@@ -250,6 +244,18 @@ public enum MessageEncoder {
         w.endObject(); w.endLine()
     }
 
+    /// An activity's keys, as the `activity` stream and the `history` reply
+    /// carry them: one boolean per flag, then `confidence`.
+    static func activity(_ flags: ActivityFlags, _ confidence: ActivityConfidence, into w: inout JSONWriter) {
+        w.key("stationary"); w.bool(flags.contains(.stationary))
+        w.key("walking"); w.bool(flags.contains(.walking))
+        w.key("running"); w.bool(flags.contains(.running))
+        w.key("cycling"); w.bool(flags.contains(.cycling))
+        w.key("automotive"); w.bool(flags.contains(.automotive))
+        w.key("unknown"); w.bool(flags.contains(.unknown))
+        w.key("confidence"); w.name(confidence.wireName)
+    }
+
     /// `{"class":"history","stream":"pedometer","totals":{…}}` or
     /// `{"class":"history","stream":"activity","activities":[…]}`: the reply to a
     /// `history` request (times in seconds since 1970, UTC).
@@ -273,13 +279,7 @@ public enum MessageEncoder {
             for a in list {
                 w.beginObject()
                 w.key("start_s"); w.double(a.startS)
-                w.key("stationary"); w.bool(a.flags.contains(.stationary))
-                w.key("walking"); w.bool(a.flags.contains(.walking))
-                w.key("running"); w.bool(a.flags.contains(.running))
-                w.key("cycling"); w.bool(a.flags.contains(.cycling))
-                w.key("automotive"); w.bool(a.flags.contains(.automotive))
-                w.key("unknown"); w.bool(a.flags.contains(.unknown))
-                w.key("confidence"); w.name(a.confidence.wireName)
+                activity(a.flags, a.confidence, into: &w)
                 w.endObject()
             }
             w.endArray()
