@@ -61,9 +61,9 @@ public final class Bridge: Sendable {
         /// can predate the devices' start).
         var devicesRefreshNs: UInt64?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Set once by ``attach(_:)``; used to ask for the device list again.
-    private let feedBox = Mutex<(any SampleFeed)?>(nil)
+    private let feedBox = Locked<(any SampleFeed)?>(nil)
 
     public init(config: BridgeConfig, node: String, queue: OutboundQueue, retained: RetainedStore, log: BridgeLog) {
         self.config = config
@@ -73,7 +73,7 @@ public final class Bridge: Sendable {
         self.log = log
         var streams: [StreamName: StreamState] = [:]
         for s in config.enabledStreams { streams[s.stream] = StreamState(s) }
-        state = Mutex(State(streams: streams))
+        state = Locked(State(streams: streams))
         updateRetained()
     }
 

@@ -26,7 +26,7 @@ public final class BrokerLink: @unchecked Sendable {
 
     private let stopRequested = Atomic<Bool>(false)
     private let beats = Atomic<UInt64>(0)
-    private let summaryBox = Mutex(Summary())
+    private let summaryBox = Locked(Summary())
     private var thread: BridgeThread?
     private let startedNs = monotonicNs()
 

@@ -29,7 +29,7 @@ public final class RetainedStore: Sendable {
         var slots: [String: Slot] = [:]
         var generation: UInt64 = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wakeup: Wakeup
 
     public init(wakeup: Wakeup) { self.wakeup = wakeup }

@@ -37,7 +37,7 @@ enum CheckCommand {
         let queue = OutboundQueue(capacity: 10_000, wakeup: wakeup)
         let retained = RetainedStore(wakeup: wakeup)
         let bridge = Bridge(config: setup.config, node: setup.node, queue: queue, retained: retained, log: quietLog)
-        let seen = Mutex(AgentSeen())
+        let seen = Locked(AgentSeen())
         let feed = AgentClientFeed(socketPath: setup.agentSocket)
         let wanted = Set(setup.config.enabledStreams.map(\.stream))
         feed.start(subscriptions: bridge.subscriptions) { event in

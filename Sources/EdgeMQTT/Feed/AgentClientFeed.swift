@@ -41,7 +41,7 @@ public final class AgentClientFeed: SampleFeed, @unchecked Sendable {
         var flowing: Set<StreamName> = []
         var observation: Observation?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private var worker: BridgeThread?
 
     public init(socketPath: String) {

@@ -76,7 +76,7 @@ public final class OutboundQueue: Sendable {
         var droppedSinceMark = 0
         var highWater = 0
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
     public let capacity: Int
     public let wakeup: Wakeup
 
@@ -84,7 +84,7 @@ public final class OutboundQueue: Sendable {
         precondition(capacity >= 1)
         self.capacity = capacity
         self.wakeup = wakeup
-        state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
+        state = Locked(State(ring: Array(repeating: nil, count: capacity)))
     }
 
     /// Adds `message`; drops the oldest when full. Returns true when one was dropped.

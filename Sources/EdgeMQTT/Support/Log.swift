@@ -12,7 +12,7 @@ import Synchronization
 public final class BridgeLog: Sendable {
     private let sink: @Sendable (String) -> Void
     private let verboseFlag: Bool
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     private let keep: Bool
 
     /// `sink` gets each line with its newline; `keepLines` also keeps them
