@@ -57,11 +57,16 @@ private func checkRequest(_ line: ArraySlice<UInt8>) {
     case .poll(let s): MessageEncoder.error(.noSample, message: "no sample yet", stream: s, id: request.id, into: &w)
     case .stats: MessageEncoder.stats(queued: 0, delivered: 1, dropped: 2, queueCapacity: 256, id: request.id, into: &w)
     case .ping: MessageEncoder.pong(timestampNs: 123_456_789, id: request.id, into: &w)
+    case .history(.pedometer, _, _):
+        MessageEncoder.history(.pedometer(.init(steps: 1, distance: 0.5, floorsAscended: 0, floorsDescended: 0, activeSeconds: 2)),
+                               id: request.id, into: &w)
+    case .history(_, let from, _):
+        MessageEncoder.history(.activities([.init(startS: from, flags: .walking, confidence: .medium)]), id: request.id, into: &w)
     }
     let echoed: RequestID?
     switch readBack(w, "the reply to \(request)") {
     case .devices(_, let id), .streams(_, let id), .subscribed(_, _, let id), .unsubscribed(_, let id),
-         .error(_, _, _, _, let id), .stats(_, _, _, _, let id), .pong(_, let id):
+         .error(_, _, _, _, let id), .stats(_, _, _, _, let id), .pong(_, let id), .history(_, let id):
         echoed = id
     default:
         invariantBroken("the reply to \(request) is another kind of message: \(text(w))")
