@@ -227,7 +227,7 @@ import EdgeLinux
 
     @Test func defaultPathIsNextToTheConfigOrUnderVarLib() {
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "config/edge-agent.json5") == "config/calibration.json")
-        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/home/pi/agent.json5") == "/home/pi/calibration.json")
+        #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/opt/edge/agent.json5") == "/opt/edge/calibration.json")
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "/etc/edge-agent/edge-agent.json5")
                 == "/var/lib/edge-agent/calibration.json")
         #expect(CalibrateCommand.defaultCalibrationPath(configPath: "edge-agent.json5") == "./calibration.json")

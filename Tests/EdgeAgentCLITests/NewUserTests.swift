@@ -176,10 +176,10 @@ let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.system
 
     @Test func permissionAdviceNamesTheRealGroupAndHowToChooseOne() {
         let e = WatchError.connect(path: "/tmp/edge-agent.sock", errno: EACCES, socketGroup: "pi",
-                                   configuredGroup: nil, configPath: "/home/pi/edge/config/edge-agent.json5")
+                                   configuredGroup: nil, configPath: "/opt/edge/config/edge-agent.json5")
         #expect(e.description.contains("members of group 'pi'"), "\(e)")
         #expect(e.description.contains("sudo usermod -aG pi $USER"), "\(e)")
-        #expect(e.description.contains("set service.socket_group in /home/pi/edge/config/edge-agent.json5"), "\(e)")
+        #expect(e.description.contains("set service.socket_group in /opt/edge/config/edge-agent.json5"), "\(e)")
     }
 
     /// Main: "published 0 samples to 0 client connection(s), …" and nothing more.
