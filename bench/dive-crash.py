@@ -151,7 +151,9 @@ def report(what, runs, losses, failures):
 
 
 def powercut_mode(runs):
-    rig = opt("--rig", "/work/shared/rig/kernel-rig.sh")
+    # The rig from the shared folder beside the repository, as .ci/run finds it ($SHARED or ../shared).
+    shared = os.environ.get("SHARED") or os.path.join(os.path.dirname(ROOT), "shared")
+    rig = opt("--rig", os.path.join(shared, "rig", "kernel-rig.sh"))
     work = tempfile.mkdtemp(prefix="dive-cut-", dir=os.path.join(ROOT, ".build"))   # the rig shares the current directory read-write
     lines = dive_lines(work)
     ref_rows, start_mono = reference(work, lines)
