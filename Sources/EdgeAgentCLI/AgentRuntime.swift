@@ -6,7 +6,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 import EdgeActivity
 import EdgeBus
 import EdgeChips

@@ -1,7 +1,7 @@
 import EdgeHistory
 import EdgeProtocol
 import EdgeService
-import Synchronization
+import EdgeValues
 
 /// The agent's answer to `history` requests: its own read connection to the
 /// fitness history the recorder writes (WAL: reads never wait for the
@@ -9,10 +9,10 @@ import Synchronization
 /// with the `fitness` entitlement get their history this way; the file
 /// itself stays readable only by the agent's user.
 final class FitnessHistorySource: HistorySource {
-    private let history: Mutex<FitnessHistory>
+    private let history: Locked<FitnessHistory>
 
     init(path: String, retentionSeconds: Double) throws(HistoryError) {
-        history = Mutex(try FitnessHistory(path: path, retentionSeconds: retentionSeconds, create: false))
+        history = Locked(try FitnessHistory(path: path, retentionSeconds: retentionSeconds, create: false))
     }
 
     func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError> {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import EdgeValues
 import CEdgeShims
 import EdgeBus
 
@@ -20,7 +21,7 @@ public final class EngineLoop<Bus: I2CBus>: @unchecked Sendable {
     /// Called on the loop thread after each tick (watchdog progress, say). Must not block.
     public var afterTick: (@Sendable (UInt64) -> Void)?
     /// Work handed to the loop thread (calibration reload): run between ticks.
-    private let mailbox = Mutex<[@Sendable (SensorHub<Bus>) -> Void]>([])
+    private let mailbox = Locked<[@Sendable (SensorHub<Bus>) -> Void]>([])
     private let mailboxGeneration = Atomic<Int>(0)
     private var seenMailbox = 0
 

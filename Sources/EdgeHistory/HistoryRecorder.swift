@@ -29,8 +29,8 @@ public final class HistoryRecorder: @unchecked Sendable {
     let history: FitnessHistory
     public let flushSeconds: Double
     public let maxPending: Int
-    private let state = Mutex(Pending())
-    private let status = Mutex<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
+    private let state = Locked(Pending())
+    private let status = Locked<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
     private var thread: pthread_t?
     private let stopFlag = Atomic<Bool>(false)
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, ns (fixed at start: the history's clock).

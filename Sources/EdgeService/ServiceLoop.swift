@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
+import EdgeValues
 import CEdgeShims
 import EdgeProtocol
 
@@ -106,7 +106,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Held while clients' state is touched: by the service thread while it
     /// handles what poll reported, by the loop thread while it delivers inline.
-    let lock = Mutex<Void>(())
+    let lock = Locked<Void>(())
 
     /// On the loop thread: deliver what was published, if the service thread
     /// is not busy. True when everything was written (no wake-up needed).

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Synchronization
+import EdgeValues
 import CEdgeShims
 import EdgeProtocol
 
@@ -103,7 +104,7 @@ final class ServiceCore: Sendable {
     /// busy; set once before the service thread starts.
     nonisolated(unsafe) var deliverInline: (() -> Bool)?
     /// Answers `history` requests; nil: the agent keeps no history.
-    let historySource = Mutex<(any HistorySource)?>(nil)
+    let historySource = Locked<(any HistorySource)?>(nil)
     let stopRequested = Atomic<Bool>(false)
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
@@ -124,7 +125,7 @@ final class ServiceCore: Sendable {
         var clients: [ClientCounters] = []
         var onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?
     }
-    let shared: Mutex<Shared>
+    let shared: Locked<Shared>
 
     /// The peer's pid, uid and gid; nil when the kernel cannot tell (the socket is then closed).
     typealias PeerCredentials = @Sendable (_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)?
@@ -149,7 +150,7 @@ final class ServiceCore: Sendable {
         }
         wakeReadFD = fds[0]
         wakeWriteFD = fds[1]
-        shared = Mutex(Shared(devices: devices, onDemandChange: onDemandChange))
+        shared = Locked(Shared(devices: devices, onDemandChange: onDemandChange))
     }
 
     deinit {
@@ -203,7 +204,7 @@ final class ServiceCore: Sendable {
 /// ```
 public final class ServiceServer: Sendable {
     let core: ServiceCore
-    private let thread: Mutex<ServiceThread?>
+    private let thread: Locked<ServiceThread?>
 
     /// Where `history` requests are answered from (nil: every one gets
     /// `noHistory`, saying the agent keeps none).
@@ -231,7 +232,7 @@ public final class ServiceServer: Sendable {
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
         let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials)
         self.core = core
-        thread = Mutex(t)
+        thread = Locked(t)
     }
 
     /// As the public initializer, with the peer credentials taken from `peerCredentials` (tests).
@@ -240,7 +241,7 @@ public final class ServiceServer: Sendable {
          peerCredentials: @escaping ServiceCore.PeerCredentials) throws(ServiceError) {
         let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, peerCredentials)
         self.core = core
-        thread = Mutex(t)
+        thread = Locked(t)
     }
 
     private static func start(_ configuration: ServiceConfiguration, _ policy: EntitlementPolicy,

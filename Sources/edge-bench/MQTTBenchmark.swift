@@ -5,6 +5,7 @@ import Glibc
 import EdgeMQTT
 import EdgeProtocol
 import Synchronization
+import EdgeValues
 
 enum MQTTBenchmark {
     static let help = """
@@ -412,7 +413,7 @@ final class BenchSubscriber: @unchecked Sendable {
         var last: [String: String] = [:]
         var delays: [String: [Double]] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let stopping = Atomic<Bool>(false)
     private let ready = Atomic<Bool>(false)
     private var thread: BridgeThread?

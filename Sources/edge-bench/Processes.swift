@@ -6,7 +6,7 @@ import Glibc
 #endif
 import EdgeBus
 import EdgeEngine   // LoopThread
-import Synchronization
+import EdgeValues
 
 struct BenchError: Error, CustomStringConvertible {
     var description: String
@@ -35,7 +35,7 @@ enum Children {
     }
 
     /// Temporary directories to remove if edge-bench is interrupted.
-    static let temporaryDirectories = Mutex<[String]>([])
+    static let temporaryDirectories = Locked<[String]>([])
 
     /// SIGINT/SIGTERM/SIGHUP are blocked in every thread and taken by one
     /// thread with sigwait: it kills the children, removes the temporary

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 import Dispatch
 import Synchronization
+import EdgeValues
 import EdgeProtocol
 import EdgeService
 @testable import EdgeAgentCLI
@@ -36,7 +37,7 @@ func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
 /// `edge-agent …` running on its own thread with a capturing console.
 final class CommandRun: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private let box = Mutex<(out: String, err: String, status: Int32?)>(("", "", nil))
+    private let box = Locked<(out: String, err: String, status: Int32?)>(("", "", nil))
 
     /// Runs `EdgeAgentCLI.run(argv)`.
     convenience init(_ argv: [String]) {

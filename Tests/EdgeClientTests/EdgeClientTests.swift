@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-import Synchronization
+import EdgeValues
 import EdgeProtocol
 import EdgeService
 import EdgeClient
@@ -36,8 +36,8 @@ func motionSample(_ t: UInt64) -> Sample {
 
 /// Collects what a subscriber got.
 final class Inbox: Sendable {
-    let samples = Mutex<[UInt64]>([])
-    let errors = Mutex<[AgentClientError]>([])
+    let samples = Locked<[UInt64]>([])
+    let errors = Locked<[AgentClientError]>([])
     var count: Int { samples.withLock { $0.count } }
     func subscribe(_ c: AgentClient, _ s: StreamName, intervalNs: UInt64) -> Subscription {
         c.subscribe(s, intervalNs: intervalNs,
@@ -135,7 +135,7 @@ final class Inbox: Sendable {
         var server: ServiceServer? = try ServiceServer(configuration: ServiceConfiguration(socketPath: path), devices: [imu])
         let client = AgentClient(socketPath: path, backoff: Backoff(initialNs: 10_000_000, maximumNs: 100_000_000))
         defer { client.close() }
-        let events = Mutex<[AgentEvent]>([])
+        let events = Locked<[AgentEvent]>([])
         let o = client.observe { e in events.withLock { $0.append(e) } }
         defer { o.cancel() }
         let inbox = Inbox()

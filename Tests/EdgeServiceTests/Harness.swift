@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import EdgeValues
 import EdgeProtocol
 @testable import EdgeService
 
@@ -180,8 +180,8 @@ func makeServer(_ tag: String = "s", policy: EntitlementPolicy = .defaultPolicy(
 /// script (then the test's own uid). Connect one client at a time (and read
 /// its version line) so connections are accepted in script order.
 final class ScriptedCredentials: Sendable {
-    private let script: Mutex<[UInt32]>
-    init(_ uids: [UInt32]) { script = Mutex(uids.reversed()) }
+    private let script: Locked<[UInt32]>
+    init(_ uids: [UInt32]) { script = Locked(uids.reversed()) }
     func enqueue(_ uids: [UInt32]) { script.withLock { $0.insert(contentsOf: uids.reversed(), at: 0) } }
 
     var source: ServiceCore.PeerCredentials {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-import Synchronization
+import EdgeValues
 import EdgeProtocol
 @testable import EdgeService
 
@@ -92,7 +92,7 @@ struct ServerTests {
     }
 
     @Test func demandIsTheFastestRequestedIntervalAndFollowsClients() throws {
-        let calls = Mutex<[[StreamName: Double]]>([])
+        let calls = Locked<[[StreamName: Double]]>([])
         let server = try makeServer("dem", onDemandChange: { d in calls.withLock { $0.append(d) } })
         defer { server.stop() }
         #expect(server.demand().isEmpty)
@@ -495,7 +495,7 @@ struct ServerTests {
         let churner: UInt32 = 2001, other: UInt32 = 2002
         let credentials = ScriptedCredentials([churner, other])
         let policy = EntitlementPolicy(byUID: [churner: [.motion, .altitude], other: [.motion, .altitude]])
-        let changes = Mutex(0)
+        let changes = Locked(0)
         var config = ServiceConfiguration(socketPath: uniqueSocketPath("churn"))
         config.demandRaiseLimit = 5
         config.demandRaiseWindowNs = 3_600_000_000_000 // no new budget during the test

@@ -7,6 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeValues
 import EdgeBus
 import EdgeLinux
 import EdgeConfig
@@ -176,8 +177,8 @@ public enum RunCommand: Subcommand {
 
     final class Progress: Sendable {
         let lastTick = Atomic<UInt64>(0)
-        let warnings = Mutex<[String]>([])
-        let snapshot = Mutex(StatusSnapshot())
+        let warnings = Locked<[String]>([])
+        let snapshot = Locked(StatusSnapshot())
     }
 
     /// What the status line shows, copied by the loop thread after a tick

@@ -1,6 +1,6 @@
 import EdgeClient
 import EdgeProtocol
-import Synchronization
+import EdgeValues
 
 /// The agent side of the bridge: turns the feed's events into MQTT messages
 /// (pushed on the bounded ``OutboundQueue``, never waiting for the broker)

@@ -6,6 +6,7 @@ import Musl
 import CMosquitto
 import EdgeProtocol
 import Synchronization
+import EdgeValues
 
 /// The broker side of the bridge: one thread that owns the libmosquitto
 /// session and does everything MQTT — connect, reconnect with capped

@@ -1,4 +1,4 @@
-import Synchronization
+import EdgeValues
 
 /// One retained message the broker should hold.
 public struct RetainedEntry: Sendable, Equatable {

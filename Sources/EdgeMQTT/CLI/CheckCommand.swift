@@ -1,6 +1,6 @@
 import CMosquitto
 import EdgeProtocol
-import Synchronization
+import EdgeValues
 
 /// `edge-mqtt check`: one pass through everything `run` does, reported per
 /// topic.

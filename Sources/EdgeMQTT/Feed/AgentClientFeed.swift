@@ -6,6 +6,7 @@ import Musl
 import EdgeClient
 import EdgeProtocol
 import Synchronization
+import EdgeValues
 
 /// The bridge's ``SampleFeed`` over EdgeClient's ``AgentClient``, the
 /// project's one client of the agent's socket (connection, version check,

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import EdgeProtocol
-import Synchronization
+import EdgeValues
 
 /// One MQTT message waiting to be published.
 public struct OutboundMessage: Sendable {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
+import EdgeValues
 
 /// The bridge's log: one line per event on standard error (journald under
 /// systemd), `edge-mqtt: ` first. Lines come from several threads; each is
