@@ -157,26 +157,36 @@ open class CMPedometer: NSObject {
     open func stopEventUpdates() { eventChannel.stop() }
 }
 
-/// The history before a start plus the agent's totals since the start.
+/// The history before a start plus what the agent counted since: totals
+/// that never go down, across agent restarts.
+///
+/// The agent's totals count from its own start (`startNs`). `base` is the
+/// history before the start plus what earlier agent runs added since it;
+/// `live` is the current run's totals when counting from it began (the
+/// poll at the start; nil for a run that began after the start, which
+/// counts from zero). On a restart (another `startNs`, or totals that went
+/// down) what the old run added is banked into `base`. When the poll at
+/// the start has no sample (the agent has counted nothing yet, or no agent
+/// answered: a run that begins later), the agent's totals count from zero.
 final class PedometerBaseline: @unchecked Sendable {
     private let lock = NSLock()
-    private let history: PedometerTotals
+    private var base: PedometerTotals
     private var live: PedometerSample?
-    init(history: PedometerTotals) { self.history = history }
+    private var last: PedometerSample?
+    init(history: PedometerTotals) { base = history }
 
-    func setLive(_ p: PedometerSample) { lock.withLock { live = p } }
+    func setLive(_ p: PedometerSample) { lock.withLock { live = p; last = p } }
 
     func totals(_ p: PedometerSample) -> PedometerTotals {
         lock.withLock {
-            // an agent restart (its totals start again) or the first sample
-            if let l = live, l.startNs != p.startNs || l.steps > p.steps { live = nil }
-            var t = history
-            let b = live
-            t.steps += Int(p.steps) - Int(b?.steps ?? 0)
-            t.distanceMeters += p.distance - (b?.distance ?? 0)
-            t.floorsAscended += Int(p.floorsAscended) - Int(b?.floorsAscended ?? 0)
-            t.floorsDescended += Int(p.floorsDescended) - Int(b?.floorsDescended ?? 0)
-            t.activeSeconds += max(0, p.averageActivePace * p.distance - (b.map { $0.averageActivePace * $0.distance } ?? 0))
+            if let l = last, PedometerTotals.isRestart(p, after: l) {
+                // the agent restarted: keep what its last run added, count the new one from zero
+                base.add(PedometerTotals(added: l, since: live))
+                live = nil
+            }
+            last = p
+            var t = base
+            t.add(PedometerTotals(added: p, since: live))
             return t
         }
     }

@@ -12,6 +12,12 @@ import EdgeProtocol
 /// does not answer is one `CMErrorNotAvailable` error, and the subscription
 /// stays: data flows once an agent is there. Each error is reported once
 /// per start.
+///
+/// While it runs, losing the agent is never silent: when the connection
+/// ends (the agent stopped, crashed or restarted) the handler gets one
+/// `CMErrorNotAvailable` error saying so, the update stays active, and the
+/// samples resume on the same handler when the client has reconnected and
+/// subscribed again; the next loss is reported again.
 final class StreamSource: @unchecked Sendable {
     let stream: StreamName
     private let onSample: @Sendable (Sample) -> Void
@@ -22,6 +28,8 @@ final class StreamSource: @unchecked Sendable {
     private var observation: Observation?
     private var stopped = false
     private var reported = false
+    /// The connection was lost and has not come back (reported once).
+    private var away = false
     /// Called once by ``stop()`` (an async sequence ends with it).
     var onStop: (@Sendable () -> Void)? {
         get { lock.withLock { _onStop } }
@@ -63,6 +71,28 @@ final class StreamSource: @unchecked Sendable {
         guard !stopped else { return }
         subscription = source.client.subscribe(stream, intervalNs: intervalNs, onSample: onSample,
                                                onError: { [weak self] e in self?.report(MotionService.error(e)) })
+        observation = source.client.observe { [weak self] event in self?.connection(event) }
+    }
+
+    /// The client's connection events (on its reader thread).
+    private func connection(_ event: AgentEvent) {
+        let lost: String?
+        switch event {
+        case .disconnected(let e): lost = e.description
+        case .shutdown(let reason): lost = "the agent is stopping (\(reason))"
+        case .connected:
+            lock.withLock { away = false }
+            return
+        default: return
+        }
+        let first = lock.withLock { () -> Bool in
+            if away || stopped { return false }
+            away = true
+            return true
+        }
+        if first, let lost {
+            onError(.coreMotion(CMErrorNotAvailable, "the connection to the agent was lost: \(lost); \(stream.rawValue) updates resume when it is back (the library reconnects)"))
+        }
     }
 
     func setInterval(_ interval: TimeInterval) {

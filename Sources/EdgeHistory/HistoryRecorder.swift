@@ -33,45 +33,46 @@ public final class HistoryRecorder: @unchecked Sendable {
     private let status = Locked<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
     private var thread: pthread_t?
     private let stopFlag = Atomic<Bool>(false)
-    /// CLOCK_REALTIME − CLOCK_MONOTONIC, ns (fixed at start: the history's clock).
-    public let realtimeOffsetNs: Int64
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC now, ns: how a sample's capture
+    /// time becomes a date. Read for every record, not once at start: a Pi
+    /// has no battery clock and often starts the agent before NTP has set
+    /// the time; records made after the clock is set carry the right date
+    /// (a query by `Date()` finds them, retention does not remove them).
+    let clockOffsetNs: @Sendable () -> Int64
     /// The wall clock, for retention (tests pass their own).
     let nowUnixNs: @Sendable () -> Int64
 
+    /// `clockOffsetNs`: CLOCK_REALTIME − CLOCK_MONOTONIC (tests pass their own).
     public init(history: FitnessHistory, flushSeconds: Double = 2, maxPending: Int = 100_000,
-                nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs) {
+                nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs,
+                clockOffsetNs: @escaping @Sendable () -> Int64 = { HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs() }) {
         self.history = history; self.flushSeconds = flushSeconds; self.maxPending = maxPending
         self.nowUnixNs = nowUnixNs
-        realtimeOffsetNs = HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs()
+        self.clockOffsetNs = clockOffsetNs
     }
+
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC now, ns.
+    public var realtimeOffsetNs: Int64 { clockOffsetNs() }
 
     public static func realtimeNs() -> Int64 {
         var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
-    static func monotonicNs() -> Int64 {
+    public static func monotonicNs() -> Int64 {
         var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    @inline(__always) func unix(_ monotonicNs: UInt64) -> Int64 { Int64(truncatingIfNeeded: monotonicNs) &+ realtimeOffsetNs }
+    @inline(__always) func unix(_ monotonicNs: UInt64) -> Int64 { Int64(truncatingIfNeeded: monotonicNs) &+ clockOffsetNs() }
 
     /// A sample from the engine (other streams are ignored).
     public func offer(_ sample: Sample) {
         switch sample {
         case .pedometer(let p):
             state.withLock { s in
-                let last = s.lastTotals
-                func d<T: BinaryInteger>(_ a: T, _ b: T?) -> Int { Int(a) - Int(b ?? 0) }
-                // totals since the agent started: a smaller total is a new run
-                let restarted = last.map { p.steps < $0.steps || p.startNs != $0.startNs } ?? true
-                let base = restarted ? nil : last
-                s.interval.steps += d(p.steps, base?.steps)
-                s.interval.distanceMeters += p.distance - (base?.distance ?? 0)
-                s.interval.floorsAscended += d(p.floorsAscended, base?.floorsAscended)
-                s.interval.floorsDescended += d(p.floorsDescended, base?.floorsDescended)
-                let active = p.averageActivePace * p.distance, lastActive = (base?.averageActivePace ?? 0) * (base?.distance ?? 0)
-                s.interval.activeSeconds += max(0, active - lastActive)
+                // totals since the agent started: another start is a new run
+                let base = s.lastTotals.flatMap { PedometerTotals.isRestart(p, after: $0) ? nil : $0 }
+                s.interval.add(PedometerTotals(added: p, since: base))
                 s.intervalDirty = true
                 s.intervalEndNs = unix(p.timestampNs)
                 s.lastTotals = p

@@ -53,7 +53,8 @@ public final class TestAgent: @unchecked Sendable {
     public let directory: String
     public let socketPath: String
     public let configPath: String
-    let process = Process()
+    private(set) var process = Process()
+    private var duration = 900
     let stderrPath: String
 
     /// The package root: three levels above this file.
@@ -93,6 +94,7 @@ public final class TestAgent: @unchecked Sendable {
     }
 
     func launch(duration: Int) throws {
+        self.duration = duration
         guard FileManager.default.isExecutableFile(atPath: Self.agentBinary) else {
             throw TestAgentError("the agent binary \(Self.agentBinary) is missing: build it with `swift build` (swift test builds it)")
         }
@@ -122,6 +124,24 @@ public final class TestAgent: @unchecked Sendable {
 
     public var transcript: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
     public var isRunning: Bool { process.isRunning }
+
+    /// Ends the agent with `signal` (SIGKILL: a crash, leaving its socket
+    /// file behind) and waits for it; its files stay, for ``relaunch()``.
+    public func terminate(with signal: Int32) {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        TestAgent.untrack(process.processIdentifier)
+    }
+
+    /// Starts the agent again on the same files and socket (after
+    /// ``terminate(with:)``), and waits until it accepts. Its scenario starts again
+    /// from its beginning.
+    public func relaunch() throws {
+        terminate(with: SIGKILL)
+        process = Process()
+        try launch(duration: duration)
+    }
 
     /// SIGTERM, then SIGKILL after 10 s; removes the directory.
     public func stop() {

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import EdgeProtocol
+import EdgeValues
 @testable import EdgeHistory
 
 @Suite struct FitnessHistoryTests {
@@ -85,7 +86,8 @@ import EdgeProtocol
     @Test func theRecorderStoresWhatEachIntervalAdded() throws {
         let path = tempPath()
         // samples carry CLOCK_MONOTONIC ns; the history stores CLOCK_REALTIME ns
-        let r = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: 86400))
+        let offset = HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs()
+        let r = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: 86400), clockOffsetNs: { offset })
         func ped(_ t: UInt64, _ steps: UInt32, start: UInt64 = 1) -> Sample {
             .pedometer(PedometerSample(timestampNs: t, startNs: start, steps: steps, distance: Double(steps) * 0.7,
                                        floorsAscended: steps / 20, floorsDescended: 0, currentCadence: 1.8,
@@ -107,8 +109,35 @@ import EdgeProtocol
         #expect(try sqlite3(path, "SELECT count(*) FROM pedometer") == "3")
         let acts = try h.activities(fromUnixNs: 0, toUnixNs: Int64.max)
         #expect(acts.count == 1)
-        #expect(abs(acts[0].startUnixNs - (r.realtimeOffsetNs + 5)) == 0)
+        #expect(acts[0].startUnixNs == offset + 5)
         #expect(r.health.commits == 3 && r.health.error == nil)
+    }
+
+    /// A Pi without a battery clock: the agent starts in 1970 (or at the
+    /// last saved time) and NTP sets the clock an hour in. Records made
+    /// after that carry the real date; retention keeps them.
+    @Test func recordsMadeAfterTheClockIsSetCarryTheRealDate() throws {
+        let path = tempPath()
+        let h = try FitnessHistory(path: path, retentionSeconds: 86400)
+        let boot: Int64 = 3_600_000_000_000              // the clock at boot: 1970-01-01 01:00
+        let real: Int64 = 1_796_000_000_000_000_000      // 2026-12 (Unix ns)
+        let offset = Locked(boot)
+        let now = Locked(boot)
+        let r = HistoryRecorder(history: h, nowUnixNs: { now.withLock { $0 } }, clockOffsetNs: { offset.withLock { $0 } })
+        r.offer(.activity(ActivitySample(timestampNs: 1_000, startNs: 1_000, flags: .walking, confidence: .high)))
+        #expect(r.flush())
+        // NTP sets the clock
+        offset.withLock { $0 = real }; now.withLock { $0 = real + 2_000_000_000 }
+        r.offer(.activity(ActivitySample(timestampNs: 2_000_000_000, startNs: 2_000_000_000, flags: .stationary, confidence: .high)))
+        #expect(r.flush())
+        // (a range's answer begins with the activity in effect at its start: the one of 1970)
+        let recent = try h.activities(fromUnixNs: real, toUnixNs: real + 3_000_000_000)
+        #expect(recent.map(\.startUnixNs) == [boot + 1_000, real + 2_000_000_000])
+        #expect(recent.last?.flags == .stationary)
+        // the new record is in the file with the real date (a second reader: the sqlite3 CLI)
+        #expect(try sqlite3(path, "SELECT count(*) FROM activity WHERE start_ns = \(real + 2_000_000_000)") == "1")
+        // with a clock fixed at start, it would have been stamped 1970 + 2 s
+        #expect(try sqlite3(path, "SELECT count(*) FROM activity WHERE start_ns < \(real)") == "1")
     }
 
     @Test func aFailingCommitKeepsTheRecordsForTheNextTry() throws {
