@@ -106,12 +106,14 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Held while clients' state is touched: by the service thread while it
     /// handles what poll reported, by the loop thread while it delivers inline.
-    let lock = Locked<Void>(())
+    /// It guards the count of inline deliveries (`Locked` holds no empty value).
+    let lock = Locked<UInt64>(0)
 
     /// On the loop thread: deliver what was published, if the service thread
     /// is not busy. True when everything was written (no wake-up needed).
     func deliverInline() -> Bool {
-        lock.withLockIfAvailable { _ -> Bool in
+        lock.withLockIfAvailable { inlineDeliveries -> Bool in
+            inlineDeliveries &+= 1
             deliverEvents()
             drainSamples()
             return !clients.contains { !$0.dead && $0.hasOutput }

@@ -15,11 +15,18 @@ import Musl
 /// ThreadSanitizer intercepts `pthread_mutex_lock`/`unlock`, so accesses
 /// through `Locked` are ordered for it as they are for the machine.
 /// Uncontended, a pthread mutex costs about as much as the futex one.
+///
+/// `Value` must not be empty (`Void`, an empty struct): a zero-size stored
+/// property shares its address with the next field, and ThreadSanitizer
+/// then reports the mutex pointer's unguarded read against the guarded
+/// access of the value (it did, for a `Locked<Void>`). Guard a real value,
+/// such as a counter.
 public final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var value: Value
 
     public init(_ value: Value) {
+        precondition(MemoryLayout<Value>.size > 0, "Locked<\(Value.self)>: guard a value that is not empty (see Locked's documentation)")
         self.value = value
         pthread_mutex_init(mutex, nil)
     }
