@@ -89,8 +89,8 @@ public struct ActivityClassifier: Sendable {
         public internal(set) var output = ActivityOutput()
     }
 
-    public let settings: Settings
-    let hpC: BiquadCoefficients, lpC: BiquadCoefficients, hfC: BiquadCoefficients
+    public private(set) var settings: Settings
+    private(set) var hpC: BiquadCoefficients, lpC: BiquadCoefficients, hfC: BiquadCoefficients
     public private(set) var state: State
 
     public init(_ settings: Settings = Settings()) {
@@ -102,6 +102,16 @@ public struct ActivityClassifier: Sendable {
         let n = Int((settings.windowSeconds * PeriodEstimator.Settings.gridHz).rounded())
         state = State(mag: Ring(capacity: n), magHF: Ring(capacity: n), bp: Ring(capacity: n), gyr: Ring(capacity: n),
                       scratch: [Double](repeating: 0, count: Int(settings.period.maxLagSeconds * PeriodEstimator.Settings.gridHz) + 4))
+    }
+
+    /// Goes on at another sample rate: new filter coefficients, the state
+    /// (windows on the 50 Hz grid, the activity in effect and its start) kept.
+    public mutating func setSampleRate(_ hz: Double) {
+        precondition(hz >= 10, "ActivityClassifier: sample rate must be at least 10 Hz")
+        settings.sampleRateHz = hz
+        hpC = .highPass(hz: 0.6, sampleRateHz: hz)
+        lpC = .lowPass(hz: 3.5, sampleRateHz: hz)
+        hfC = .highPass(hz: min(5.0, 0.4 * hz), sampleRateHz: hz)
     }
 
     /// Feeds one sample: accelerometer (m/s²), gyroscope magnitude (rad/s,

@@ -25,13 +25,22 @@ public struct FitnessPipeline: Sendable {
     public private(set) var floors: FloorCounter
     public private(set) var activity: ActivityClassifier
     public private(set) var output = FitnessOutput()
-    public let settings: FitnessSettings
+    public private(set) var settings: FitnessSettings
 
     public init(_ settings: FitnessSettings = FitnessSettings()) {
         self.settings = settings
         steps = StepDetector(.init(sampleRateHz: settings.sampleRateHz, stride: settings.stride))
         floors = FloorCounter(.init(floorHeightMeters: settings.floorHeightMeters))
         activity = ActivityClassifier(.init(sampleRateHz: settings.sampleRateHz))
+    }
+
+    /// Goes on at another sample rate (the agent's IMU was re-rated by
+    /// demand): the filters change, nothing counted or being recognised is
+    /// lost (the floor counter does not depend on the rate).
+    public mutating func setSampleRate(_ hz: Double) {
+        settings.sampleRateHz = hz
+        steps.setSampleRate(hz)
+        activity.setSampleRate(hz)
     }
 
     /// One sample at `t` s: accelerometer m/s² (required), gyroscope rad/s

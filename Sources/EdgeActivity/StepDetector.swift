@@ -99,8 +99,8 @@ public struct StepDetector: Sendable {
         public internal(set) var output = StepOutput()
     }
 
-    public let settings: Settings
-    let hpC: BiquadCoefficients, lpC: BiquadCoefficients, msAlpha: Double
+    public private(set) var settings: Settings
+    private(set) var hpC: BiquadCoefficients, lpC: BiquadCoefficients, msAlpha: Double
     public private(set) var state: State
 
     public init(_ settings: Settings = Settings()) {
@@ -114,6 +114,18 @@ public struct StepDetector: Sendable {
         var units = [Int](); units.reserveCapacity(Self.runCapacity + 2)
         state = State(pending: pending, pendingUnits: units, stepTimes: Ring(capacity: 64), grid: Ring(capacity: gridCount),
                       scratch: [Double](repeating: 0, count: Int(settings.period.maxLagSeconds * PeriodEstimator.Settings.gridHz) + 4))
+    }
+
+    /// Goes on at another sample rate (the IMU's rate changed): the filters
+    /// take the new rate's coefficients and keep their state; everything
+    /// else (the walk being recognised, the counts, the period on its 50 Hz
+    /// grid) is on time stamps and carries on.
+    public mutating func setSampleRate(_ hz: Double) {
+        precondition(hz >= 10, "StepDetector: sample rate must be at least 10 Hz")
+        settings.sampleRateHz = hz
+        hpC = .highPass(hz: settings.highPassHz, sampleRateHz: hz)
+        lpC = .lowPass(hz: settings.lowPassHz, sampleRateHz: hz)
+        msAlpha = 1 / (settings.rmsSeconds * hz)
     }
 
     /// The current gait period, s, if trusted.

@@ -74,6 +74,46 @@ final class WalkingTruth: TruthSource, @unchecked Sendable {
         #expect(rig.hub.stageStatuses().first { $0.name == "fitness" }?.degraded == false)
     }
 
+    /// An app starts 100 Hz motion in the middle of a climb and stops it
+    /// again: the IMU is re-rated twice under the pedometer. Nothing counted
+    /// or being recognised is lost, and the walk stays one activity.
+    @Test func reRatingTheIMUMidWalkLosesNothing() throws {
+        let fitness: [StreamName: Double] = [.pedometer: 0, .pedometerEvent: 0, .activity: 0]
+        let (rig, walk) = try rig({ WalkingTruth(start: $0, walkFrom: 2, walkTo: 47, climbFrom: 10, climbSteps: 36) },
+                                  demand: fitness)
+        _ = rig.hub.start()
+        rig.run(seconds: 15)
+        let slow = try #require(rig.sink.devices.first { $0.id == "mpu6050@0x68" }?.rateHz)
+        rig.sink.setDemand(fitness.merging([.accelerometer: 0.01]) { a, _ in a })
+        rig.run(seconds: 10)
+        let fast = try #require(rig.sink.devices.first { $0.id == "mpu6050@0x68" }?.rateHz)
+        #expect(fast > slow, "the IMU was re-rated: \(slow) Hz, then \(fast) Hz")
+        rig.sink.setDemand(fitness)
+        rig.run(seconds: 25)
+        #expect(rig.sink.devices.first { $0.id == "mpu6050@0x68" }?.rateHz == slow)
+        let totals = rig.samples(.pedometer).compactMap { s -> PedometerSample? in
+            if case .pedometer(let p) = s { return p }; return nil
+        }
+        let last = try #require(totals.last)
+        let truth = walk.steps(by: 50)
+        #expect(abs(Int(last.steps) - truth) <= 2, "\(last.steps) of \(truth) steps")
+        #expect(last.floorsAscended == 2 && last.floorsDescended == 0, "floors \(last.floorsAscended)/\(last.floorsDescended)")
+        #expect(zip(totals, totals.dropFirst()).allSatisfy { $0.steps <= $1.steps })
+        let walking = rig.samples(.activity).compactMap { s -> ActivitySample? in
+            if case .activity(let a) = s, a.flags.contains(.walking) { return a }; return nil
+        }
+        #expect(!walking.isEmpty)
+        // one walk: every walking sample says it began when the walk did (its startNs), within 3 s
+        let starts = Set(walking.map(\.startNs))
+        #expect(starts.count == 1, "the walk began again: \(starts.sorted())")
+        let began = Double(try #require(starts.first) - walk.start) / 1e9
+        #expect(abs(began - walk.walkFrom) < 3, "began at \(began) s, truth \(walk.walkFrom) s")
+        let events = rig.samples(.pedometerEvent).compactMap { s -> PedometerEventType? in
+            if case .pedometerEvent(let e) = s { return e.type }; return nil
+        }
+        #expect(events == [.resume, .pause])
+    }
+
     @Test func anElevatorRideCountsNoFloors() throws {
         // standing still while the pressure falls by 4 floors' worth (12 m)
         let clock0: UInt64 = 1_000_000_000

@@ -8,10 +8,11 @@ import EdgeProtocol
 /// pedometer totals on every change, pause/resume events and the activity
 /// on every change.
 ///
-/// The pipeline's filters are designed for one sample rate. When the IMU's
-/// rate changes (demand moved it; the hub calls ``setRate(_:)``), a new
-/// pipeline starts at the new rate and the totals carry on from where they
-/// were (the walk in progress needs a few steps to be recognised again).
+/// The pipeline's filters are designed for a sample rate. When the IMU's
+/// rate changes (an app asked for 100 Hz motion; the hub calls
+/// ``setRate(_:)``), the pipeline goes on at the new rate: its filters take
+/// the new coefficients, and the walk being recognised, the counts, the
+/// floor counter's reference and the activity in effect carry on.
 struct FitnessStage {
     struct Settings: Sendable, Equatable {
         var stride = StrideModel()
@@ -22,9 +23,6 @@ struct FitnessStage {
     var pipeline: FitnessPipeline
     var rateHz: Double
     var t0: UInt64?
-    /// Totals of the pipelines before a rate change.
-    var baseSteps = 0, baseFloorsUp = 0, baseFloorsDown = 0
-    var baseDistance = 0.0
     /// Time spent walking and the distance covered then (average active pace).
     var activeSeconds = 0.0, activeDistance = 0.0
     var lastDistance = 0.0
@@ -42,8 +40,7 @@ struct FitnessStage {
 
     var totals: (steps: Int, distance: Double, up: Int, down: Int) {
         let o = pipeline.output
-        return (baseSteps + o.steps.steps, baseDistance + o.steps.distanceMeters,
-                baseFloorsUp + o.floors.floorsAscended, baseFloorsDown + o.floors.floorsDescended)
+        return (o.steps.steps, o.steps.distanceMeters, o.floors.floorsAscended, o.floors.floorsDescended)
     }
 
     @inline(__always) func seconds(_ t: UInt64) -> Double { Double(t &- (t0 ?? t)) * 1e-9 }
@@ -89,13 +86,10 @@ struct FitnessStage {
             averageActivePace: activeDistance > 0 ? activeSeconds / activeDistance : 0)))
     }
 
-    /// The IMU's rate, Hz: a new pipeline when it changed; the totals carry on.
+    /// The IMU's rate, Hz: the pipeline goes on at it.
     mutating func setRate(_ hz: Double) {
         guard hz.isFinite, hz > 0, abs(hz - rateHz) > 1e-6 * rateHz else { return }
-        let tot = totals
-        baseSteps = tot.steps; baseDistance = tot.distance; baseFloorsUp = tot.up; baseFloorsDown = tot.down
         rateHz = hz
-        pipeline = FitnessPipeline(FitnessSettings(sampleRateHz: max(hz, 10), stride: settings.stride,
-                                                   floorHeightMeters: settings.floorHeightMeters))
+        pipeline.setSampleRate(max(hz, 10))
     }
 }
