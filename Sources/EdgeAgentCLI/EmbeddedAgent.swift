@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import EdgeBus
 import EdgeLinux
 import EdgeConfig
@@ -68,6 +71,11 @@ public final class EmbeddedAgent: @unchecked Sendable {
             let path = EngineSetup.path(h.path, config: selection.configPath)
             do {
                 recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
+                // the app's standard error: the in-process agent has no log of its own
+                recorder?.onHealthChange = { change in
+                    var line = Array("edge-agent (in this process): \(change)\n".utf8)
+                    _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+                }
                 server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
             } catch {
                 server.stop(reason: "in-process agent failed to start")

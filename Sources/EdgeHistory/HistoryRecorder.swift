@@ -31,6 +31,36 @@ public final class HistoryRecorder: @unchecked Sendable {
     public let maxPending: Int
     private let state = Locked(Pending())
     private let status = Locked<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
+    /// Commits failed in a row (0: the last one succeeded).
+    private let failures = Locked(0)
+
+    /// A change of the recorder's health, for the agent's log.
+    public enum HealthChange: Sendable, Equatable, CustomStringConvertible {
+        /// A commit failed after one that succeeded: the records stay in
+        /// memory (`pending`) and are retried at every flush.
+        case failing(HistoryError, pending: Int)
+        /// A commit succeeded after `failedCommits` failures; `dropped`
+        /// records were lost meanwhile (more than `maxPending` waited).
+        case recovered(failedCommits: Int, dropped: Int)
+
+        public var description: String {
+            switch self {
+            case .failing(let e, let pending):
+                return "fitness history: a commit failed: \(e); \(pending) record(s) kept in memory and retried every flush (is the disk full? df)"
+            case .recovered(let n, let dropped):
+                return "fitness history: commits resumed after \(n) failed attempt(s); " +
+                    (dropped == 0 ? "nothing was lost" : "\(dropped) record(s) dropped since the agent started (more waited than fit in memory)")
+            }
+        }
+    }
+    /// Called (on the flushing thread) when commits start failing and when
+    /// they succeed again: set it before ``start()``.
+    public var onHealthChange: (@Sendable (HealthChange) -> Void)? {
+        get { healthHandler.withLock { $0.handler } }
+        set { healthHandler.withLock { $0.handler = newValue } }
+    }
+    private let healthHandler = Locked<HealthHandlerBox>(HealthHandlerBox())
+    struct HealthHandlerBox { var handler: (@Sendable (HealthChange) -> Void)? }
     private var thread: pthread_t?
     private let stopFlag = Atomic<Bool>(false)
     /// CLOCK_REALTIME − CLOCK_MONOTONIC now, ns: how a sample's capture
@@ -117,7 +147,12 @@ public final class HistoryRecorder: @unchecked Sendable {
         do {
             try history.commit(pedometer: batch.pedometer, activities: batch.activities, events: batch.events,
                                nowUnixNs: nowUnixNs())
-            status.withLock { $0.commits += 1; $0.dropped += batch.dropped; $0.error = nil }
+            let dropped = status.withLock { st -> Int in
+                st.commits += 1; st.dropped += batch.dropped; st.error = nil
+                return st.dropped
+            }
+            let failed = failures.withLock { n -> Int in defer { n = 0 }; return n }
+            if failed > 0 { onHealthChange?(.recovered(failedCommits: failed, dropped: dropped)) }
             return true
         } catch {
             // put them back in front of what came meanwhile
@@ -129,6 +164,11 @@ public final class HistoryRecorder: @unchecked Sendable {
                 while s.pedometer.count + s.activities.count + s.events.count > maxPending { trim(&s) }
             }
             status.withLock { $0.error = error }
+            let first = failures.withLock { n -> Bool in n += 1; return n == 1 }
+            if first {
+                let pending = state.withLock { $0.pedometer.count + $0.activities.count + $0.events.count }
+                onHealthChange?(.failing(error, pending: pending))
+            }
             return false
         }
     }

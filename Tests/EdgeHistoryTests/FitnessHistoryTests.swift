@@ -140,6 +140,44 @@ import EdgeValues
         #expect(try sqlite3(path, "SELECT count(*) FROM activity WHERE start_ns < \(real)") == "1")
     }
 
+    /// The disk fills (the file may not grow: SQLITE_FULL), then has room
+    /// again: the failure is reported once, the records wait in memory,
+    /// and all of them are in the file afterwards.
+    @Test func aFullDiskIsReportedOnceAndNothingIsLostWhenThereIsRoomAgain() throws {
+        let path = tempPath()
+        let h = try FitnessHistory(path: path, retentionSeconds: 86400)
+        let changes = Locked<[HistoryRecorder.HealthChange]>([])
+        let r = HistoryRecorder(history: h, nowUnixNs: { 1 }, clockOffsetNs: { 0 })
+        r.onHealthChange = { c in changes.withLock { $0.append(c) } }
+        func activities(_ range: Range<UInt64>) {
+            for i in range {
+                r.offer(.activity(ActivitySample(timestampNs: i, startNs: i, flags: i % 2 == 0 ? .walking : .stationary, confidence: .high)))
+            }
+        }
+        activities(1..<2)
+        #expect(r.flush())
+        let pages = try sqlite3(path, "PRAGMA page_count")
+        try h.db.exec("PRAGMA max_page_count=\(pages)")
+        activities(2..<3002)
+        #expect(!r.flush())
+        activities(3002..<3004)
+        #expect(!r.flush())
+        let failing = changes.withLock { $0 }
+        #expect(failing.count == 1, "reported once: \(failing)")
+        guard case .failing(let e, let pending)? = failing.first else { Issue.record("no failure reported"); return }
+        #expect(e.description.lowercased().contains("full"), "\(e)")
+        #expect(pending == 3000)
+        #expect(r.health.error != nil)
+        #expect(try sqlite3(path, "SELECT count(*) FROM activity") == "1")
+        // room again
+        try h.db.exec("PRAGMA max_page_count=1073741823")
+        #expect(r.flush())
+        #expect(changes.withLock { $0 }.last == .recovered(failedCommits: 2, dropped: 0))
+        #expect(try sqlite3(path, "SELECT count(*) FROM activity") == "3003")
+        #expect(try sqlite3(path, "SELECT count(DISTINCT start_ns) FROM activity") == "3003")
+        #expect(r.health.error == nil && r.health.dropped == 0)
+    }
+
     @Test func aFailingCommitKeepsTheRecordsForTheNextTry() throws {
         let path = tempPath()
         let h = try FitnessHistory(path: path, retentionSeconds: 86400)

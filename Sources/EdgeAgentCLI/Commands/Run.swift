@@ -141,6 +141,7 @@ public enum RunCommand: Subcommand {
             } catch {
                 throw RunError("fitness history: \(error)")
             }
+            recorder?.onHealthChange = { [console] change in console.error("edge-agent: " + change.description) }
             console.print("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
             do {
                 server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
