@@ -1,8 +1,6 @@
 // An agent that crashes and is started again under a running app: the
 // loss is reported (never a silent stall), the same handlers resume, and
 // the pedometer's cumulative counts never go down. Only `import CoreMotion`.
-// (Not copied into CoreMotionAppTestsSwift5: the language mode changes
-// nothing here, and each case runs an agent twice.)
 import CoreMotion
 import CoreMotionTestSupport
 import Testing
