@@ -170,11 +170,14 @@ public enum DiveLoggerCommand {
         }
         let sub = client.subscribe(.submersion, intervalNs: 0, onSample: { s in
             guard case .submersion(let x) = s else { return }
-            state.withRecorder {
-                do { try recorder.feed(x) } catch { state.fail("\(error)") }
-                for line in recorder.log { state.note(line) }
-                recorder.clearLog()
+            // A failed write does not stop recording: the recorder keeps the
+            // samples in memory, retries and says so in its log.
+            let lines = state.withRecorder { () -> [String] in
+                recorder.feed(x)
+                defer { recorder.clearLog() }
+                return recorder.log
             }
+            for line in lines { state.note(line) }
         }, onError: { e in
             if case .notEntitled = e {
                 state.fail("the agent refuses the submersion stream: this user holds neither the \"submersion.shallow\" nor the \"submersion.full\" entitlement. Nothing was logged. Grant one in the agent's configuration (clients: [{ user: \"…\", entitlements: [\"submersion.full\"] }]) and restart the agent.")
@@ -185,12 +188,31 @@ public enum DiveLoggerCommand {
         out("dive-logger: recording into \(db) from \(socket) (Ctrl-C stops)")
         // Until SIGINT/SIGTERM, or a refusal (checked every 100 ms).
         var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+        var ticks = 0
         while state.failure == nil {
             if sigtimedwait(&set, nil, &timeout) > 0 { break }
+            ticks += 1
+            if ticks % 10 == 0 {
+                // A failed write is retried each second even while no sample comes.
+                let lines = state.withRecorder { () -> [String] in
+                    recorder.retry()
+                    defer { recorder.clearLog() }
+                    return recorder.log
+                }
+                for line in lines { state.note(line) }
+            }
         }
         sub.cancel(); observation.cancel(); client.close()
         for line in state.takeNotes() { err("dive-logger: \(line)") }
-        try state.withRecorderThrowing { try recorder.flush() }
+        let unwritten = state.withRecorder { () -> (DiveLogError, Int)? in
+            defer { recorder.clearLog() }
+            do throws(DiveLogError) { try recorder.flush() } catch { return (error, recorder.pendingSampleCount) }
+            return nil
+        }
+        if let (e, n) = unwritten {
+            err("dive-logger: stopped with \(n) recorded samples still unwritten: \(e)")
+            return 1
+        }
         if let f = state.failure { err("dive-logger: \(f)"); return 1 }
         out("dive-logger: stopped; \(try store.records().count) dives in \(db)")
         return 0
@@ -219,6 +241,7 @@ public enum DiveLoggerCommand {
         var line: UnsafeMutablePointer<CChar>?
         var cap = 0
         var n = 0, samples = 0, refused = false
+        func say() { for l in recorder.log { err("dive-logger: \(l)") }; recorder.clearLog() }
         while getline(&line, &cap, fp) > 0 {
             n += 1
             let bytes = UnsafeRawBufferPointer(start: line, count: strlen(line!))
@@ -226,7 +249,8 @@ public enum DiveLoggerCommand {
             switch m {
             case .sample(.submersion(let x)):
                 samples += 1
-                try recorder.feed(x)
+                recorder.feed(x)
+                if !recorder.log.isEmpty { say() }
             case let .error(code, name, message, _, _) where code == .notEntitled || name == "notEntitled":
                 refused = true
                 err("dive-logger: line \(n): the agent refused the submersion stream (notEntitled): \(message)")
@@ -235,8 +259,12 @@ public enum DiveLoggerCommand {
             }
         }
         free(line)
-        try recorder.finishInput()
-        for l in recorder.log { err("dive-logger: \(l)") }
+        do { try recorder.finishInput() } catch {
+            say()
+            err("dive-logger: \(recorder.pendingSampleCount) recorded samples could not be written to \(db): \(error)")
+            return 1
+        }
+        say()
         let after = try store.records().count
         out("dive-logger: \(samples) submersion samples in \(n) lines; \(after - before) new dives in \(db)")
         if samples == 0 && refused { return 1 }
@@ -349,8 +377,8 @@ final class RecordState: @unchecked Sendable {
     }
     func fail(_ s: String) { locked { if failureText == nil { failureText = s } } }
     func takeNotes() -> [String] { locked { let n = notes; notes = []; return n } }
-    func withRecorder(_ body: () -> Void) { locked(body) }
-    func withRecorderThrowing(_ body: () throws -> Void) throws { try locked(body) }
+    /// The recorder, under the lock (do not note inside: the lock is not recursive).
+    func withRecorder<T>(_ body: () -> T) -> T { locked(body) }
 }
 
 extension DiveRecorder {

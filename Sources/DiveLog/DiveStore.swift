@@ -44,8 +44,10 @@ public final class DiveStore: @unchecked Sendable {
     let db: SQLiteDatabase
     var lockFD: Int32 = -1
 
-    /// Opens (creating) the log. `writer`: take the writer's lock (one
-    /// logger at a time records into a log).
+    /// Opens the log. `writer`: creates it if need be and takes the
+    /// writer's lock (one logger at a time records into a log). A reader
+    /// opens it read-only (SQLITE_OPEN_READONLY) and changes nothing: a file
+    /// that is not a dive log is refused as it is.
     public init(path: String, writer: Bool) throws(DiveLogError) {
         self.path = path
         if writer {
@@ -112,7 +114,9 @@ public final class DiveStore: @unchecked Sendable {
         }
     }
 
-    /// One batch in one transaction (one WAL sync).
+    /// One batch in one transaction (one WAL sync). With `end` the dive is
+    /// closed there (samples after it, logged during the final surface
+    /// interval, are removed).
     public func append(dive: Int64, _ samples: [DiveSample], end: Double? = nil) throws(DiveLogError) {
         try wrap { () throws(SQLiteError) in
             try db.execute("BEGIN IMMEDIATE")
@@ -124,6 +128,8 @@ public final class DiveStore: @unchecked Sendable {
                 }
                 if let end {
                     try db.prepare("UPDATE dives SET end_s = ? WHERE number = ?").run([.double(end), .int(dive)])
+                    // The surface interval that ended the dive is not part of it.
+                    try db.prepare("DELETE FROM samples WHERE dive = ? AND time_s > ?").run([.int(dive), .double(end + 1e-9)])
                 }
                 try db.execute("COMMIT")
             } catch let e {

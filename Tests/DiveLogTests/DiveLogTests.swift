@@ -49,8 +49,64 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
         #expect(ends.count == 2)
         #expect(abs(ends[0] - 220) < 0.5)   // surfaced at 10 + 120 + 30 + 60
         let records = actions.compactMap { if case .record(let x) = $0 { return x } else { return nil } }
-        let gaps = zip(records.dropFirst(), records).map { $0.time - $1.time }.filter { $0 > 0 }
-        #expect(gaps.allSatisfy { $0 <= 1.0 + 1e-6 || $0 > 20 }, "at least 1 Hz under water")
+        // Dive one: 120 s down, 30 s up (logged too), 60 s down; the records
+        // past its end (the last surface interval) are dropped by the recorder.
+        let start0 = starts.compactMap { if case .start(let at, _) = $0 { return Double(at) / 1e9 } else { return nil } }[0]
+        let first = records.prefix { $0.time <= ends[0] - start0 + 1e-9 }
+        let gaps = zip(first.dropFirst(), first).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 > 0 && $0 <= 1.0 + 1.0 / 16 }, "at least 1 Hz, surface interval included: \(gaps.max() ?? 0)")
+        #expect(first.count >= 210)
+    }
+
+    /// A stand-in for capture jitter: SplitMix64, seeded.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Readings every 0.30, 0.33, 0.34 s, and every 1/3 s with ± 5 ms of
+    /// capture jitter (a Pi's): logged points never more than 1 s + 1/16 s
+    /// apart, at least one per second of dive, including a 40 s surface
+    /// interval inside the dive.
+    @Test(arguments: [0.30, 0.33, 0.34, -1.0])
+    func loggingIsAtLeastOneHertzWhateverTheReadingPeriod(period: Double) {
+        var rng = Seeded(state: 42)
+        var st = DiveDetectorState()
+        let s = DiveSettings()
+        var records: [DiveSample] = []
+        var end: Double?
+        var t = 5.0
+        func run(until stop: Double, depth: Double, _ state: SubmersionState) {
+            while t < stop {
+                for a in DiveDetector.update(&st, sample(t, depth: depth, state: state), s) {
+                    switch a {
+                    case .record(let x): records.append(x)
+                    case .end(let at): end = Double(at) / 1e9
+                    case .start: break
+                    }
+                }
+                t += period > 0 ? period : 1.0 / 3 + Double.random(in: -0.005...0.005, using: &rng)
+            }
+        }
+        run(until: 10, depth: 0, .notSubmerged)
+        let start = t
+        run(until: 200, depth: 9, .submerged)
+        run(until: 240, depth: 0, .notSubmerged)
+        run(until: 400, depth: 11, .submerged)
+        let surfaced = t
+        run(until: 470, depth: 0, .notSubmerged)
+        let e = try! #require(end)
+        #expect(abs(e - surfaced) < 1e-6)
+        let dive = records.filter { $0.time <= e - start + 1e-9 }
+        let gaps = zip(dive.dropFirst(), dive).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 > 0 && $0 <= 1.0 + 1.0 / 16 + 1e-9 }, "period \(period): widest gap \(gaps.max() ?? 0) s")
+        #expect(Double(dive.count) >= (e - start).rounded(.down), "period \(period): \(dive.count) points in \(e - start) s")
     }
 
     /// 15 m/min is a warning; 9 m/min is not; the safety-stop timer counts
@@ -320,3 +376,155 @@ final class ExportReader: NSObject, XMLParserDelegate {
         #expect(try DiveStore(path: dir + "/d.sqlite", writer: false).records().isEmpty)
     }
 }
+
+/// Runs the sqlite3 command-line shell (.ci/run installs it): a reader of
+/// the log independent of DiveStore.
+func sqlite3CLI(_ args: [String]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["sqlite3"] + args
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// A dive's readings at 3 Hz: 10 s at the surface, `bottom` s at 10 m, 70 s
+/// at the surface (the dive ends 60 s after surfacing).
+func diveReadings(bottom: Double, from t0: Double = 0) -> [SubmersionSample] {
+    var xs: [SubmersionSample] = []
+    var t = t0
+    while t < t0 + 10 { xs.append(sample(t, depth: 0, state: .notSubmerged)); t += 1.0 / 3 }
+    while t < t0 + 10 + bottom { xs.append(sample(t, depth: 10 + (t - t0) / 100, state: .submerged)); t += 1.0 / 3 }
+    while t < t0 + 10 + bottom + 70 { xs.append(sample(t, depth: 0, state: .notSubmerged)); t += 1.0 / 3 }
+    return xs
+}
+
+/// What the detector alone logs of `readings`: the dive's sample times (the
+/// truth the store is checked against).
+func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
+    var st = DiveDetectorState()
+    var times: [Double] = [], end: Double?, start: Double?
+    for x in readings {
+        for a in DiveDetector.update(&st, x, DiveSettings()) {
+            switch a {
+            case .start(let at, _): start = Double(at) / 1e9
+            case .record(let s): times.append(s.time)
+            case .end(let at): end = Double(at) / 1e9 - start!
+            }
+        }
+    }
+    return end.map { e in times.filter { $0 <= e + 1e-9 } } ?? times
+}
+
+@Suite struct DiveLogFaultTests {
+    /// The disk fills mid-dive (SQLITE_FULL, forced with max_page_count on
+    /// the writer's connection): the failure is reported, recording goes on
+    /// in memory, and once there is room every sample is written; read back
+    /// with the sqlite3 shell, nothing is missing.
+    @Test func aFullDiskLosesNothing() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/full.sqlite"
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        let readings = diveReadings(bottom: 900)
+        var i = 0
+        func feed(until t: Double) { while i < readings.count, Double(readings[i].timestampNs) / 1e9 < t { r.feed(readings[i]); i += 1 } }
+        feed(until: 60)
+        #expect(r.writeFailure == nil && r.currentDive == 1)
+        // No more pages than there are now: the next page the log needs fails.
+        try store.db.execute("PRAGMA max_page_count = 1")
+        feed(until: 600)
+        let failure = try #require(r.writeFailure)
+        guard case .sqlite(let e) = failure else { Issue.record("\(failure)"); return }
+        #expect(e.code & 0xFF == 13, "SQLITE_FULL: \(e)")
+        #expect(r.log.contains { $0.contains("cannot write the dive log") && $0.contains("retrying") }, "\(r.log)")
+        #expect(r.pendingSampleCount > 300, "recording goes on in memory")
+        #expect(r.droppedSamples == 0)
+        let stored = Int(try sqlite3CLI(["-readonly", path, "SELECT count(*) FROM samples"]).trimmingWhitespace)!
+        #expect(stored < 200)
+        // Room again: the next write takes all of it.
+        try store.db.execute("PRAGMA max_page_count = 1073741823")
+        feed(until: .infinity)
+        #expect(r.writeFailure == nil)
+        #expect(r.log.contains { $0.contains("writable again") }, "\(r.log)")
+        try r.finishInput()
+        let want = expectedTimes(readings)
+        let rows = try sqlite3CLI(["-readonly", path, "SELECT time_s FROM samples WHERE dive = 1 ORDER BY time_s"])
+        let got = rows.split(separator: "\n").map { Double($0)! }
+        #expect(got.count == want.count && zip(got, want).allSatisfy { abs($0 - $1) < 1e-9 }, "\(got.count) of \(want.count) samples in the log")
+        #expect(try sqlite3CLI(["-readonly", path, "SELECT count(*), end_s IS NOT NULL FROM dives"]).trimmingWhitespace == "1|1")
+    }
+
+    /// The same with room in memory for only 100 samples: the oldest
+    /// unwritten ones are dropped, counted and said; everything else is in
+    /// the log, and the dive ends properly.
+    @Test func aFullDiskBeyondTheMemoryBoundDropsCountedSamples() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/bound.sqlite"
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        r.maxPendingSamples = 100
+        let readings = diveReadings(bottom: 900)
+        try store.db.execute("PRAGMA max_page_count = 1")   // full once the log's pages are
+        for x in readings.prefix(while: { $0.timestampNs < 700_000_000_000 }) { r.feed(x) }
+        #expect(r.writeFailure != nil && r.pendingSampleCount == 100)
+        #expect(r.droppedSamples > 400)
+        #expect(r.log.contains { $0.contains("dropping the oldest") })
+        try store.db.execute("PRAGMA max_page_count = 1073741823")
+        for x in readings where x.timestampNs >= 700_000_000_000 { r.feed(x) }
+        try r.finishInput()
+        let want = expectedTimes(readings)
+        let got = try sqlite3CLI(["-readonly", path, "SELECT time_s FROM samples ORDER BY time_s"]).split(separator: "\n").map { Double($0)! }
+        #expect(got.count + r.droppedSamples == want.count)
+        // What was written before the disk filled, then the newest: one run of the oldest unwritten is missing.
+        let head = zip(got, want).prefix { $0 == $1 }.count
+        #expect(head > 10 && Array(want.suffix(got.count - head)) == Array(got.dropFirst(head)), "the newest are kept, in order")
+        #expect(r.log.contains { $0.contains("\(r.droppedSamples) dropped") }, "\(r.log)")
+    }
+
+    /// SIGKILL in-process: a recorder is abandoned without flush or
+    /// finishInput (only what it committed is in the log), a new one opens
+    /// the same log and gets the rest: one dive, continued, with at most a
+    /// second of dive time lost at the kill, and complete after it.
+    @Test(arguments: [100.0, 100.4, 100.7, 101.0])
+    func killedAndRestartedTheDiveContinues(killAt: Double) throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/kill.sqlite"
+        let readings = diveReadings(bottom: 300)
+        let before = readings.filter { Double($0.timestampNs) / 1e9 < killAt }
+        do {
+            let store = try DiveStore(path: path, writer: true)
+            let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+            for x in before { r.feed(x) }
+        }   // gone: no flush, no finishInput
+        let want = expectedTimes(readings)
+        let reader = try DiveStore(path: path, writer: false)
+        let (rec, _, kept) = try reader.dive(1)
+        #expect(rec.endSeconds == nil)
+        let start = Double(rec.startMonotonicNanoseconds) / 1e9
+        let lastLogged = want.last { $0 <= killAt - start }!
+        #expect(lastLogged - kept.last!.time <= 1.0 + 1e-9, "lost \(lastLogged - kept.last!.time) s of dive time")
+        #expect(kept.map(\.time) == Array(want.prefix(kept.count)), "what was committed is intact")
+
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        for x in readings.dropFirst(before.count) { r.feed(x) }
+        try r.finishInput()
+        #expect(r.log.contains { $0.hasPrefix("continuing dive 1") }, "\(r.log)")
+        let all = try store.records()
+        #expect(all.count == 1 && all[0].endSeconds != nil)
+        let xs = try store.samples(dive: 1).map(\.time)
+        let gaps = zip(xs.dropFirst(), xs).map { ($0 - $1, $1) }
+        // One gap at the kill (the lost second, then the first reading after
+        // the restart); elsewhere at least 1 Hz.
+        #expect(gaps.allSatisfy { $0.0 <= 1.0 + 1.0 / 16 + 1e-9 || ($0.1 == kept.last!.time && $0.0 < 2.5) },
+                "gaps \(gaps.filter { $0.0 > 1.0625 })")
+        #expect(abs(all[0].endSeconds! - want.last!) < 1e-9, "the dive ends where it would have without the kill")
+        #expect(xs.count >= want.count - 2)
+    }
+}
+
