@@ -240,12 +240,21 @@ public enum DiveLoggerCommand {
         let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: offset)
         var line: UnsafeMutablePointer<CChar>?
         var cap = 0
-        var n = 0, samples = 0, refused = false
+        var n = 0, samples = 0, refused = false, decoded = 0, bad = 0, firstBad = 0
+        var firstBadWhy = ""
         func say() { for l in recorder.log { err("dive-logger: \(l)") }; recorder.clearLog() }
         while getline(&line, &cap, fp) > 0 {
             n += 1
-            let bytes = UnsafeRawBufferPointer(start: line, count: strlen(line!))
-            guard let m = try? ServerMessage.decode(line: bytes) else { continue }
+            let length = strlen(line!)
+            let bytes = UnsafeRawBufferPointer(start: line, count: length)
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { continue }
+            let m: ServerMessage
+            do { m = try ServerMessage.decode(line: bytes) } catch {
+                bad += 1
+                if firstBad == 0 { firstBad = n; firstBadWhy = "\(error)" }
+                continue
+            }
+            decoded += 1
             switch m {
             case .sample(.submersion(let x)):
                 samples += 1
@@ -259,6 +268,9 @@ public enum DiveLoggerCommand {
             }
         }
         free(line)
+        if bad > 0 {
+            err("dive-logger: \(bad) of \(n) lines are not protocol lines and were skipped; the first is line \(firstBad) (\(firstBadWhy))")
+        }
         do { try recorder.finishInput() } catch {
             say()
             err("dive-logger: \(recorder.pendingSampleCount) recorded samples could not be written to \(db): \(error)")
@@ -268,6 +280,10 @@ public enum DiveLoggerCommand {
         let after = try store.records().count
         out("dive-logger: \(samples) submersion samples in \(n) lines; \(after - before) new dives in \(db)")
         if samples == 0 && refused { return 1 }
+        if decoded == 0 && bad > 0 {
+            err("dive-logger: nothing in \(file) is a protocol line (from `edge-agent simulate --jsonl` or `replay`); nothing was logged")
+            return 1
+        }
         return 0
     }
 

@@ -18,6 +18,8 @@ import CSQLite
 public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchDive(Int64, available: ClosedRange<Int64>?)
     case notADatabase(path: String)
+    /// An SQLite database without the dive log's tables.
+    case notADiveLog(path: String)
     case lockedByAnotherLogger(path: String, holder: String)
     case cannotOpen(path: String, reason: String)
     case sqlite(SQLiteError)
@@ -28,6 +30,8 @@ public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
             return "there is no dive \(n) in the log" + (r.map { ": dives are numbered \($0.lowerBound)…\($0.upperBound) (see `dive-logger list`)" } ?? ": the log is empty")
         case let .notADatabase(p):
             return "\(p) is not a dive log (not an SQLite database); nothing was changed. Give another --db FILE, or move this file away"
+        case let .notADiveLog(p):
+            return "\(p) is an SQLite database but not a dive log (it has no dives and samples tables); nothing was changed. Give another --db FILE"
         case let .lockedByAnotherLogger(p, h):
             return "\(p) is being written by another dive-logger (\(h)); stop it first, or give another --db FILE. Reading (list, show, export, plot) works meanwhile"
         case let .cannotOpen(p, r):
@@ -65,6 +69,21 @@ public final class DiveStore: @unchecked Sendable {
             _ = ftruncate(fd, 0)
             _ = me.withCString { pwrite(fd, $0, strlen($0), 0) }
             lockFD = fd
+        }
+        if !writer {
+            do {
+                db = try SQLiteDatabase(path: path, readOnly: true)
+                let tables = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('dives', 'samples')")
+                guard tables == "2" else { throw DiveLogError.notADiveLog(path: path) }
+            } catch let e as DiveLogError {
+                throw e
+            } catch let e as SQLiteError {
+                if e.isNotADatabase { throw .notADatabase(path: path) }
+                throw .sqlite(e)
+            } catch {
+                throw .cannotOpen(path: path, reason: "\(error)")
+            }
+            return
         }
         do {
             db = try SQLiteDatabase(path: path, readOnly: false)

@@ -528,3 +528,62 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     }
 }
 
+@Suite struct DiveLogReadOnlyTests {
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// list and show open the log read-only: an SQLite database that is not
+    /// a dive log is refused with a clear error and left byte for byte as it
+    /// was (no WAL switch, no tables added, no -wal file).
+    @Test func readCommandsChangeNothing() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/other.sqlite"
+        _ = try sqlite3CLI([path, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('not dives');"])
+        let before = try #require(Self.bytes(path))
+        for command in [["list"], ["list", "--json"], ["show", "1"], ["export", "1", "--format", "csv"], ["plot", "1"]] {
+            var err = ""
+            let rc = DiveLoggerCommand.run(["--db", path] + command, environment: [:], out: { _ in }, err: { err += $0 })
+            #expect(rc == 1 && err.contains("not a dive log"), "\(command): \(err)")
+        }
+        #expect(Self.bytes(path) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(try sqlite3CLI(["-readonly", path, "PRAGMA journal_mode; SELECT count(*) FROM sqlite_master;"]) == "delete\n1\n")
+        // A real log, closed by its writer, reads the same and is not written.
+        let log = dir + "/log.sqlite"
+        do {
+            let store = try DiveStore(path: log, writer: true)
+            let n = try store.beginDive(startUnixNanoseconds: 0, startMonotonicNanoseconds: 0, surfacePressure: 101_325, water: "salt")
+            try store.append(dive: n, [DiveSample(time: 0, depth: 3, temperature: 20, pressure: 131_000, ascentRate: 0, ascentWarning: false)], end: 0)
+        }
+        let logBefore = try #require(Self.bytes(log))
+        var out = ""
+        #expect(DiveLoggerCommand.run(["--db", log, "list", "--json"], environment: [:], out: { out += $0 }, err: { _ in }) == 0)
+        #expect(out.contains("\"number\": 1"))
+        #expect(Self.bytes(log) == logBefore)
+    }
+
+    /// import counts the lines it cannot decode, names the first, and fails
+    /// when nothing in the file is a protocol line.
+    @Test func importSaysWhichLinesItSkipped() throws {
+        let dir = temporaryDirectory()
+        var lines: [String] = []
+        for x in diveReadings(bottom: 30) {
+            var w = JSONWriter(capacity: 512)
+            MessageEncoder.sample(.submersion(x), into: &w)
+            lines.append(String(decoding: w.bytes, as: UTF8.self))
+        }
+        lines.insert("{\"type\": \"sample\", \"stream\": \"submersion\", \"timestamp_ns\": oops}\n", at: 40)
+        lines.insert("not json at all\n", at: 100)
+        try lines.joined().write(toFile: dir + "/some.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        #expect(DiveLoggerCommand.run(["--db", dir + "/d.sqlite", "import", dir + "/some.jsonl"], environment: [:],
+                                      out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+        #expect(err.contains("2 of \(lines.count) lines are not protocol lines") && err.contains("the first is line 41"), "\(err)")
+        #expect(try DiveStore(path: dir + "/d.sqlite", writer: false).records().count == 1)
+
+        try String(repeating: "time,depth\n0,1\n", count: 5).write(toFile: dir + "/dive.csv", atomically: true, encoding: .utf8)
+        err = ""
+        #expect(DiveLoggerCommand.run(["--db", dir + "/e.sqlite", "import", dir + "/dive.csv"], environment: [:],
+                                      out: { _ in }, err: { err += $0 }) == 1)
+        #expect(err.contains("the first is line 1") && err.contains("nothing was logged"), "\(err)")
+    }
+}
