@@ -528,6 +528,66 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     }
 }
 
+/// The real thing, bounded: `dive-logger import -` killed with SIGKILL
+/// mid-dive, then started again on the rest of the input.
+@Suite struct DiveLoggerKillTests {
+    @Test func sigkillMidDiveThenRestart() throws {
+        let binary = repositoryRoot + "/.build/debug/dive-logger"
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
+        let dir = temporaryDirectory()
+        let db = dir + "/kill.sqlite"
+        let readings = diveReadings(bottom: 300)
+        let lines = readings.map { x -> String in
+            var w = JSONWriter(capacity: 512)
+            MessageEncoder.sample(.submersion(x), into: &w)
+            return String(decoding: w.bytes, as: UTF8.self)
+        }
+        let cut = readings.firstIndex { $0.timestampNs >= 150_000_000_000 }!
+        let want = expectedTimes(readings)
+        let diveStart = Double(readings.first { $0.state == .submerged }!.timestampNs) / 1e9
+        let lastLogged = want.last { $0 <= Double(readings[cut - 1].timestampNs) / 1e9 - diveStart }!
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["--db", db, "import", "-", "--epoch", "2026-06-01T09:30:00Z"]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        input.fileHandleForWriting.write(Data(lines[..<cut].joined().utf8))
+        // Wait (bounded) until the logger has written what it read, as far as it writes before a second is up.
+        var stored: [Double] = []
+        for _ in 0..<2000 {
+            if access(db, F_OK) == 0, let store = try? DiveStore(path: db, writer: false),
+               let xs = try? store.samples(dive: 1).map(\.time), let last = xs.last, last >= lastLogged - 1 {
+                stored = xs
+                break
+            }
+            usleep(10_000)
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGKILL)
+        try #require(!stored.isEmpty, "the logger wrote nothing within 20 s")
+        // What was committed before the kill is intact.
+        let reader = try DiveStore(path: db, writer: false)
+        let kept = try reader.samples(dive: 1).map(\.time)
+        #expect(kept.count >= stored.count && kept == Array(want.prefix(kept.count)))
+        #expect(lastLogged - kept.last! <= 1.0 + 1e-9, "lost \(lastLogged - kept.last!) s")
+
+        try lines[cut...].joined().write(toFile: dir + "/rest.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        #expect(DiveLoggerCommand.run(["--db", db, "import", dir + "/rest.jsonl", "--epoch", "2026-06-01T09:30:00Z"],
+                                      environment: [:], out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+        #expect(err.contains("continuing dive 1"), "\(err)")
+        let after = try DiveStore(path: db, writer: false)
+        let all = try after.records()
+        #expect(all.count == 1 && all[0].endSeconds.map { abs($0 - want.last!) < 1e-9 } == true)
+        #expect(try after.samples(dive: 1).count >= want.count - 2)
+    }
+}
+
 @Suite struct DiveLogReadOnlyTests {
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
