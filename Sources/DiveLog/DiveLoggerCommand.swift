@@ -18,9 +18,12 @@ public enum DiveLoggerCommand {
     agent: it needs the submersion.shallow or submersion.full entitlement).
     A dive starts when the state goes submerged and ends after --surface-end
     seconds at the surface (default 60; several dives in one outing are
-    several dives). Depth and temperature are logged once a second, with the
-    ascent rate (warning above --ascent-limit m/min, default 10) and the time
-    spent in the 3–6 m safety-stop band after a dive deeper than 10 m.
+    several dives). Depth and temperature are logged at least once a second
+    (--interval S, on a time grid; surface intervals inside a dive too), with
+    the ascent rate (warning above --ascent-limit m/min, default 10) and the
+    time spent in the 3–6 m safety-stop band after a dive deeper than 10 m.
+    If the log cannot be written (a full disk), recording goes on in memory
+    and is written when there is room again; the logger says so.
 
     The log: --db FILE, else $DIVE_LOGGER_DB, else
     $XDG_DATA_HOME/dive-logger/dives.sqlite (~/.local/share/dive-logger/
