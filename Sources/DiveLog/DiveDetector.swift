@@ -6,7 +6,11 @@ public struct DiveSettings: Sendable, Equatable {
     /// A dive ends after this long at the surface, s (a shorter surface
     /// interval continues the dive). Default 60 s.
     public var surfaceEndSeconds = 60.0
-    /// Logged samples are at least this far apart, s (≤ 1: at least 1 Hz).
+    /// Logging interval, s (≤ 1: at least 1 Hz). Samples are logged on a
+    /// time grid: a reading within 1/16 interval of its due time is taken,
+    /// and so is the last reading before a late one, so no two logged
+    /// points of a dive are further apart than interval + interval/16 while
+    /// readings arrive at least that often (see ``DiveDetector``).
     public var sampleIntervalSeconds = 1.0
     /// Ascent faster than this is a warning, m/min (default 10, the common
     /// recreational limit).
@@ -55,20 +59,43 @@ public struct DiveDetectorState: Sendable, Equatable {
     public var maxDepth = 0.0
     public var safetyStop = 0.0
     public var lastTime: Double?
+    /// Dive time (s) from which the next logged sample is due; nil: the next reading.
+    public var nextDue: Double?
     public init() {}
     public static func == (a: Self, b: Self) -> Bool {
         a.diveStart == b.diveStart && a.surfacedAt == b.surfacedAt && a.lastRecorded == b.lastRecorded
             && a.recent.map(\.t) == b.recent.map(\.t) && a.recent.map(\.depth) == b.recent.map(\.depth)
             && a.maxDepth == b.maxDepth && a.safetyStop == b.safetyStop && a.lastTime == b.lastTime
+            && a.nextDue == b.nextDue
     }
     /// Resumes a dive (after a restart of the logger) that started at `start`.
-    public static func resuming(start: UInt64, lastSampleTime: Double, maxDepth: Double, safetyStop: Double) -> Self {
+    /// The next sample is logged one interval after the last stored one.
+    public static func resuming(start: UInt64, lastSampleTime: Double, maxDepth: Double, safetyStop: Double,
+                                interval: Double = DiveSettings().sampleIntervalSeconds) -> Self {
         var s = Self()
         s.diveStart = start; s.lastRecorded = lastSampleTime; s.maxDepth = maxDepth; s.safetyStop = safetyStop
+        s.nextDue = lastSampleTime + interval
         return s
     }
 }
 
+/// When a dive starts and ends and which readings are logged.
+///
+/// A dive starts with a `submerged` reading and ends `surfaceEndSeconds`
+/// after the diver surfaced (`notSubmerged`); a shorter surface interval is
+/// part of the dive and logged like the rest. A reading whose state is
+/// `unknown` (the depth sensor stopped or restarted) neither surfaces the
+/// diver nor is logged: the dive stays open across a sensor outage.
+///
+/// Logging is on a time grid, like the protocol's ``Decimator``: a reading
+/// within `interval/16` of its due time is logged and the due time advances
+/// by one interval (from the grid, or from an early reading), so capture
+/// jitter does not stretch the spacing. With readings every 0.34 s a grid
+/// alone would still take 1.02 s steps at best; with readings every 0.30 s
+/// it would take 1.2 s steps. So a reading is also logged early when the
+/// next one, expected one reading period later, would come later than
+/// `due + interval/16`: logged points are then never more than
+/// interval + interval/16 apart while readings arrive that often.
 public enum DiveDetector {
     public static func update(_ st: inout DiveDetectorState, _ x: SubmersionSample, _ s: DiveSettings) -> [DiveAction] {
         var out: [DiveAction] = []
@@ -76,31 +103,54 @@ public enum DiveDetector {
         if st.diveStart == nil {
             guard x.state == .submerged else { return [] }
             st.diveStart = ns
-            st.lastRecorded = nil; st.recent = []; st.maxDepth = 0; st.safetyStop = 0; st.lastTime = nil
+            st.lastRecorded = nil; st.recent = []; st.maxDepth = 0; st.safetyStop = 0; st.lastTime = nil; st.nextDue = nil
             out.append(.start(atNanoseconds: ns, surfacePressure: x.surfacePressure))
         }
         let start = st.diveStart!
         let t = Double(Int64(bitPattern: ns &- start)) / 1e9
-        if x.state != .submerged {
+        switch x.state {
+        case .unknown:
+            // No depth to log, and not a surfacing: the dive goes on when the sensor is back.
+            return out
+        case .notSubmerged:
             if st.surfacedAt == nil {
                 st.surfacedAt = ns
-                out.append(.record(sample(&st, x, t: t, s)))   // the moment it surfaced
-                st.lastRecorded = t
+                out.append(.record(logged(&st, x, t: t, s)))   // the moment it surfaced
+            } else if due(st, t: t, s) {
+                out.append(.record(logged(&st, x, t: t, s)))   // the surface interval, on the grid
+            } else {
+                track(&st, x, t: t, s)
             }
             if Double(ns &- st.surfacedAt!) / 1e9 >= s.surfaceEndSeconds {
                 out.append(.end(atNanoseconds: st.surfacedAt!))
                 st = DiveDetectorState()
             }
             return out
-        }
-        st.surfacedAt = nil
-        if let last = st.lastRecorded, t - last < s.sampleIntervalSeconds - 1e-6 {
-            track(&st, x, t: t, s)
+        case .submerged:
+            st.surfacedAt = nil
+            if due(st, t: t, s) { out.append(.record(logged(&st, x, t: t, s))) } else { track(&st, x, t: t, s) }
             return out
         }
-        out.append(.record(sample(&st, x, t: t, s)))
+    }
+
+    /// Whether the reading at dive time `t` is logged (see the type's notes).
+    static func due(_ st: DiveDetectorState, t: Double, _ s: DiveSettings) -> Bool {
+        guard let due = st.nextDue else { return true }
+        let tolerance = s.sampleIntervalSeconds / 16
+        if t + tolerance >= due { return true }
+        // The next reading, one period on, would be late: take this one.
+        if let last = st.lastTime, t > last, t + (t - last) > due + tolerance { return true }
+        return false
+    }
+
+    /// A logged sample; advances the grid.
+    static func logged(_ st: inout DiveDetectorState, _ x: SubmersionSample, t: Double, _ s: DiveSettings) -> DiveSample {
+        let tolerance = s.sampleIntervalSeconds / 16
+        var next = (st.nextDue.map { min(t, $0) } ?? t) + s.sampleIntervalSeconds
+        if next + tolerance <= t { next = t + s.sampleIntervalSeconds }   // after a gap: a new grid
+        st.nextDue = next
         st.lastRecorded = t
-        return out
+        return sample(&st, x, t: t, s)
     }
 
     /// Ascent-rate window and safety-stop timer, for every reading.

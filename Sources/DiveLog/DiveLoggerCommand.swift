@@ -18,9 +18,12 @@ public enum DiveLoggerCommand {
     agent: it needs the submersion.shallow or submersion.full entitlement).
     A dive starts when the state goes submerged and ends after --surface-end
     seconds at the surface (default 60; several dives in one outing are
-    several dives). Depth and temperature are logged once a second, with the
-    ascent rate (warning above --ascent-limit m/min, default 10) and the time
-    spent in the 3–6 m safety-stop band after a dive deeper than 10 m.
+    several dives). Depth and temperature are logged at least once a second
+    (--interval S, on a time grid; surface intervals inside a dive too), with
+    the ascent rate (warning above --ascent-limit m/min, default 10) and the
+    time spent in the 3–6 m safety-stop band after a dive deeper than 10 m.
+    If the log cannot be written (a full disk), recording goes on in memory
+    and is written when there is room again; the logger says so.
 
     The log: --db FILE, else $DIVE_LOGGER_DB, else
     $XDG_DATA_HOME/dive-logger/dives.sqlite (~/.local/share/dive-logger/
@@ -170,11 +173,14 @@ public enum DiveLoggerCommand {
         }
         let sub = client.subscribe(.submersion, intervalNs: 0, onSample: { s in
             guard case .submersion(let x) = s else { return }
-            state.withRecorder {
-                do { try recorder.feed(x) } catch { state.fail("\(error)") }
-                for line in recorder.log { state.note(line) }
-                recorder.clearLog()
+            // A failed write does not stop recording: the recorder keeps the
+            // samples in memory, retries and says so in its log.
+            let lines = state.withRecorder { () -> [String] in
+                recorder.feed(x)
+                defer { recorder.clearLog() }
+                return recorder.log
             }
+            for line in lines { state.note(line) }
         }, onError: { e in
             if case .notEntitled = e {
                 state.fail("the agent refuses the submersion stream: this user holds neither the \"submersion.shallow\" nor the \"submersion.full\" entitlement. Nothing was logged. Grant one in the agent's configuration (clients: [{ user: \"…\", entitlements: [\"submersion.full\"] }]) and restart the agent.")
@@ -185,12 +191,31 @@ public enum DiveLoggerCommand {
         out("dive-logger: recording into \(db) from \(socket) (Ctrl-C stops)")
         // Until SIGINT/SIGTERM, or a refusal (checked every 100 ms).
         var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+        var ticks = 0
         while state.failure == nil {
             if sigtimedwait(&set, nil, &timeout) > 0 { break }
+            ticks += 1
+            if ticks % 10 == 0 {
+                // A failed write is retried each second even while no sample comes.
+                let lines = state.withRecorder { () -> [String] in
+                    recorder.retry()
+                    defer { recorder.clearLog() }
+                    return recorder.log
+                }
+                for line in lines { state.note(line) }
+            }
         }
         sub.cancel(); observation.cancel(); client.close()
         for line in state.takeNotes() { err("dive-logger: \(line)") }
-        try state.withRecorderThrowing { try recorder.flush() }
+        let unwritten = state.withRecorder { () -> (DiveLogError, Int)? in
+            defer { recorder.clearLog() }
+            do throws(DiveLogError) { try recorder.flush() } catch { return (error, recorder.pendingSampleCount) }
+            return nil
+        }
+        if let (e, n) = unwritten {
+            err("dive-logger: stopped with \(n) recorded samples still unwritten: \(e)")
+            return 1
+        }
         if let f = state.failure { err("dive-logger: \(f)"); return 1 }
         out("dive-logger: stopped; \(try store.records().count) dives in \(db)")
         return 0
@@ -218,15 +243,26 @@ public enum DiveLoggerCommand {
         let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: offset)
         var line: UnsafeMutablePointer<CChar>?
         var cap = 0
-        var n = 0, samples = 0, refused = false
+        var n = 0, samples = 0, refused = false, decoded = 0, bad = 0, firstBad = 0
+        var firstBadWhy = ""
+        func say() { for l in recorder.log { err("dive-logger: \(l)") }; recorder.clearLog() }
         while getline(&line, &cap, fp) > 0 {
             n += 1
-            let bytes = UnsafeRawBufferPointer(start: line, count: strlen(line!))
-            guard let m = try? ServerMessage.decode(line: bytes) else { continue }
+            let length = strlen(line!)
+            let bytes = UnsafeRawBufferPointer(start: line, count: length)
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { continue }
+            let m: ServerMessage
+            do { m = try ServerMessage.decode(line: bytes) } catch {
+                bad += 1
+                if firstBad == 0 { firstBad = n; firstBadWhy = "\(error)" }
+                continue
+            }
+            decoded += 1
             switch m {
             case .sample(.submersion(let x)):
                 samples += 1
-                try recorder.feed(x)
+                recorder.feed(x)
+                if !recorder.log.isEmpty { say() }
             case let .error(code, name, message, _, _) where code == .notEntitled || name == "notEntitled":
                 refused = true
                 err("dive-logger: line \(n): the agent refused the submersion stream (notEntitled): \(message)")
@@ -235,11 +271,22 @@ public enum DiveLoggerCommand {
             }
         }
         free(line)
-        try recorder.finishInput()
-        for l in recorder.log { err("dive-logger: \(l)") }
+        if bad > 0 {
+            err("dive-logger: \(bad) of \(n) lines are not protocol lines and were skipped; the first is line \(firstBad) (\(firstBadWhy))")
+        }
+        do { try recorder.finishInput() } catch {
+            say()
+            err("dive-logger: \(recorder.pendingSampleCount) recorded samples could not be written to \(db): \(error)")
+            return 1
+        }
+        say()
         let after = try store.records().count
         out("dive-logger: \(samples) submersion samples in \(n) lines; \(after - before) new dives in \(db)")
         if samples == 0 && refused { return 1 }
+        if decoded == 0 && bad > 0 {
+            err("dive-logger: nothing in \(file) is a protocol line (from `edge-agent simulate --jsonl` or `replay`); nothing was logged")
+            return 1
+        }
         return 0
     }
 
@@ -349,8 +396,8 @@ final class RecordState: @unchecked Sendable {
     }
     func fail(_ s: String) { locked { if failureText == nil { failureText = s } } }
     func takeNotes() -> [String] { locked { let n = notes; notes = []; return n } }
-    func withRecorder(_ body: () -> Void) { locked(body) }
-    func withRecorderThrowing(_ body: () throws -> Void) throws { try locked(body) }
+    /// The recorder, under the lock (do not note inside: the lock is not recursive).
+    func withRecorder<T>(_ body: () -> T) -> T { locked(body) }
 }
 
 extension DiveRecorder {

@@ -1,4 +1,12 @@
 // Submersion samples → dives in the store, committed once a second.
+//
+// Nothing recorded is lost to a failed write (a full disk, an I/O error, a
+// log another process locks): what could not be written stays in memory, in
+// order — the start of a dive, its samples, its end — and every write after
+// that retries it first. The failure is reported once (``writeFailure``,
+// ``log``) and its end too, with how much was written late. Memory is
+// bounded: past ``maxPendingSamples`` the oldest unwritten samples are
+// dropped and counted (``droppedSamples``), never silently.
 import EdgeProtocol
 
 public final class DiveRecorder: @unchecked Sendable {
@@ -7,41 +15,73 @@ public final class DiveRecorder: @unchecked Sendable {
     public let water: String
     /// Unix time = monotonic time + this, ns.
     public let unixOffsetNanoseconds: Int64
+    /// At most this many samples wait in memory for the disk (a day at 1 Hz,
+    /// ≈ 5 MB); beyond it the oldest are dropped and counted.
+    public var maxPendingSamples = 86_400
     var state = DiveDetectorState()
-    var current: Int64?
-    var pending: [DiveSample] = []
-    var lastCommit: Double?
+
+    /// A dive, or the part of one, not yet in the store.
+    struct PendingDive {
+        /// nil until its row is inserted.
+        var number: Int64?
+        var startUnix: Int64
+        var startMonotonic: UInt64
+        var surfacePressure: Double
+        var samples: [DiveSample] = []
+        /// Dive seconds at which it ended; nil while it goes on.
+        var end: Double?
+    }
+    /// Oldest first; the dive being logged, if any, is the last and has no end.
+    var backlog: [PendingDive] = []
+    /// Dive time (s) of the last sample of the current dive in the store.
+    var lastWritten: Double?
     /// A dive left open by a logger that stopped mid-dive, to continue or close.
-    var open: (record: DiveStore.DiveRecord, last: DiveSample?)?
+    var open: (record: DiveStore.DiveRecord, last: DiveSample?, maxDepth: Double)?
     /// What happened, for the person running it.
     public internal(set) var log: [String] = []
+    /// Why the last write failed, while what it held is still in memory; nil when all is written.
+    public private(set) var writeFailure: DiveLogError?
+    /// Samples dropped because ``maxPendingSamples`` were already waiting.
+    public private(set) var droppedSamples = 0
 
     public init(store: DiveStore, settings: DiveSettings = DiveSettings(), water: String,
                 unixOffsetNanoseconds: Int64) throws(DiveLogError) {
         self.store = store; self.settings = settings; self.water = water
         self.unixOffsetNanoseconds = unixOffsetNanoseconds
-        if let r = try store.openDive() { open = (r, try store.samples(dive: r.number).last) }
+        if let r = try store.openDive() {
+            let xs = try store.samples(dive: r.number)
+            open = (r, xs.last, xs.lazy.map(\.depth).filter(\.isFinite).max() ?? 0)
+        }
     }
 
-    public var currentDive: Int64? { current }
+    /// The number of the dive being logged (nil between dives, or while its
+    /// start waits in memory for the disk).
+    public var currentDive: Int64? { backlog.last.flatMap { $0.end == nil ? $0.number : nil } }
+    /// Samples recorded but not yet written.
+    public var pendingSampleCount: Int { backlog.reduce(0) { $0 + $1.samples.count } }
 
-    /// One sample from the agent.
-    public func feed(_ x: SubmersionSample) throws(DiveLogError) {
+    /// One sample from the agent. A write that fails is kept and retried
+    /// (``writeFailure`` says why); this never throws for it.
+    public func feed(_ x: SubmersionSample) {
+        var event = false, due = false
         if let o = open {
             open = nil
+            event = true
             let lastMono = o.record.startMonotonicNanoseconds &+ UInt64(max(0, (o.last?.time ?? 0)) * 1e9)
             let gap = Double(Int64(bitPattern: x.timestampNs &- lastMono)) / 1e9
             if gap >= 0, gap < settings.surfaceEndSeconds, x.state == .submerged || gap < settings.surfaceEndSeconds / 2 {
                 // The same dive goes on (the logger or the agent came back mid-dive).
-                current = o.record.number
-                var depths = try store.samples(dive: o.record.number)
-                depths.removeAll { !$0.depth.isFinite }
+                backlog.append(PendingDive(number: o.record.number, startUnix: o.record.startUnixNanoseconds,
+                                           startMonotonic: o.record.startMonotonicNanoseconds,
+                                           surfacePressure: o.record.surfacePressure))
+                lastWritten = o.last?.time
                 state = .resuming(start: o.record.startMonotonicNanoseconds, lastSampleTime: o.last?.time ?? 0,
-                                  maxDepth: depths.map(\.depth).max() ?? 0, safetyStop: 0)
-                lastCommit = o.last?.time
+                                  maxDepth: o.maxDepth, safetyStop: 0, interval: settings.sampleIntervalSeconds)
                 log.append("continuing dive \(o.record.number) after a gap of \(Int(gap.rounded())) s")
             } else {
-                try store.close(dive: o.record.number)
+                backlog.append(PendingDive(number: o.record.number, startUnix: o.record.startUnixNanoseconds,
+                                           startMonotonic: o.record.startMonotonicNanoseconds,
+                                           surfacePressure: o.record.surfacePressure, end: o.last?.time ?? 0))
                 log.append("dive \(o.record.number) was left open; closed at its last sample")
             }
         }
@@ -49,51 +89,106 @@ public final class DiveRecorder: @unchecked Sendable {
             switch action {
             case let .start(at, surface):
                 let unix = Int64(bitPattern: at) &+ unixOffsetNanoseconds
-                current = try store.beginDive(startUnixNanoseconds: unix, startMonotonicNanoseconds: at,
-                                              surfacePressure: surface, water: water)
-                lastCommit = nil
-                log.append("dive \(current!) started at \(ISO8601.format(unixSeconds: unix / 1_000_000_000))")
+                backlog.append(PendingDive(number: nil, startUnix: unix, startMonotonic: at, surfacePressure: surface))
+                lastWritten = nil
+                event = true
             case .record(let s):
-                pending.append(s)
-                if let c = lastCommit, s.time - c < 1 { continue }
-                try commit()
+                guard !backlog.isEmpty, backlog[backlog.count - 1].end == nil else { continue }
+                backlog[backlog.count - 1].samples.append(s)
+                bound()
+                // Written once what waits spans a second (less 1/16 s), so a
+                // crash loses at most a second: one write and sync a second.
+                if lastWritten.map({ s.time - $0 >= 1 - 1.0 / 16 }) ?? true { due = true }
             case .end(let at):
-                guard let n = current else { continue }
-                _ = at
-                let stored = try store.samples(dive: n).last?.time ?? 0
-                let end = pending.last?.time ?? stored
-                try store.append(dive: n, pending, end: end)
-                pending.removeAll()
-                log.append("dive \(n) ended (\(Int(end.rounded())) s)")
-                current = nil
-                lastCommit = nil
+                guard let i = backlog.indices.last, backlog[i].end == nil else { continue }
+                let end = Double(Int64(bitPattern: at &- backlog[i].startMonotonic)) / 1e9
+                // Samples of the last surface interval are past the end: not part of the dive.
+                backlog[i].samples.removeAll { $0.time > end + 1e-9 }
+                backlog[i].end = end
+                event = true
             }
+        }
+        // A start or an end is written at once.
+        if event || due { write() }
+    }
+
+    /// Past the bound, the oldest unwritten samples go (counted, said once).
+    func bound() {
+        var excess = pendingSampleCount - maxPendingSamples
+        guard excess > 0 else { return }
+        if droppedSamples == 0 {
+            log.append("more than \(maxPendingSamples) samples wait for the disk; dropping the oldest (counted)")
+        }
+        for i in backlog.indices where excess > 0 {
+            let k = min(excess, backlog[i].samples.count)
+            backlog[i].samples.removeFirst(k)
+            excess -= k
+            droppedSamples += k
         }
     }
 
-    func commit() throws(DiveLogError) {
-        guard let n = current, !pending.isEmpty else { return }
-        try store.append(dive: n, pending)
-        lastCommit = pending.last!.time
-        pending.removeAll()
+    /// Writes the backlog in order; on a failure keeps the rest and says so.
+    func write() {
+        let before = pendingSampleCount
+        do throws(DiveLogError) {
+            while let d = backlog.first {
+                var number = d.number
+                if number == nil {
+                    number = try store.beginDive(startUnixNanoseconds: d.startUnix, startMonotonicNanoseconds: d.startMonotonic,
+                                                 surfacePressure: d.surfacePressure, water: water)
+                    backlog[0].number = number
+                    log.append("dive \(number!) started at \(ISO8601.format(unixSeconds: d.startUnix / 1_000_000_000))")
+                }
+                if !d.samples.isEmpty || d.end != nil {
+                    try store.append(dive: number!, d.samples, end: d.end)
+                }
+                if let end = d.end {
+                    backlog.removeFirst()
+                    log.append("dive \(number!) ended (\(Int(end.rounded())) s)")
+                } else {
+                    if let last = d.samples.last { lastWritten = last.time }
+                    backlog[0].samples.removeAll()
+                    break   // the dive being logged
+                }
+            }
+        } catch {
+            if writeFailure == nil {
+                log.append("cannot write the dive log (\(error)); keeping what is recorded in memory (\(pendingSampleCount) samples so far) and retrying each second")
+            }
+            writeFailure = error
+            return
+        }
+        if writeFailure != nil {
+            writeFailure = nil
+            log.append("the dive log is writable again; wrote the \(before) samples kept in memory"
+                       + (droppedSamples > 0 ? " (\(droppedSamples) dropped: more than \(maxPendingSamples) were waiting)" : ""))
+        }
     }
 
     /// The input ended (an imported file): a dive whose diver is already at
-    /// the surface ends there; one still under water stays open.
+    /// the surface ends there; one still under water stays open. Throws
+    /// when something recorded could still not be written.
     public func finishInput() throws(DiveLogError) {
-        if let n = current, state.surfacedAt != nil {
-            let stored = try store.samples(dive: n).last?.time ?? 0
-            try store.append(dive: n, pending, end: pending.last?.time ?? stored)
-            pending.removeAll()
-            log.append("dive \(n) ended at the end of the input")
-            current = nil
+        if let i = backlog.indices.last, backlog[i].end == nil, let surfaced = state.surfacedAt {
+            let end = Double(Int64(bitPattern: surfaced &- backlog[i].startMonotonic)) / 1e9
+            backlog[i].samples.removeAll { $0.time > end + 1e-9 }
+            backlog[i].end = end
+            log.append("the diver is at the surface at the end of the input")
             state = DiveDetectorState()
-        } else {
-            try commit()
         }
+        try flush()
     }
 
     /// Writes what is pending (the dive stays open: it continues if the
-    /// agent comes back, or is closed when the next dive starts).
-    public func flush() throws(DiveLogError) { try commit() }
+    /// agent comes back, or is closed when the next dive starts). Throws the
+    /// write error when something recorded is still only in memory.
+    public func flush() throws(DiveLogError) {
+        write()
+        if let e = writeFailure { throw e }
+    }
+
+    /// Retries a failed write (for a caller with no new sample, once a second).
+    public func retry() {
+        if writeFailure != nil { write() }
+    }
 }

@@ -18,6 +18,8 @@ import CSQLite
 public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchDive(Int64, available: ClosedRange<Int64>?)
     case notADatabase(path: String)
+    /// An SQLite database without the dive log's tables.
+    case notADiveLog(path: String)
     case lockedByAnotherLogger(path: String, holder: String)
     case cannotOpen(path: String, reason: String)
     case sqlite(SQLiteError)
@@ -28,6 +30,8 @@ public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
             return "there is no dive \(n) in the log" + (r.map { ": dives are numbered \($0.lowerBound)…\($0.upperBound) (see `dive-logger list`)" } ?? ": the log is empty")
         case let .notADatabase(p):
             return "\(p) is not a dive log (not an SQLite database); nothing was changed. Give another --db FILE, or move this file away"
+        case let .notADiveLog(p):
+            return "\(p) is an SQLite database but not a dive log (it has no dives and samples tables); nothing was changed. Give another --db FILE"
         case let .lockedByAnotherLogger(p, h):
             return "\(p) is being written by another dive-logger (\(h)); stop it first, or give another --db FILE. Reading (list, show, export, plot) works meanwhile"
         case let .cannotOpen(p, r):
@@ -44,8 +48,10 @@ public final class DiveStore: @unchecked Sendable {
     let db: SQLiteDatabase
     var lockFD: Int32 = -1
 
-    /// Opens (creating) the log. `writer`: take the writer's lock (one
-    /// logger at a time records into a log).
+    /// Opens the log. `writer`: creates it if need be and takes the
+    /// writer's lock (one logger at a time records into a log). A reader
+    /// opens it read-only (SQLITE_OPEN_READONLY) and changes nothing: a file
+    /// that is not a dive log is refused as it is.
     public init(path: String, writer: Bool) throws(DiveLogError) {
         self.path = path
         if writer {
@@ -63,6 +69,21 @@ public final class DiveStore: @unchecked Sendable {
             _ = ftruncate(fd, 0)
             _ = me.withCString { pwrite(fd, $0, strlen($0), 0) }
             lockFD = fd
+        }
+        if !writer {
+            do {
+                db = try SQLiteDatabase(path: path, readOnly: true)
+                let tables = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('dives', 'samples')")
+                guard tables == "2" else { throw DiveLogError.notADiveLog(path: path) }
+            } catch let e as DiveLogError {
+                throw e
+            } catch let e as SQLiteError {
+                if e.isNotADatabase { throw .notADatabase(path: path) }
+                throw .sqlite(e)
+            } catch {
+                throw .cannotOpen(path: path, reason: "\(error)")
+            }
+            return
         }
         do {
             db = try SQLiteDatabase(path: path, readOnly: false)
@@ -112,7 +133,9 @@ public final class DiveStore: @unchecked Sendable {
         }
     }
 
-    /// One batch in one transaction (one WAL sync).
+    /// One batch in one transaction (one WAL sync). With `end` the dive is
+    /// closed there (samples after it, logged during the final surface
+    /// interval, are removed).
     public func append(dive: Int64, _ samples: [DiveSample], end: Double? = nil) throws(DiveLogError) {
         try wrap { () throws(SQLiteError) in
             try db.execute("BEGIN IMMEDIATE")
@@ -124,6 +147,8 @@ public final class DiveStore: @unchecked Sendable {
                 }
                 if let end {
                     try db.prepare("UPDATE dives SET end_s = ? WHERE number = ?").run([.double(end), .int(dive)])
+                    // The surface interval that ended the dive is not part of it.
+                    try db.prepare("DELETE FROM samples WHERE dive = ? AND time_s > ?").run([.int(dive), .double(end + 1e-9)])
                 }
                 try db.execute("COMMIT")
             } catch let e {

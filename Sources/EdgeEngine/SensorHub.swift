@@ -239,9 +239,16 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if imu?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if accessory?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if magnetometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
-        if let up = barometer?.isUp, !up { altitudeNeedsRestart = true }
+        if let up = barometer?.isUp, !up {
+            // Without a depth sensor the BMP280 feeds the submersion stream: its outage is the stream's.
+            if depthSensor == nil { submersion.sensorLost(at: now, publisher: &publisher) }
+            altitudeNeedsRestart = true
+        }
         if barometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
-        if let up = depthSensor?.isUp, !up { submersionNeedsRestart = true }
+        if let up = depthSensor?.isUp, !up {
+            submersion.sensorLost(at: now, publisher: &publisher)   // once: the state is unknown after it
+            submersionNeedsRestart = true
+        }
         if depthSensor?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
     }
     /// The barometer went down: its next conversion starts a new altitude reference.

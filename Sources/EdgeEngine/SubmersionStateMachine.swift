@@ -9,6 +9,7 @@ import EdgeProtocol
 /// | transition | condition |
 /// |---|---|
 /// | notSubmerged → submerged | depth ≥ 0.5 m for 1 s |
+/// | unknown → submerged | the first reading (at start or after a sensor restart) ≥ 0.5 m, at once |
 /// | submerged → notSubmerged | depth < 0.2 m for 3 s |
 /// | submergedShallow → submergedDeep | depth ≥ 1.0 m (Apple's shallow band is above 1 m) |
 /// | submergedDeep → submergedShallow | depth < 0.9 m |
@@ -98,6 +99,11 @@ public enum SubmersionStateMachine {
 
         // Event state with dwell times.
         switch st.event {
+        case .unknown where overRange || depth >= s.submergeDepthMetres:
+            // The first reading (at start, or after the sensor restarted) is
+            // already under water: that is no splash, and reporting
+            // notSubmerged for the dwell would be a wrong state.
+            st.event = .submerged; st.enterSince = nil; st.leaveSince = nil
         case .unknown, .notSubmerged:
             if overRange || depth >= s.submergeDepthMetres {
                 let since = st.enterSince ?? seconds

@@ -49,8 +49,64 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
         #expect(ends.count == 2)
         #expect(abs(ends[0] - 220) < 0.5)   // surfaced at 10 + 120 + 30 + 60
         let records = actions.compactMap { if case .record(let x) = $0 { return x } else { return nil } }
-        let gaps = zip(records.dropFirst(), records).map { $0.time - $1.time }.filter { $0 > 0 }
-        #expect(gaps.allSatisfy { $0 <= 1.0 + 1e-6 || $0 > 20 }, "at least 1 Hz under water")
+        // Dive one: 120 s down, 30 s up (logged too), 60 s down; the records
+        // past its end (the last surface interval) are dropped by the recorder.
+        let start0 = starts.compactMap { if case .start(let at, _) = $0 { return Double(at) / 1e9 } else { return nil } }[0]
+        let first = records.prefix { $0.time <= ends[0] - start0 + 1e-9 }
+        let gaps = zip(first.dropFirst(), first).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 > 0 && $0 <= 1.0 + 1.0 / 16 }, "at least 1 Hz, surface interval included: \(gaps.max() ?? 0)")
+        #expect(first.count >= 210)
+    }
+
+    /// A stand-in for capture jitter: SplitMix64, seeded.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Readings every 0.30, 0.33, 0.34 s, and every 1/3 s with ± 5 ms of
+    /// capture jitter (a Pi's): logged points never more than 1 s + 1/16 s
+    /// apart, at least one per second of dive, including a 40 s surface
+    /// interval inside the dive.
+    @Test(arguments: [0.30, 0.33, 0.34, -1.0])
+    func loggingIsAtLeastOneHertzWhateverTheReadingPeriod(period: Double) {
+        var rng = Seeded(state: 42)
+        var st = DiveDetectorState()
+        let s = DiveSettings()
+        var records: [DiveSample] = []
+        var end: Double?
+        var t = 5.0
+        func run(until stop: Double, depth: Double, _ state: SubmersionState) {
+            while t < stop {
+                for a in DiveDetector.update(&st, sample(t, depth: depth, state: state), s) {
+                    switch a {
+                    case .record(let x): records.append(x)
+                    case .end(let at): end = Double(at) / 1e9
+                    case .start: break
+                    }
+                }
+                t += period > 0 ? period : 1.0 / 3 + Double.random(in: -0.005...0.005, using: &rng)
+            }
+        }
+        run(until: 10, depth: 0, .notSubmerged)
+        let start = t
+        run(until: 200, depth: 9, .submerged)
+        run(until: 240, depth: 0, .notSubmerged)
+        run(until: 400, depth: 11, .submerged)
+        let surfaced = t
+        run(until: 470, depth: 0, .notSubmerged)
+        let e = try! #require(end)
+        #expect(abs(e - surfaced) < 1e-6)
+        let dive = records.filter { $0.time <= e - start + 1e-9 }
+        let gaps = zip(dive.dropFirst(), dive).map { $0.time - $1.time }
+        #expect(gaps.allSatisfy { $0 > 0 && $0 <= 1.0 + 1.0 / 16 + 1e-9 }, "period \(period): widest gap \(gaps.max() ?? 0) s")
+        #expect(Double(dive.count) >= (e - start).rounded(.down), "period \(period): \(dive.count) points in \(e - start) s")
     }
 
     /// 15 m/min is a warning; 9 m/min is not; the safety-stop timer counts
@@ -318,5 +374,276 @@ final class ExportReader: NSObject, XMLParserDelegate {
         #expect(rc == 1)
         #expect(err.contains("neither the \"submersion.shallow\" nor the \"submersion.full\" entitlement"), "\(err)")
         #expect(try DiveStore(path: dir + "/d.sqlite", writer: false).records().isEmpty)
+    }
+}
+
+/// Runs the sqlite3 command-line shell (.ci/run installs it): a reader of
+/// the log independent of DiveStore.
+func sqlite3CLI(_ args: [String]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["sqlite3"] + args
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// A dive's readings at 3 Hz: 10 s at the surface, `bottom` s at 10 m, 70 s
+/// at the surface (the dive ends 60 s after surfacing).
+func diveReadings(bottom: Double, from t0: Double = 0) -> [SubmersionSample] {
+    var xs: [SubmersionSample] = []
+    var t = t0
+    while t < t0 + 10 { xs.append(sample(t, depth: 0, state: .notSubmerged)); t += 1.0 / 3 }
+    while t < t0 + 10 + bottom { xs.append(sample(t, depth: 10 + (t - t0) / 100, state: .submerged)); t += 1.0 / 3 }
+    while t < t0 + 10 + bottom + 70 { xs.append(sample(t, depth: 0, state: .notSubmerged)); t += 1.0 / 3 }
+    return xs
+}
+
+/// What the detector alone logs of `readings`: the dive's sample times (the
+/// truth the store is checked against).
+func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
+    var st = DiveDetectorState()
+    var times: [Double] = [], end: Double?, start: Double?
+    for x in readings {
+        for a in DiveDetector.update(&st, x, DiveSettings()) {
+            switch a {
+            case .start(let at, _): start = Double(at) / 1e9
+            case .record(let s): times.append(s.time)
+            case .end(let at): end = Double(at) / 1e9 - start!
+            }
+        }
+    }
+    return end.map { e in times.filter { $0 <= e + 1e-9 } } ?? times
+}
+
+@Suite struct DiveLogFaultTests {
+    /// The disk fills mid-dive (SQLITE_FULL, forced with max_page_count on
+    /// the writer's connection): the failure is reported, recording goes on
+    /// in memory, and once there is room every sample is written; read back
+    /// with the sqlite3 shell, nothing is missing.
+    @Test func aFullDiskLosesNothing() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/full.sqlite"
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        let readings = diveReadings(bottom: 900)
+        var i = 0
+        func feed(until t: Double) { while i < readings.count, Double(readings[i].timestampNs) / 1e9 < t { r.feed(readings[i]); i += 1 } }
+        feed(until: 60)
+        #expect(r.writeFailure == nil && r.currentDive == 1)
+        // No more pages than there are now: the next page the log needs fails.
+        try store.db.execute("PRAGMA max_page_count = 1")
+        feed(until: 600)
+        let failure = try #require(r.writeFailure)
+        guard case .sqlite(let e) = failure else { Issue.record("\(failure)"); return }
+        #expect(e.code & 0xFF == 13, "SQLITE_FULL: \(e)")
+        #expect(r.log.contains { $0.contains("cannot write the dive log") && $0.contains("retrying") }, "\(r.log)")
+        #expect(r.pendingSampleCount > 300, "recording goes on in memory")
+        #expect(r.droppedSamples == 0)
+        let stored = Int(try sqlite3CLI(["-readonly", path, "SELECT count(*) FROM samples"]).trimmingWhitespace)!
+        #expect(stored < 200)
+        // Room again: the next write takes all of it.
+        try store.db.execute("PRAGMA max_page_count = 1073741823")
+        feed(until: .infinity)
+        #expect(r.writeFailure == nil)
+        #expect(r.log.contains { $0.contains("writable again") }, "\(r.log)")
+        try r.finishInput()
+        let want = expectedTimes(readings)
+        let rows = try sqlite3CLI(["-readonly", path, "SELECT time_s FROM samples WHERE dive = 1 ORDER BY time_s"])
+        let got = rows.split(separator: "\n").map { Double($0)! }
+        #expect(got.count == want.count && zip(got, want).allSatisfy { abs($0 - $1) < 1e-9 }, "\(got.count) of \(want.count) samples in the log")
+        #expect(try sqlite3CLI(["-readonly", path, "SELECT count(*), end_s IS NOT NULL FROM dives"]).trimmingWhitespace == "1|1")
+    }
+
+    /// The same with room in memory for only 100 samples: the oldest
+    /// unwritten ones are dropped, counted and said; everything else is in
+    /// the log, and the dive ends properly.
+    @Test func aFullDiskBeyondTheMemoryBoundDropsCountedSamples() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/bound.sqlite"
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        r.maxPendingSamples = 100
+        let readings = diveReadings(bottom: 900)
+        try store.db.execute("PRAGMA max_page_count = 1")   // full once the log's pages are
+        for x in readings.prefix(while: { $0.timestampNs < 700_000_000_000 }) { r.feed(x) }
+        #expect(r.writeFailure != nil && r.pendingSampleCount == 100)
+        #expect(r.droppedSamples > 400)
+        #expect(r.log.contains { $0.contains("dropping the oldest") })
+        try store.db.execute("PRAGMA max_page_count = 1073741823")
+        for x in readings where x.timestampNs >= 700_000_000_000 { r.feed(x) }
+        try r.finishInput()
+        let want = expectedTimes(readings)
+        let got = try sqlite3CLI(["-readonly", path, "SELECT time_s FROM samples ORDER BY time_s"]).split(separator: "\n").map { Double($0)! }
+        #expect(got.count + r.droppedSamples == want.count)
+        // What was written before the disk filled, then the newest: one run of the oldest unwritten is missing.
+        let head = zip(got, want).prefix { $0 == $1 }.count
+        #expect(head > 10 && Array(want.suffix(got.count - head)) == Array(got.dropFirst(head)), "the newest are kept, in order")
+        #expect(r.log.contains { $0.contains("\(r.droppedSamples) dropped") }, "\(r.log)")
+    }
+
+    /// SIGKILL in-process: a recorder is abandoned without flush or
+    /// finishInput (only what it committed is in the log), a new one opens
+    /// the same log and gets the rest: one dive, continued, with at most a
+    /// second of dive time lost at the kill, and complete after it.
+    @Test(arguments: [100.0, 100.4, 100.7, 101.0])
+    func killedAndRestartedTheDiveContinues(killAt: Double) throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/kill.sqlite"
+        let readings = diveReadings(bottom: 300)
+        let before = readings.filter { Double($0.timestampNs) / 1e9 < killAt }
+        do {
+            let store = try DiveStore(path: path, writer: true)
+            let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+            for x in before { r.feed(x) }
+        }   // gone: no flush, no finishInput
+        let want = expectedTimes(readings)
+        let reader = try DiveStore(path: path, writer: false)
+        let (rec, _, kept) = try reader.dive(1)
+        #expect(rec.endSeconds == nil)
+        let start = Double(rec.startMonotonicNanoseconds) / 1e9
+        let lastLogged = want.last { $0 <= killAt - start }!
+        #expect(lastLogged - kept.last!.time <= 1.0 + 1e-9, "lost \(lastLogged - kept.last!.time) s of dive time")
+        #expect(kept.map(\.time) == Array(want.prefix(kept.count)), "what was committed is intact")
+
+        let store = try DiveStore(path: path, writer: true)
+        let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
+        for x in readings.dropFirst(before.count) { r.feed(x) }
+        try r.finishInput()
+        #expect(r.log.contains { $0.hasPrefix("continuing dive 1") }, "\(r.log)")
+        let all = try store.records()
+        #expect(all.count == 1 && all[0].endSeconds != nil)
+        let xs = try store.samples(dive: 1).map(\.time)
+        let gaps = zip(xs.dropFirst(), xs).map { ($0 - $1, $1) }
+        // One gap at the kill (the lost second, then the first reading after
+        // the restart); elsewhere at least 1 Hz.
+        #expect(gaps.allSatisfy { $0.0 <= 1.0 + 1.0 / 16 + 1e-9 || ($0.1 == kept.last!.time && $0.0 < 2.5) },
+                "gaps \(gaps.filter { $0.0 > 1.0625 })")
+        #expect(abs(all[0].endSeconds! - want.last!) < 1e-9, "the dive ends where it would have without the kill")
+        #expect(xs.count >= want.count - 2)
+    }
+}
+
+/// The real thing, bounded: `dive-logger import -` killed with SIGKILL
+/// mid-dive, then started again on the rest of the input.
+@Suite struct DiveLoggerKillTests {
+    @Test func sigkillMidDiveThenRestart() throws {
+        let binary = repositoryRoot + "/.build/debug/dive-logger"
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
+        let dir = temporaryDirectory()
+        let db = dir + "/kill.sqlite"
+        let readings = diveReadings(bottom: 300)
+        let lines = readings.map { x -> String in
+            var w = JSONWriter(capacity: 512)
+            MessageEncoder.sample(.submersion(x), into: &w)
+            return String(decoding: w.bytes, as: UTF8.self)
+        }
+        let cut = readings.firstIndex { $0.timestampNs >= 150_000_000_000 }!
+        let want = expectedTimes(readings)
+        let diveStart = Double(readings.first { $0.state == .submerged }!.timestampNs) / 1e9
+        let lastLogged = want.last { $0 <= Double(readings[cut - 1].timestampNs) / 1e9 - diveStart }!
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["--db", db, "import", "-", "--epoch", "2026-06-01T09:30:00Z"]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        input.fileHandleForWriting.write(Data(lines[..<cut].joined().utf8))
+        // Wait (bounded) until the logger has written what it read, as far as it writes before a second is up.
+        var stored: [Double] = []
+        for _ in 0..<2000 {
+            if access(db, F_OK) == 0, let store = try? DiveStore(path: db, writer: false),
+               let xs = try? store.samples(dive: 1).map(\.time), let last = xs.last, last >= lastLogged - 1 {
+                stored = xs
+                break
+            }
+            usleep(10_000)
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGKILL)
+        try #require(!stored.isEmpty, "the logger wrote nothing within 20 s")
+        // What was committed before the kill is intact.
+        let reader = try DiveStore(path: db, writer: false)
+        let kept = try reader.samples(dive: 1).map(\.time)
+        #expect(kept.count >= stored.count && kept == Array(want.prefix(kept.count)))
+        #expect(lastLogged - kept.last! <= 1.0 + 1e-9, "lost \(lastLogged - kept.last!) s")
+
+        try lines[cut...].joined().write(toFile: dir + "/rest.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        #expect(DiveLoggerCommand.run(["--db", db, "import", dir + "/rest.jsonl", "--epoch", "2026-06-01T09:30:00Z"],
+                                      environment: [:], out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+        #expect(err.contains("continuing dive 1"), "\(err)")
+        let after = try DiveStore(path: db, writer: false)
+        let all = try after.records()
+        #expect(all.count == 1 && all[0].endSeconds.map { abs($0 - want.last!) < 1e-9 } == true)
+        #expect(try after.samples(dive: 1).count >= want.count - 2)
+    }
+}
+
+@Suite struct DiveLogReadOnlyTests {
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// list and show open the log read-only: an SQLite database that is not
+    /// a dive log is refused with a clear error and left byte for byte as it
+    /// was (no WAL switch, no tables added, no -wal file).
+    @Test func readCommandsChangeNothing() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/other.sqlite"
+        _ = try sqlite3CLI([path, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('not dives');"])
+        let before = try #require(Self.bytes(path))
+        for command in [["list"], ["list", "--json"], ["show", "1"], ["export", "1", "--format", "csv"], ["plot", "1"]] {
+            var err = ""
+            let rc = DiveLoggerCommand.run(["--db", path] + command, environment: [:], out: { _ in }, err: { err += $0 })
+            #expect(rc == 1 && err.contains("not a dive log"), "\(command): \(err)")
+        }
+        #expect(Self.bytes(path) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(try sqlite3CLI(["-readonly", path, "PRAGMA journal_mode; SELECT count(*) FROM sqlite_master;"]) == "delete\n1\n")
+        // A real log, closed by its writer, reads the same and is not written.
+        let log = dir + "/log.sqlite"
+        do {
+            let store = try DiveStore(path: log, writer: true)
+            let n = try store.beginDive(startUnixNanoseconds: 0, startMonotonicNanoseconds: 0, surfacePressure: 101_325, water: "salt")
+            try store.append(dive: n, [DiveSample(time: 0, depth: 3, temperature: 20, pressure: 131_000, ascentRate: 0, ascentWarning: false)], end: 0)
+        }
+        let logBefore = try #require(Self.bytes(log))
+        var out = ""
+        #expect(DiveLoggerCommand.run(["--db", log, "list", "--json"], environment: [:], out: { out += $0 }, err: { _ in }) == 0)
+        #expect(out.contains("\"number\": 1"))
+        #expect(Self.bytes(log) == logBefore)
+    }
+
+    /// import counts the lines it cannot decode, names the first, and fails
+    /// when nothing in the file is a protocol line.
+    @Test func importSaysWhichLinesItSkipped() throws {
+        let dir = temporaryDirectory()
+        var lines: [String] = []
+        for x in diveReadings(bottom: 30) {
+            var w = JSONWriter(capacity: 512)
+            MessageEncoder.sample(.submersion(x), into: &w)
+            lines.append(String(decoding: w.bytes, as: UTF8.self))
+        }
+        lines.insert("{\"type\": \"sample\", \"stream\": \"submersion\", \"timestamp_ns\": oops}\n", at: 40)
+        lines.insert("not json at all\n", at: 100)
+        try lines.joined().write(toFile: dir + "/some.jsonl", atomically: true, encoding: .utf8)
+        var err = ""
+        #expect(DiveLoggerCommand.run(["--db", dir + "/d.sqlite", "import", dir + "/some.jsonl"], environment: [:],
+                                      out: { _ in }, err: { err += $0 }) == 0, "\(err)")
+        #expect(err.contains("2 of \(lines.count) lines are not protocol lines") && err.contains("the first is line 41"), "\(err)")
+        #expect(try DiveStore(path: dir + "/d.sqlite", writer: false).records().count == 1)
+
+        try String(repeating: "time,depth\n0,1\n", count: 5).write(toFile: dir + "/dive.csv", atomically: true, encoding: .utf8)
+        err = ""
+        #expect(DiveLoggerCommand.run(["--db", dir + "/e.sqlite", "import", dir + "/dive.csv"], environment: [:],
+                                      out: { _ in }, err: { err += $0 }) == 1)
+        #expect(err.contains("the first is line 1") && err.contains("nothing was logged"), "\(err)")
     }
 }

@@ -121,4 +121,51 @@ final class DiveTruth: TruthSource, @unchecked Sendable {
         #expect(rig.sink.events.contains { $0.deviceID == "ms5837@0x76" && $0.connected })
         #expect(after.allSatisfy { abs($0.depth - rig.truth.depth(at: $0.timestampNs)) < 0.05 })
     }
+
+    /// The depth sensor drops out at 9 m and is back at 10.5 m: clients are
+    /// told at once (a sample with no depth, state unknown,
+    /// sensorDepthError) instead of keeping the last depth as if live; no
+    /// sample after the descent's dwell says notSubmerged while the truth is
+    /// deeper than 0.5 m;
+    /// and the depth resumes, submerged from the first reading after it.
+    @Test func depthSensorOutageUnderWaterNeverSaysNotSubmerged() throws {
+        let rig = try DiveRig(faults: [.disappear(address: 0x76, from: 40, to: 45)])
+        rig.hub.start()
+        rig.run(seconds: 60)
+        let s = rig.samples
+        // From 20 s, when the descent's 1 s dwell (a splash guard) is long past.
+        let settled = rig.truth.t0 + 20_000_000_000
+        let wrong = s.filter { $0.timestampNs > settled && $0.state == .notSubmerged && rig.truth.depth(at: $0.timestampNs) > 0.5 }
+        #expect(wrong.isEmpty, "notSubmerged at \(wrong.map { Double($0.timestampNs - rig.truth.t0) / 1e9 })")
+        let t40 = rig.truth.t0 + 40_000_000_000
+        let lost = try #require(s.first { $0.timestampNs >= t40 && $0.state != .submerged })
+        #expect(lost.state == .unknown && lost.depthState == .sensorDepthError && lost.depth.isNaN && lost.pressure.isNaN)
+        #expect(lost.timestampNs < t40 + 2_000_000_000, "said within 2 s of the outage")
+        let back = s.filter { $0.timestampNs > lost.timestampNs }
+        #expect(back.count > 20)
+        #expect(back.allSatisfy { $0.state == .submerged && abs($0.depth - rig.truth.depth(at: $0.timestampNs)) < 0.05 })
+        #expect(back.first!.timestampNs < rig.truth.t0 + 47_000_000_000, "data resumes")
+    }
+
+    /// restart() mid-dive (as SensorHub does when the sensor comes back):
+    /// the next reading, at 10 m, is submerged — with the surface pressure
+    /// measured before, not a standard one.
+    @Test func restartUnderWaterIsSubmergedAtOnce() {
+        var stage = SubmersionStage(settings: SubmersionSettings(sensorMaximumPascals: 3_000_000))
+        let surface = 96_000.0   // a mountain lake
+        let sink = CollectingSink(demand: [.submersion: 0])
+        var publisher = Publisher(sink: sink)
+        var t: UInt64 = 1_000_000_000
+        for _ in 0..<30 { stage.reading(pressurePascals: surface, temperatureCelsius: 12, at: t, publisher: &publisher); t += 333_333_333 }
+        for k in 0..<60 {
+            stage.reading(pressurePascals: surface + 1025 * 9.80665 * min(10, Double(k) * 0.2), temperatureCelsius: 12, at: t, publisher: &publisher)
+            t += 333_333_333
+        }
+        #expect(stage.state.event == .submerged)
+        stage.restart()
+        #expect(stage.state.event == .unknown)
+        let u = SubmersionStateMachine.update(&stage.state, pressurePascals: surface + 1025 * 9.80665 * 10, temperatureCelsius: 12,
+                                              seconds: Double(t) / 1e9, timestampNs: t, stage.settings)
+        #expect(u.sample.state == .submerged && abs(u.sample.depth - 10) < 0.01 && u.sample.depthState == .submergedDeep)
+    }
 }

@@ -44,6 +44,21 @@ import EdgeProtocol
         #expect(abs(r.last!.surfacePressure - Self.surface) < 1e-6)
     }
 
+    /// An agent that starts under water (or a sensor that restarts there):
+    /// the first reading, at 10 m, is submerged at once; never notSubmerged.
+    /// 0.4 m is not clearly under water: notSubmerged, then the dwell.
+    @Test(arguments: [0.6, 10.0, 35.0])
+    func firstReadingUnderWaterIsSubmergedNeverNotSubmerged(depth: Double) {
+        var r = Run()
+        r.hold(depth, for: 5)
+        #expect(r.events == [.submerged])
+        #expect(r.full != .notSubmerged && r.full != .unknown)
+        #expect(abs(r.last!.depth - depth) < 1e-6, "standard surface pressure when none was measured")
+        var shallow = Run()
+        shallow.hold(0.4, for: 1)
+        #expect(shallow.events == [.notSubmerged])
+    }
+
     /// A splash (0.6 m for half a second) does not submerge; a second at
     /// 0.6 m does.
     @Test func splashDoesNotSubmergeDwellDoes() {

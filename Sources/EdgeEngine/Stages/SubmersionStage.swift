@@ -21,6 +21,24 @@ struct SubmersionStage {
         state.surfacePascals = surface
     }
 
+    /// The pressure sensor stopped (a bus fault, the chip gone): clients
+    /// must not take the last depth for a live one. One sample says so —
+    /// event state `unknown`, depth state `sensorDepthError`, no depth,
+    /// pressure or temperature — and the state is unknown until the next
+    /// reading (whose first reading under water is `submerged` at once).
+    /// Nothing when nothing was known yet.
+    mutating func sensorLost(at ns: UInt64, publisher: inout Publisher) {
+        guard state.event != .unknown else { return }
+        let surface = state.surfacePascals ?? settings.defaultSurfacePascals
+        restart()
+        guard publisher.wants(.submersion) else { return }
+        lastPublished = ns
+        publisher.publish(.submersion(SubmersionSample(timestampNs: ns, depth: .nan, pressure: .nan, surfacePressure: surface,
+                                                       temperature: .nan, state: .unknown, depthState: .sensorDepthError,
+                                                       shallowDepthState: .sensorDepthError,
+                                                       maximumDepth: SubmersionSample.fullMaximumDepth)))
+    }
+
     mutating func reading(pressurePascals p: Double, temperatureCelsius t: Double, at ns: UInt64, publisher: inout Publisher) {
         guard p.isFinite, t.isFinite else { return }
         let u = SubmersionStateMachine.update(&state, pressurePascals: p, temperatureCelsius: t,
