@@ -182,12 +182,14 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
             date: date, depth: m.depth.isFinite ? Measurement(value: m.depth, unit: .meters) : nil,
             pressure: m.pressure.isFinite ? Measurement(value: m.pressure / 1000, unit: .kilopascals) : nil,
             surfacePressure: Measurement(value: m.surfacePressure / 1000, unit: .kilopascals), state: state)
-        let temperature = CMWaterTemperature(date: date, temperature: m.temperature, uncertainty: m.temperatureUncertainty)
+        // no temperature update without a reading (the sensor's outage sample)
+        let temperature = m.temperature.isFinite
+            ? CMWaterTemperature(date: date, temperature: m.temperature, uncertainty: m.temperatureUncertainty) : nil
         queue.addOperation { [weak self] in
             guard let self, let d = self.delegate else { return }
             if changed { d.manager(self, didUpdate: event) }
             d.manager(self, didUpdate: measurement)
-            d.manager(self, didUpdate: temperature)
+            if let temperature { d.manager(self, didUpdate: temperature) }
         }
     }
 }
