@@ -647,3 +647,128 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
         #expect(err.contains("the first is line 1") && err.contains("nothing was logged"), "\(err)")
     }
 }
+
+/// `dive-logger record`, the command a diver runs, end to end: a real
+/// `dive-logger` process, recording from an agent (started in this test
+/// process on the simulated dive board) a short dive in real time — 3 s at
+/// the surface, down to 3 m, 10 s there, up, and 10 s at the surface
+/// (`--surface-end 10` ends the dive) — with the agent stopped and started
+/// again at the bottom (its scenario starts again: 3 s at the surface, the
+/// same dive), then stopped with SIGTERM as systemd stops it. The log is
+/// read back with the sqlite3 CLI. About 60 s.
+@Suite(.serialized) struct DiveLoggerRecordTests {
+    static func files(_ dir: String) throws {
+        let scenario = """
+            {
+              name: "short-dive", description: "dive-logger record test: 3 m for 10 s.",
+              duration_s: 600, seed: 3,
+              board: { start: { heading_deg: 0 }, segments: [ { name: "all", duration_s: 600 } ] },
+              imperfections: { default: "ideal" },
+              environment: {
+                pressure: { mode: "water", surface_pa: 101325, density_kg_m3: 1025, start_depth_m: 0,
+                  profile: [
+                    { name: "surface", hold_s: 3 },
+                    { name: "down", to_depth_m: 3, rate_m_per_min: 30 },
+                    { name: "bottom", hold_s: 10 },
+                    { name: "up", to_depth_m: 0, rate_m_per_min: 18 },
+                    { name: "surface", hold_s: 560 },
+                  ] },
+                temperature: { start_c: 20 },
+              },
+            }
+            """
+        let board = """
+            {
+              name: "dive-logger record test board", bus: "simulated",
+              simulation: { scenario: "scenario.json5" },
+              chips: [
+                { kind: "mpu6050", address: 0x68, mounting: ["+x", "+y", "+z"] },
+                { kind: "bmp280", address: 0x77 },
+                { kind: "ms5837", address: 0x76 },
+              ],
+            }
+            """
+        let config = """
+            {
+              board: "board.json5",
+              loop: { realtime: false },
+              service: { socket_path: "agent.sock" },
+              clients: [ { uid: \(getuid()), entitlements: ["submersion.shallow"] } ],
+              submersion: { water: "salt" },
+              always_on: [],
+            }
+            """
+        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
+        try board.write(toFile: dir + "/board.json5", atomically: true, encoding: .utf8)
+        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
+    }
+
+    @Test func recordsADiveAcrossAnAgentRestartAndStopsCleanlyOnSIGTERM() throws {
+        let binary = repositoryRoot + "/.build/debug/dive-logger"
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
+        let dir = temporaryDirectory()
+        try Self.files(dir)
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite", errPath = dir + "/logger.err"
+        var agent: EmbeddedAgent? = try EmbeddedAgent.start(configPath: dir + "/edge-agent.json5", socketPath: socket)
+        defer { agent?.stop() }
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["--db", db, "record", "--socket", socket, "--surface-end", "10"]
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle(forWritingAtPath: errPath)
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+        /// Polls (every 100 ms, at most `seconds`) until `condition` holds.
+        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            for _ in 0..<Int(seconds * 10) {
+                if condition() { return true }
+                if !p.isRunning { return false }
+                var none = pollfd()
+                _ = poll(&none, 0, 100)
+            }
+            return condition()
+        }
+        func stored() -> (dives: [DiveStore.DiveRecord], samples: [DiveSample]) {
+            guard access(db, F_OK) == 0, let store = try? DiveStore(path: db, writer: false),
+                  let r = try? store.records(), !r.isEmpty else { return ([], []) }
+            return (r, (try? store.samples(dive: 1)) ?? [])
+        }
+
+        // at the bottom (3 m), the agent stops
+        try #require(until(40) { stored().samples.contains { $0.depth > 2.5 } }, "the dive never reached 3 m in the log:\n\(transcript())")
+        let before = stored().samples.count
+        agent?.stop(); agent = nil
+        try #require(until(10) { transcript().contains("the agent went away") || transcript().contains("shutting down") },
+                     "the logger did not say the agent went away:\n\(transcript())")
+        // it comes back: the same dive goes on (3 s at the surface is shorter than --surface-end)
+        agent = try EmbeddedAgent.start(configPath: dir + "/edge-agent.json5", socketPath: socket)
+        let complete = until(90) { stored().dives.first?.endSeconds != nil }
+        try #require(complete, "no complete dive within 90 s; the logger said:\n\(transcript())")
+        #expect(stored().dives.count == 1, "one dive across the restart: \(stored().dives)")
+        #expect(stored().samples.count > before + 20, "samples after the restart")
+        #expect(transcript().components(separatedBy: "connected to the agent").count - 1 == 2, "\(transcript())")
+        #expect(p.isRunning, "the logger goes on after a dive")
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0, "\(p.terminationStatus): \(transcript())")
+
+        // A second reader: the sqlite3 shell, read-only.
+        func q(_ sql: String) throws -> String { try sqlite3CLI(["-readonly", db, sql]).trimmingWhitespace }
+        #expect(try q("SELECT count(*) FROM dives") == "1")
+        #expect(try q("SELECT water FROM dives") == "salt")
+        let maxDepth = try #require(Double(try q("SELECT max(depth_m) FROM samples WHERE dive = 1")))
+        #expect(abs(maxDepth - 3) < 0.1, "\(maxDepth) m of 3 m")
+        // At least 1 Hz while under water (≈ 6 s down, 10 s at 3 m, 20 s up)
+        let times = try q("SELECT time_s FROM samples WHERE dive = 1 ORDER BY time_s").split(separator: "\n").compactMap { Double($0) }
+        let span = (times.last ?? 0) - (times.first ?? 0)
+        #expect(span > 25 && Double(times.count) >= span.rounded(.down), "\(times.count) samples over \(span) s")
+        // one longer gap: while the agent was away (a second or two); every other ≤ 1 s + 1/16 s
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        #expect((gaps.last ?? .infinity) < 5, "the outage: \(gaps.last ?? .infinity) s")
+        #expect(gaps.dropLast().allSatisfy { $0 <= 1.0 + 1.0 / 16 + 1e-6 }, "largest gaps \(gaps.suffix(3)) s")
+        #expect(try q("PRAGMA journal_mode") == "wal")
+    }
+}
