@@ -1,6 +1,9 @@
 import Testing
 import CoreMotion
 import CoreMotionTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class SubmersionInbox: NSObject, CMWaterSubmersionManagerDelegate, @unchecked Sendable {
     private let lock = NSLock()
@@ -73,6 +76,52 @@ final class SubmersionInbox: NSObject, CMWaterSubmersionManagerDelegate, @unchec
         try await withAgent(.diver(full: true)) { _ in
             #expect(CMWaterSubmersionManager.authorizationStatus == .authorized)
             #expect(CMWaterSubmersionManager().maximumDepth == Measurement(value: 40, unit: UnitLength.meters))
+        }
+    }
+
+    /// Going down to 10 m with `submersion.shallow` (6 m maximum): depths
+    /// on the way down, never beyond the maximum; past it the state says so
+    /// and neither depth nor pressure is given (the agent withholds them
+    /// for this client), as on the Watch.
+    @Test func pastTheShallowMaximumTheDepthIsWithheld() async throws {
+        try await withAgent(.diving(full: false)) { _ in
+            let manager = CMWaterSubmersionManager()
+            let inbox = SubmersionInbox()
+            manager.delegate = inbox
+            #expect(await eventually(seconds: 40) { inbox.measurements.contains { $0.submersionState == .pastMaxDepth } })
+            manager.delegate = nil
+            let all = inbox.measurements
+            let past = all.filter { $0.submersionState == .pastMaxDepth }
+            #expect(!past.isEmpty && past.allSatisfy { $0.depth == nil && $0.pressure == nil })
+            let given = all.compactMap { $0.depth?.converted(to: .meters).value }
+            #expect(given.contains { $0 > 3 }, "depths on the way down: \(given)")
+            #expect(given.allSatisfy { $0 <= 6.5 }, "no depth beyond the maximum: \(given.max() ?? 0) m")
+            #expect(inbox.events.contains { $0.state == .submerged })
+            #expect(inbox.errors.isEmpty, "\(inbox.errors)")
+        }
+    }
+
+    /// The same dive with `submersion.full` (40 m): the depth at 10 m, deep;
+    /// then the agent crashes: the delegate is told (never a frozen depth
+    /// that looks live).
+    @Test func aFullEntitlementGetsTheDepthAndLearnsOfALostAgent() async throws {
+        try await withAgent(.diving(full: true)) { agent in
+            let manager = CMWaterSubmersionManager()
+            let inbox = SubmersionInbox()
+            manager.delegate = inbox
+            #expect(await eventually(seconds: 40) {
+                inbox.measurements.contains { m in
+                    m.submersionState == .submergedDeep && m.depth.map { abs($0.converted(to: .meters).value - 10) < 0.2 } == true
+                }
+            }, "\(inbox.measurements.last.map { "\($0.submersionState) \(String(describing: $0.depth))" } ?? "nothing")")
+            // 10 m of sea water: 101.325 kPa + 1025 kg/m³ · 9.80665 m/s² · 10 m ≈ 201.85 kPa
+            let p = try #require(inbox.measurements.last?.pressure).converted(to: .kilopascals).value
+            #expect(abs(p - 201.85) < 1, "\(p) kPa")
+            #expect(inbox.errors.isEmpty)
+            agent.terminate(with: SIGKILL)
+            #expect(await eventually(seconds: 10) { !inbox.errors.isEmpty }, "the delegate must learn of the loss")
+            #expect(inbox.errors.first?.code == Int(CMErrorNotAvailable.rawValue))
+            manager.delegate = nil
         }
     }
 }

@@ -44,6 +44,9 @@ public enum TestAgentKind: Sendable, Equatable {
     /// out of water; this user holds `motion`, `altitude` and
     /// `submersion.shallow` (or `submersion.full`).
     case diver(full: Bool)
+    /// The diver's board going down: 2 s at the surface, then to 10 m in
+    /// 10 s (sea water), and staying there.
+    case diving(full: Bool)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -217,6 +220,7 @@ public final class TestAgent: @unchecked Sendable {
         var otherClients = ""
         var socketGroup = ""
         var calibration = ""
+        var pressure = #"pressure: { mode: "altitude", sea_level_pa: 101325, start_altitude_m: 0 },"#
         var extraFiles: [(String, String)] = []
         switch kind {
         case .restFlat:
@@ -227,7 +231,13 @@ public final class TestAgent: @unchecked Sendable {
             """
         case .restricted:
             entitlements = #"["altitude"]"#
-        case .diver(let full):
+        case .diver(let full), .diving(let full):
+            if case .diving = kind {
+                pressure = """
+                    pressure: { mode: "water", surface_pa: 101325, density_kg_m3: 1025, start_depth_m: 0,
+                      profile: [ { hold_s: 2 }, { to_depth_m: 10, rate_m_per_min: 60 }, { hold_s: 3600 } ] },
+                    """
+            }
             chips = """
                 { kind: "mpu6050", address: 0x68, mounting: ["+x", "+y", "+z"] },
                 { kind: "bmp280", address: 0x77 },
@@ -297,7 +307,7 @@ public final class TestAgent: @unchecked Sendable {
               imperfections: { default: "ideal" },
               environment: {
                 field: { intensity_ut: 48, inclination_deg: 60, declination_deg: 0 },
-                pressure: { mode: "altitude", sea_level_pa: 101325, start_altitude_m: 0 },
+                \(pressure)
                 temperature: { start_c: 20 },
               },
               \(faults)
