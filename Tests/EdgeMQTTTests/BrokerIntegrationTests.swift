@@ -438,4 +438,52 @@ private final class Rig: @unchecked Sendable {
         let published = sub.messages.filter { !$0.topic.hasPrefix("edge-test/") }.map(\.topic)
         #expect(Set(published) == ["edge/n1/status"], "\(published)")
     }
+
+    /// A hung agent (SIGSTOP: its socket stays open, nothing arrives) is
+    /// not `online`: every stream stalls after max(3 intervals, 2 s), the
+    /// retained status says `offline`, `status` names the stalled streams
+    /// with the time of their last sample and the log says so once; on
+    /// SIGCONT samples return, `online` again, data resumes, "resumed".
+    @Test func aStalledAgentIsNotOnline() throws {
+        let rig = try Rig("stall")
+        defer { rig.agent?.child.signal(SIGCONT); rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        // Both streams deliver (each is watched from its first sample).
+        #expect(waitUntil(20) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil
+                && sub.last(on: "edge/n1/altitude") != nil
+        }, "\(rig.transcript)")
+
+        rig.agent.child.signal(SIGSTOP)
+        let offline = waitUntil(15) { sub.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true }
+        #expect(offline, "a stalled agent must not stay online: \(sub.messages(on: "edge/n1/status"))\n\(bridge.log)")
+        let s = try #require(bridge.status())
+        #expect(s[path: "agent", "connected"] as? Bool == true, "the socket is still open: \(s)")
+        #expect(s[path: "agent", "stalled"] as? Bool == true && s.string("status") == "offline", "\(s)")
+        let streams = (s["streams"] as? [[String: Any]]) ?? []
+        #expect(streams.count == 2 && streams.allSatisfy {
+            $0["stalled"] as? Bool == true && ($0["stalled_since"] as? String)?.hasSuffix("Z") == true
+                && (($0["last_sample_age_s"] as? NSNumber)?.doubleValue ?? 0) >= 2
+        }, "\(streams)")
+        let text = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
+        #expect(text.out.contains("deviceMotion stalled since ") && text.out.contains("altitude stalled since ")
+                && text.out.contains("STALLED"), "\(text.out)")
+        #expect(bridge.log.components(separatedBy: "deviceMotion stalled: no sample").count == 2, "logged once: \(bridge.log)")
+        #expect(bridge.log.contains("no subscribed stream delivers"))
+
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+        rig.agent.child.signal(SIGCONT)
+        #expect(waitUntil(15) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.messages(on: "edge/n1/deviceMotion").count > before + 3
+        }, "\(sub.messages.suffix(5))\n\(bridge.log)")
+        #expect(bridge.log.contains("deviceMotion resumed after") && bridge.log.contains("samples resumed: status online again"), "\(bridge.log)")
+        let back = try #require(bridge.status())
+        #expect(back[path: "agent", "stalled"] as? Bool == false && back.string("status") == "online")
+        #expect(back.int("agent", "connections") == 1, "the same connection throughout")
+    }
 }
