@@ -486,4 +486,46 @@ private final class Rig: @unchecked Sendable {
         #expect(back[path: "agent", "stalled"] as? Bool == false && back.string("status") == "online")
         #expect(back.int("agent", "connections") == 1, "the same connection throughout")
     }
+
+    /// The Last Will: a bridge killed (SIGKILL: no clean stop, the kernel
+    /// closes its socket) or frozen (SIGSTOP: the connection stays open and
+    /// silent, as when its network goes) is shown `offline`, retained, by
+    /// the broker itself. Killed: at once (bounded at 1.5 × keepalive, 5 s
+    /// being libmosquitto's least). Frozen: when the broker finds keepalive
+    /// exceeded (MQTT 5 §3.1.2.10: 1.5 × keepalive; see the bound below).
+    /// About 12 s, the frozen bridge's wait.
+    @Test func aKilledOrFrozenBridgeLeavesItsLastWill() throws {
+        let rig = try Rig("will")
+        defer { rig.bridges.forEach { $0.child.signal(SIGCONT) }; rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let killed = try rig.bridge(node: "k1", name: "killed")
+        let frozen = try rig.bridge(node: "f1", name: "frozen")
+        #expect(waitUntil(20) { sub.last(on: "edge/k1/status")?.payload == "online" && sub.last(on: "edge/f1/status")?.payload == "online" },
+                "\(rig.transcript)")
+
+        let start = nowNs()
+        frozen.child.signal(SIGSTOP)
+        killed.child.signal(SIGKILL)
+        #expect(killed.child.waitForExit(5) != nil)
+        let keepaliveS = 5.0
+        #expect(waitUntil(1.5 * keepaliveS) { sub.last(on: "edge/k1/status").map { $0.retained && $0.payload == "offline" } == true },
+                "the will of a killed bridge: \(sub.messages(on: "edge/k1/status"))\n\(rig.broker.log)")
+        let killedAfterS = Double(nowNs() - start) / 1e9
+        // MQTT says 1.5 × keepalive; mosquitto 2.0.11 (Debian 12) takes
+        // about 2.4 × (12 s for 5 s, measured: its keepalive check is
+        // coarse), so the bound here is 3 × keepalive.
+        #expect(waitUntil(3 * keepaliveS - killedAfterS) {
+            sub.last(on: "edge/f1/status").map { $0.retained && $0.payload == "offline" } == true
+        }, "the will of a frozen bridge: \(sub.messages(on: "edge/f1/status"))\n\(rig.broker.log)")
+        #expect(!killed.log.contains("stopping: published"), "no clean stop: it was the will")
+
+        let late = try rig.subscribe("late", filters: ["edge/+/status"])
+        #expect(waitUntil(5) {
+            ["edge/k1/status", "edge/f1/status"].allSatisfy { late.last(on: $0).map { $0.retained && $0.payload == "offline" } == true }
+        }, "a subscriber arriving later is told offline (retained): \(late.messages)")
+    }
 }
