@@ -437,6 +437,9 @@ private final class Rig: @unchecked Sendable {
         #expect(s.string("broker", "state") == "connected")
         let published = sub.messages.filter { !$0.topic.hasPrefix("edge-test/") }.map(\.topic)
         #expect(Set(published) == ["edge/n1/status"], "\(published)")
+        // Only ever `offline`: never an `online` between the connection and the refusal.
+        let statuses = sub.messages(on: "edge/n1/status")
+        #expect(!statuses.isEmpty && statuses.allSatisfy { $0.payload == "offline" && $0.retained }, "\(statuses)")
     }
 
     /// A hung agent (SIGSTOP: its socket stays open, nothing arrives) is
