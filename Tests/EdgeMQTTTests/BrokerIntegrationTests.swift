@@ -218,6 +218,48 @@ private final class Rig: @unchecked Sendable {
         #expect(sub.last(on: "edge/n2/status") == nil, "nothing of n2 reached the broker")
     }
 
+    /// TLS with only a CA (`broker.tls.ca_file`, no client certificate), the
+    /// common case with a hosted broker: the broker's certificate is
+    /// verified against the test's CA and data flows; a broker that demands
+    /// a client certificate refuses that bridge, and it says TLS failed.
+    @Test func tlsWithOnlyACAAndNoClientCertificate() throws {
+        let rig = try Rig("tlsca")
+        defer { rig.stop() }
+        let certs = try TestCertificates.make(in: rig.directory)
+        rig.broker = try Broker(directory: rig.directory, extraConfig: """
+            allow_anonymous true
+            cafile \(certs.ca)
+            certfile \(certs.serverCert)
+            keyfile \(certs.serverKey)
+            require_certificate false
+            """)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe(tls: ["--cafile", certs.ca])
+        let bridge = try rig.bridge(broker: #"tls: { ca_file: "\#(certs.ca)" },"#)
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+        let status = bridge.status()
+        #expect(status?.string("broker", "state") == "connected" && status?[path: "broker", "tls"] as? Bool == true,
+                "\(String(describing: status))")
+
+        // The same bridge configuration against a broker that requires a client certificate.
+        try FileManager.default.createDirectory(atPath: rig.directory + "/strict", withIntermediateDirectories: true)
+        let strict = try Broker(directory: rig.directory + "/strict", extraConfig: """
+            allow_anonymous true
+            cafile \(certs.ca)
+            certfile \(certs.serverCert)
+            keyfile \(certs.serverKey)
+            require_certificate true
+            """)
+        defer { strict.stop() }
+        try strict.start()
+        let refused = try rig.bridge(node: "n2", broker: #"tls: { ca_file: "\#(certs.ca)" },"#, name: "nocert", port: strict.port)
+        #expect(refused.waitForLog("TLS with the broker at 127.0.0.1:\(strict.port) failed"), "\(refused.log)\n\(strict.log)")
+        #expect(refused.status()?.string("broker", "state") != "connected")
+    }
+
     /// A broker with accounts: the wrong password is refused and said so
     /// (never printed); the right one, from a 0600 file, connects; a file
     /// other users may read is refused before anything starts.
