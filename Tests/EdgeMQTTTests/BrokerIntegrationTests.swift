@@ -487,8 +487,10 @@ private final class Rig: @unchecked Sendable {
     /// A hung agent (SIGSTOP: its socket stays open, nothing arrives) is
     /// not `online`: every stream stalls after max(3 intervals, 2 s), the
     /// retained status says `offline`, `status` names the stalled streams
-    /// with the time of their last sample and the log says so once; on
+    /// with the time of their last sample and the log says so once; a
+    /// devices request into the silence goes unanswered (unresponsive); on
     /// SIGCONT samples return, `online` again, data resumes, "resumed".
+    /// About 8 s (2 s to stall, 6 s to find the agent unresponsive).
     @Test func aStalledAgentIsNotOnline() throws {
         let rig = try Rig("stall")
         defer { rig.agent?.child.signal(SIGCONT); rig.stop() }
@@ -520,15 +522,23 @@ private final class Rig: @unchecked Sendable {
                 && text.out.contains("STALLED"), "\(text.out)")
         #expect(bridge.log.components(separatedBy: "deviceMotion stalled: no sample").count == 2, "logged once: \(bridge.log)")
         #expect(bridge.log.contains("no subscribed stream delivers"))
+        // Silent for 3 s: a devices request, unanswered for 3 s more: unresponsive.
+        #expect(waitUntil(15) { bridge.status()?[path: "agent", "unresponsive"] as? Bool == true },
+                "\(String(describing: bridge.status()))\n\(bridge.log)")
+        #expect(bridge.log.contains("did not answer a devices request within 3.0 s: it is hung"), "\(bridge.log)")
+        let hung = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
+        #expect(hung.out.contains("UNRESPONSIVE"), "\(hung.out)")
 
         let before = sub.messages(on: "edge/n1/deviceMotion").count
         rig.agent.child.signal(SIGCONT)
         #expect(waitUntil(15) {
             sub.last(on: "edge/n1/status")?.payload == "online" && sub.messages(on: "edge/n1/deviceMotion").count > before + 3
         }, "\(sub.messages.suffix(5))\n\(bridge.log)")
-        #expect(bridge.log.contains("deviceMotion resumed after") && bridge.log.contains("samples resumed: status online again"), "\(bridge.log)")
+        #expect(bridge.log.contains("deviceMotion resumed after") && bridge.log.contains("the node resumed: status online again"), "\(bridge.log)")
         let back = try #require(bridge.status())
-        #expect(back[path: "agent", "stalled"] as? Bool == false && back.string("status") == "online")
+        #expect(back[path: "agent", "stalled"] as? Bool == false && back[path: "agent", "unresponsive"] as? Bool == false
+                && back.string("status") == "online")
+        #expect(bridge.log.contains("the agent answers again"), "\(bridge.log)")
         #expect(back.int("agent", "connections") == 1, "the same connection throughout")
     }
 

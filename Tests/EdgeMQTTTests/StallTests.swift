@@ -108,7 +108,7 @@ import EdgeProtocol
         bridge.handle(motion(20_000 * ms), nowNs: 20_000 * ms)
         #expect(status(store) == "online")
         #expect(lines.count("deviceMotion resumed after 18.1 s without samples") == 1, "\(lines.log.kept)")
-        #expect(lines.count("samples resumed: status online again") == 1)
+        #expect(lines.count("the node resumed: status online again") == 1)
         #expect(queue.pop()?.topic == "edge/n1/deviceMotion", "data flows again")
         #expect(!bridge.snapshot().silent && bridge.snapshot().streams.first?.stalledSinceNs == nil)
     }
@@ -137,5 +137,74 @@ import EdgeProtocol
         #expect(bridge.snapshot().streams.allSatisfy { $0.stalledSinceNs == nil && $0.lastArrivalNs == nil })
         bridge.checkLiveness(nowNs: 100 * s)
         #expect(lines.count("stalled") == 1)
+    }
+}
+
+/// The agent connection's own watchdog: probes into its silence, on a
+/// virtual clock.
+@Suite struct AgentSilenceTests {
+    let s = StreamLiveness.Settings()
+    let sec: UInt64 = 1_000_000_000
+
+    @Test func silenceIsProbedAndAnUnansweredProbeMeansUnresponsive() {
+        var a = StreamLiveness.Agent()
+        #expect(StreamLiveness.check(&a, s, nowNs: 100 * sec) == nil, "not connected: nothing to probe")
+        #expect(!StreamLiveness.heard(&a, nowNs: 0))
+        #expect(StreamLiveness.check(&a, s, nowNs: 3 * sec) == nil, "3 s exactly: not yet")
+        #expect(StreamLiveness.check(&a, s, nowNs: 3 * sec + 1) == .probe)
+        #expect(StreamLiveness.check(&a, s, nowNs: 6 * sec) == nil, "the probe has 3 s")
+        #expect(StreamLiveness.check(&a, s, nowNs: 6 * sec + 2) == .unresponsive(silentNs: 6 * sec + 2))
+        #expect(a.unresponsive)
+        #expect(StreamLiveness.check(&a, s, nowNs: 7 * sec) == nil, "said once")
+        #expect(StreamLiveness.check(&a, s, nowNs: 9 * sec + 3) == .probe, "asked again while it does not answer")
+        #expect(StreamLiveness.heard(&a, nowNs: 10 * sec), "it had been unresponsive")
+        #expect(!a.unresponsive && a.probeSentNs == nil)
+        #expect(StreamLiveness.check(&a, s, nowNs: 12 * sec) == nil)
+    }
+
+    final class FakeFeed: SampleFeed, @unchecked Sendable {
+        private let probes = Locked(0)
+        var probeCount: Int { probes.withLock { $0 } }
+        func start(subscriptions: [FeedSubscription], handler: @escaping @Sendable (FeedEvent) -> Void) {}
+        func requestDevices() { probes.withLock { $0 += 1 } }
+        func stop() {}
+        var heartbeat: UInt64 { 0 }
+    }
+
+    /// Only `activity` (sent on a change): no stream can stall, so the
+    /// probe is what takes a hung agent's node offline.
+    @Test func aHungAgentWithOnlyChangeStreamsGoesOfflineAndComesBack() throws {
+        let lines = BridgeLog(keepLines: true, sink: { _ in })
+        let queue = OutboundQueue(capacity: 1000)
+        let store = RetainedStore(wakeup: queue.wakeup)
+        let bridge = Bridge(config: BridgeConfig(node: "n1", streams: [StreamSettings(stream: .activity)]), node: "n1",
+                            queue: queue, retained: store, log: lines)
+        let feed = FakeFeed()
+        bridge.attach(feed)
+        let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["fitness"],"maxLineBytes":4096,"queueCapacity":256}"#
+        guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { Issue.record("no version"); return }
+        func status() -> String? { store.entries["edge/n1/status"].map { String(decoding: $0.payload, as: UTF8.self) } }
+        func count(_ text: String) -> Int { lines.kept.filter { $0.contains(text) }.count }
+
+        bridge.handle(.connected(v), nowNs: 0)
+        bridge.handle(.subscribed(.activity, intervalS: 1), nowNs: 500_000_000)
+        #expect(status() == "online")
+        let before = feed.probeCount
+        bridge.checkLiveness(nowNs: 3 * sec)
+        #expect(feed.probeCount == before, "2.5 s of silence: no probe yet")
+        bridge.checkLiveness(nowNs: 4 * sec)
+        #expect(feed.probeCount == before + 1 && status() == "online", "asked; not yet judged")
+        bridge.checkLiveness(nowNs: 7 * sec + 1)
+        #expect(status() == "offline", "the probe went unanswered")
+        #expect(bridge.snapshot().agentUnresponsive && !bridge.snapshot().online && bridge.snapshot().agentConnected)
+        #expect(count("did not answer a devices request within 3.0 s: it is hung") == 1 && count("status offline until the agent answers") == 1,
+                "\(lines.kept)")
+        bridge.checkLiveness(nowNs: 8 * sec)
+        #expect(count("it is hung") == 1, "said once")
+
+        bridge.handle(.devices([]), nowNs: 9 * sec)
+        #expect(status() == "online")
+        #expect(count("the agent answers again") == 1 && count("the node resumed: status online again") == 1, "\(lines.kept)")
+        #expect(!bridge.snapshot().agentUnresponsive)
     }
 }

@@ -72,6 +72,8 @@ public final class Bridge: Sendable {
         var devicesRefreshNs: UInt64?
         /// "no subscribed stream delivers" was logged; the way back is logged once too.
         var silenceAnnounced = false
+        /// The agent connection's own watchdog (probes into its silence).
+        var agentLive = StreamLiveness.Agent()
 
         /// Streams subscribed and delivering on this connection that are stalled.
         var stalled: Set<StreamName> { Set(streams.filter { $0.value.active && $0.value.live.isStalled }.keys) }
@@ -81,6 +83,8 @@ public final class Bridge: Sendable {
             let watched = streams.values.filter { $0.active && $0.watched }
             return !watched.isEmpty && watched.allSatisfy(\.live.isStalled)
         }
+        /// Nothing delivers, or the agent does not answer: not `online`.
+        var notDelivering: Bool { silent || agentLive.unresponsive }
     }
     private let state: Locked<State>
     /// Set once by ``attach(_:)``; used to ask for the device list again.
@@ -122,11 +126,23 @@ public final class Bridge: Sendable {
     /// `nowNs`: CLOCK_MONOTONIC of the event's arrival (tests pass their own).
     public func handle(_ event: FeedEvent, nowNs: UInt64 = monotonicNs()) {
         switch event {
+        case .subscribed, .refused, .devices, .device, .shutdown:
+            let was = state.withLock { StreamLiveness.heard(&$0.agentLive, nowNs: nowNs) }
+            if was {
+                log.info("the agent answers again")
+                updateRetained()
+            }
+        default:
+            break
+        }
+        switch event {
         case .sample(let sample):
             publish(sample, nowNs: nowNs)
         case .connected(let v):
             let missing = state.withLock { s -> [(StreamName, Entitlement)] in
                 s.agentConnected = true
+                s.agentLive = StreamLiveness.Agent()
+                _ = StreamLiveness.heard(&s.agentLive, nowNs: nowNs)
                 s.version = v
                 s.agentConnections += 1
                 s.lastAgentProblem = nil
@@ -181,6 +197,7 @@ public final class Bridge: Sendable {
                 let changed = s.lastAgentProblem != reason
                 s.lastAgentProblem = reason
                 s.agentConnected = false
+                s.agentLive = StreamLiveness.Agent()
                 return changed
             }
             if changed { log.info("agent: \(reason) (trying again)") } else { log.debug("agent: \(reason)") }
@@ -188,6 +205,7 @@ public final class Bridge: Sendable {
         case .disconnected(let reason):
             state.withLock { s in
                 s.agentConnected = false
+                s.agentLive = StreamLiveness.Agent()
                 s.lastAgentProblem = reason
                 for k in s.streams.keys {
                     s.streams[k]!.active = false
@@ -232,10 +250,12 @@ public final class Bridge: Sendable {
     // MARK: - samples
 
     private func publish(_ sample: Sample, nowNs: UInt64) {
+        var agentBack = false
         let t = sample.timestampNs
         let stream = sample.stream
         let due = state.withLock { s -> (json: Bool, scalars: Bool, calibrationChanged: Bool, resumedAfterNs: UInt64?)? in
             guard var st = s.streams[stream], !s.stopping else { return nil }
+            agentBack = StreamLiveness.heard(&s.agentLive, nowNs: nowNs)
             st.received += 1
             st.lastCaptureNs = t
             var resumed: UInt64?
@@ -251,10 +271,11 @@ public final class Bridge: Sendable {
             return (json, scalars, changed, resumed)
         }
         guard let due else { return }
+        if agentBack { log.info("the agent answers again") }
         if let silentNs = due.resumedAfterNs {
             log.info("\(stream.rawValue) resumed after \(seconds(silentNs)) s without samples")
-            updateRetained()
         }
+        if agentBack || due.resumedAfterNs != nil { updateRetained() }
         let refresh = state.withLock { s -> Bool in
             guard let at = s.devicesRefreshNs, monotonicNs() >= at else { return false }
             s.devicesRefreshNs = nil
@@ -287,9 +308,11 @@ public final class Bridge: Sendable {
     /// when every watched stream is, the status stops saying `online`.
     /// Samples resume a stream (``handle(_:nowNs:)``).
     public func checkLiveness(nowNs: UInt64 = monotonicNs()) {
-        let (changes, nodeSilent) = state.withLock { s -> ([(StreamName, UInt64, UInt64)], Bool) in
-            guard !s.stopping else { return ([], false) }
-            let before = s.silent
+        let (changes, nodeSilent, streamsSilent, agentAction) = state.withLock {
+            s -> ([(StreamName, UInt64, UInt64)], Bool, Bool, StreamLiveness.AgentAction?) in
+            guard !s.stopping, s.agentConnected else { return ([], false, false, nil) }
+            let before = s.notDelivering
+            let agentAction = StreamLiveness.check(&s.agentLive, liveness, nowNs: nowNs)
             var out: [(StreamName, UInt64, UInt64)] = []
             for name in s.streams.keys.sorted(by: { $0.index < $1.index }) {
                 let st = s.streams[name]!
@@ -298,17 +321,29 @@ public final class Bridge: Sendable {
                     out.append((name, silentNs, st.stallAfterNs))
                 }
             }
-            let now = !before && s.silent
+            let now = !before && s.notDelivering
             if now { s.silenceAnnounced = true }
-            return (out, now)
+            return (out, now, s.silent, agentAction)
         }
-        guard !changes.isEmpty else { return }
+        switch agentAction {
+        case .probe?:
+            log.debug("the agent has been silent for a while: asking for its devices")
+            requestDevices()
+        case .unresponsive(let silentNs)?:
+            log.info("the agent has sent nothing for \(seconds(silentNs)) s and did not answer a devices request within \(seconds(liveness.answerWithinNs)) s: it is hung")
+        case nil:
+            break
+        }
+        guard !changes.isEmpty || agentAction != nil else { return }
         for (name, silentNs, thresholdNs) in changes {
             log.info("\(name.rawValue) stalled: no sample from the agent for \(seconds(silentNs)) s (stalled after \(seconds(thresholdNs)) s without one)")
         }
         if nodeSilent {
-            log.info("no subscribed stream delivers (the agent is hung or its devices stopped): status offline until samples return")
+            log.info(streamsSilent
+                ? "no subscribed stream delivers (the agent is hung or its devices stopped): status offline until samples return"
+                : "status offline until the agent answers")
         }
+        if case .probe? = agentAction, changes.isEmpty { return }
         updateRetained()
     }
 
@@ -325,18 +360,21 @@ public final class Bridge: Sendable {
         public var stopping: Bool
         /// Active streams the watchdog finds stalled (``StreamLiveness``).
         public var stalled: Set<StreamName>
+        /// The agent left a probe unanswered (hung, its socket open).
+        public var agentUnresponsive: Bool
         public init(agentConnected: Bool, agentVersion: String?, grants: [StreamName: Grant], active: Set<StreamName>,
-                    devices: [DeviceInfo]?, calibration: Calibration?, stopping: Bool, stalled: Set<StreamName> = []) {
+                    devices: [DeviceInfo]?, calibration: Calibration?, stopping: Bool, stalled: Set<StreamName> = [],
+                    agentUnresponsive: Bool = false) {
             self.agentConnected = agentConnected; self.agentVersion = agentVersion; self.grants = grants
             self.active = active; self.devices = devices; self.calibration = calibration; self.stopping = stopping
-            self.stalled = stalled
+            self.stalled = stalled; self.agentUnresponsive = agentUnresponsive
         }
 
         /// What the status topic says: the agent connected, a stream
         /// subscribed, and, when any periodic stream is, at least one of
         /// those delivering (not stalled).
         public var online: Bool {
-            guard agentConnected, !active.isEmpty, !stopping else { return false }
+            guard agentConnected, !active.isEmpty, !stopping, !agentUnresponsive else { return false }
             let watched = active.filter(StreamLiveness.isPeriodic)
             return watched.isEmpty || !watched.isSubset(of: stalled)
         }
@@ -345,16 +383,17 @@ public final class Bridge: Sendable {
     private func updateRetained() {
         let (input, back) = state.withLock { s -> (PlanInput, Bool) in
             var back = false
-            if s.silenceAnnounced && !s.silent {
+            if s.silenceAnnounced && !s.notDelivering {
                 s.silenceAnnounced = false
                 back = s.agentConnected && !s.stopping
             }
             return (PlanInput(agentConnected: s.agentConnected, agentVersion: s.version?.agentVersion,
                       grants: s.streams.mapValues(\.grant),
                       active: Set(s.streams.filter(\.value.active).keys),
-                      devices: s.devices, calibration: s.calibration, stopping: s.stopping, stalled: s.stalled), back)
+                      devices: s.devices, calibration: s.calibration, stopping: s.stopping, stalled: s.stalled,
+                      agentUnresponsive: s.agentLive.unresponsive), back)
         }
-        if back && input.online { log.info("samples resumed: status online again") }
+        if back && input.online { log.info("the node resumed: status online again") }
         retained.replacePlan(Self.retainedPlan(config: config, plan: plan, input: input))
     }
 
@@ -446,6 +485,8 @@ public final class Bridge: Sendable {
         public var calibration: Calibration?
         /// Every watched stream is stalled: the status says `offline`.
         public var silent: Bool
+        /// The agent left a probe unanswered: the status says `offline`.
+        public var agentUnresponsive: Bool
         /// What the status topic says now.
         public var online: Bool
     }
@@ -461,9 +502,11 @@ public final class Bridge: Sendable {
                                          stallAfterNs: $0.watched ? $0.stallAfterNs : nil)
                      },
                      devices: s.devices, calibration: s.calibration, silent: s.silent,
+                     agentUnresponsive: s.agentLive.unresponsive,
                      online: PlanInput(agentConnected: s.agentConnected, agentVersion: nil, grants: [:],
                                        active: Set(s.streams.filter(\.value.active).keys), devices: nil, calibration: nil,
-                                       stopping: s.stopping, stalled: s.stalled).online)
+                                       stopping: s.stopping, stalled: s.stalled,
+                                       agentUnresponsive: s.agentLive.unresponsive).online)
         }
     }
 

@@ -496,6 +496,8 @@ private final class Runner {
         w.key("last_problem"); if let p = snap.lastAgentProblem { w.string(p) } else { w.null() }
         // Every watched stream stalled: connected, but nothing arrives.
         w.key("stalled"); w.bool(snap.silent)
+        // A probe (devices request) into its silence went unanswered.
+        w.key("unresponsive"); w.bool(snap.agentUnresponsive)
         w.endObject()
         w.key("queue"); w.beginObject()
         w.key("queued"); w.int(q.queued)

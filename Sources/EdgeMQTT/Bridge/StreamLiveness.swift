@@ -19,8 +19,17 @@ public enum StreamLiveness {
         /// batching (20 ms by default), a device re-initialised by the
         /// agent, a loaded machine's scheduling are all well below it.
         public var minimumNs: UInt64 = 2_000_000_000
-        public init(intervals: UInt64 = 3, minimumNs: UInt64 = 2_000_000_000) {
+        /// The agent connection silent this long (no event at all) is
+        /// probed with a `devices` request, ns (3 s): the way to tell a hung
+        /// agent when only streams sent on change are subscribed.
+        public var probeAfterNs: UInt64 = 3_000_000_000
+        /// A probe unanswered this long: the agent is unresponsive, ns (3 s;
+        /// the feed gives the request 2 s).
+        public var answerWithinNs: UInt64 = 3_000_000_000
+        public init(intervals: UInt64 = 3, minimumNs: UInt64 = 2_000_000_000,
+                    probeAfterNs: UInt64 = 3_000_000_000, answerWithinNs: UInt64 = 3_000_000_000) {
             self.intervals = intervals; self.minimumNs = minimumNs
+            self.probeAfterNs = probeAfterNs; self.answerWithinNs = answerWithinNs
         }
 
         /// The silence after which a stream subscribed every `intervalNs`
@@ -64,6 +73,58 @@ public enum StreamLiveness {
 
     /// The connection ended or began again: not watched until the next sample.
     public static func reset(_ s: inout State) { s = State() }
+
+    /// The agent connection as a whole: when it last said anything, and
+    /// whether a probe sent into its silence went unanswered.
+    public struct Agent: Sendable, Equatable {
+        /// Arrival of the last event on this connection; nil: not connected.
+        public var lastHeardNs: UInt64?
+        /// A probe is out since then (nil: none).
+        public var probeSentNs: UInt64?
+        /// A probe went unanswered: the agent is hung.
+        public var unresponsive = false
+        public init() {}
+    }
+
+    public enum AgentAction: Sendable, Equatable {
+        /// Send a probe (a `devices` request) now.
+        case probe
+        /// The probe went unanswered: from now on unresponsive.
+        case unresponsive(silentNs: UInt64)
+    }
+
+    /// Anything from the agent arrived: it is alive. Returns whether it had
+    /// been unresponsive.
+    public static func heard(_ a: inout Agent, nowNs: UInt64) -> Bool {
+        let was = a.unresponsive
+        a.lastHeardNs = nowNs
+        a.probeSentNs = nil
+        a.unresponsive = false
+        return was
+    }
+
+    /// The agent side of a watchdog turn: a probe after `probeAfterNs` of
+    /// silence (and again `probeAfterNs` after each verdict while
+    /// unresponsive), and
+    /// unresponsive when one goes unanswered for `answerWithinNs`.
+    public static func check(_ a: inout Agent, _ settings: Settings, nowNs: UInt64) -> AgentAction? {
+        guard let heard = a.lastHeardNs, nowNs > heard else { return nil }
+        if let sent = a.probeSentNs {
+            if !a.unresponsive, nowNs - min(nowNs, sent) > settings.answerWithinNs {
+                a.unresponsive = true
+                a.probeSentNs = nowNs   // the next probe `probeAfterNs` from now
+                return .unresponsive(silentNs: nowNs - heard)
+            }
+            if a.unresponsive, nowNs - min(nowNs, sent) > settings.probeAfterNs {
+                a.probeSentNs = nowNs
+                return .probe
+            }
+            return nil
+        }
+        guard nowNs - heard > settings.probeAfterNs else { return nil }
+        a.probeSentNs = nowNs
+        return .probe
+    }
 
     /// Whether silence means a stall: the streams sent on every change are
     /// never watched.

@@ -99,6 +99,7 @@ enum StatusCommand {
             if case .array(let a)? = s["agent", "entitlements"] { for case .string(let e) in a { ents.append(e) } }
             agent += "connected as uid \(int(s.number("agent", "uid"))) (entitlements \(ents.isEmpty ? "none" : ents.joined(separator: ", ")))"
             if s.bool("agent", "stalled") == true { agent += "; STALLED: no subscribed stream delivers, status offline" }
+            if s.bool("agent", "unresponsive") == true { agent += "; UNRESPONSIVE: a devices request went unanswered, status offline" }
         } else {
             agent += "not connected" + (s.string("agent", "last_problem").map { ": \($0)" } ?? "")
         }
