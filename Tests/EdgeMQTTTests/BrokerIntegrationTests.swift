@@ -218,6 +218,48 @@ private final class Rig: @unchecked Sendable {
         #expect(sub.last(on: "edge/n2/status") == nil, "nothing of n2 reached the broker")
     }
 
+    /// TLS with only a CA (`broker.tls.ca_file`, no client certificate), the
+    /// common case with a hosted broker: the broker's certificate is
+    /// verified against the test's CA and data flows; a broker that demands
+    /// a client certificate refuses that bridge, and it says TLS failed.
+    @Test func tlsWithOnlyACAAndNoClientCertificate() throws {
+        let rig = try Rig("tlsca")
+        defer { rig.stop() }
+        let certs = try TestCertificates.make(in: rig.directory)
+        rig.broker = try Broker(directory: rig.directory, extraConfig: """
+            allow_anonymous true
+            cafile \(certs.ca)
+            certfile \(certs.serverCert)
+            keyfile \(certs.serverKey)
+            require_certificate false
+            """)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe(tls: ["--cafile", certs.ca])
+        let bridge = try rig.bridge(broker: #"tls: { ca_file: "\#(certs.ca)" },"#)
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
+                "\(rig.transcript)")
+        let status = bridge.status()
+        #expect(status?.string("broker", "state") == "connected" && status?[path: "broker", "tls"] as? Bool == true,
+                "\(String(describing: status))")
+
+        // The same bridge configuration against a broker that requires a client certificate.
+        try FileManager.default.createDirectory(atPath: rig.directory + "/strict", withIntermediateDirectories: true)
+        let strict = try Broker(directory: rig.directory + "/strict", extraConfig: """
+            allow_anonymous true
+            cafile \(certs.ca)
+            certfile \(certs.serverCert)
+            keyfile \(certs.serverKey)
+            require_certificate true
+            """)
+        defer { strict.stop() }
+        try strict.start()
+        let refused = try rig.bridge(node: "n2", broker: #"tls: { ca_file: "\#(certs.ca)" },"#, name: "nocert", port: strict.port)
+        #expect(refused.waitForLog("TLS with the broker at 127.0.0.1:\(strict.port) failed"), "\(refused.log)\n\(strict.log)")
+        #expect(refused.status()?.string("broker", "state") != "connected")
+    }
+
     /// A broker with accounts: the wrong password is refused and said so
     /// (never printed); the right one, from a 0600 file, connects; a file
     /// other users may read is refused before anything starts.
@@ -437,5 +479,108 @@ private final class Rig: @unchecked Sendable {
         #expect(s.string("broker", "state") == "connected")
         let published = sub.messages.filter { !$0.topic.hasPrefix("edge-test/") }.map(\.topic)
         #expect(Set(published) == ["edge/n1/status"], "\(published)")
+        // Only ever `offline`: never an `online` between the connection and the refusal.
+        let statuses = sub.messages(on: "edge/n1/status")
+        #expect(!statuses.isEmpty && statuses.allSatisfy { $0.payload == "offline" && $0.retained }, "\(statuses)")
+    }
+
+    /// A hung agent (SIGSTOP: its socket stays open, nothing arrives) is
+    /// not `online`: every stream stalls after max(3 intervals, 2 s), the
+    /// retained status says `offline`, `status` names the stalled streams
+    /// with the time of their last sample and the log says so once; a
+    /// devices request into the silence goes unanswered (unresponsive); on
+    /// SIGCONT samples return, `online` again, data resumes, "resumed".
+    /// About 8 s (2 s to stall, 6 s to find the agent unresponsive).
+    @Test func aStalledAgentIsNotOnline() throws {
+        let rig = try Rig("stall")
+        defer { rig.agent?.child.signal(SIGCONT); rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        // Both streams deliver (each is watched from its first sample).
+        #expect(waitUntil(20) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil
+                && sub.last(on: "edge/n1/altitude") != nil
+        }, "\(rig.transcript)")
+
+        rig.agent.child.signal(SIGSTOP)
+        let offline = waitUntil(15) { sub.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true }
+        #expect(offline, "a stalled agent must not stay online: \(sub.messages(on: "edge/n1/status"))\n\(bridge.log)")
+        let s = try #require(bridge.status())
+        #expect(s[path: "agent", "connected"] as? Bool == true, "the socket is still open: \(s)")
+        #expect(s[path: "agent", "stalled"] as? Bool == true && s.string("status") == "offline", "\(s)")
+        let streams = (s["streams"] as? [[String: Any]]) ?? []
+        #expect(streams.count == 2 && streams.allSatisfy {
+            $0["stalled"] as? Bool == true && ($0["stalled_since"] as? String)?.hasSuffix("Z") == true
+                && (($0["last_sample_age_s"] as? NSNumber)?.doubleValue ?? 0) >= 2
+        }, "\(streams)")
+        let text = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
+        #expect(text.out.contains("deviceMotion stalled since ") && text.out.contains("altitude stalled since ")
+                && text.out.contains("STALLED"), "\(text.out)")
+        #expect(bridge.log.components(separatedBy: "deviceMotion stalled: no sample").count == 2, "logged once: \(bridge.log)")
+        #expect(bridge.log.contains("no subscribed stream delivers"))
+        // Silent for 3 s: a devices request, unanswered for 3 s more: unresponsive.
+        #expect(waitUntil(15) { bridge.status()?[path: "agent", "unresponsive"] as? Bool == true },
+                "\(String(describing: bridge.status()))\n\(bridge.log)")
+        #expect(bridge.log.contains("did not answer a devices request within 3.0 s: it is hung"), "\(bridge.log)")
+        let hung = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
+        #expect(hung.out.contains("UNRESPONSIVE"), "\(hung.out)")
+
+        let before = sub.messages(on: "edge/n1/deviceMotion").count
+        rig.agent.child.signal(SIGCONT)
+        #expect(waitUntil(15) {
+            sub.last(on: "edge/n1/status")?.payload == "online" && sub.messages(on: "edge/n1/deviceMotion").count > before + 3
+        }, "\(sub.messages.suffix(5))\n\(bridge.log)")
+        #expect(bridge.log.contains("deviceMotion resumed after") && bridge.log.contains("the node resumed: status online again"), "\(bridge.log)")
+        let back = try #require(bridge.status())
+        #expect(back[path: "agent", "stalled"] as? Bool == false && back[path: "agent", "unresponsive"] as? Bool == false
+                && back.string("status") == "online")
+        #expect(bridge.log.contains("the agent answers again"), "\(bridge.log)")
+        #expect(back.int("agent", "connections") == 1, "the same connection throughout")
+    }
+
+    /// The Last Will: a bridge killed (SIGKILL: no clean stop, the kernel
+    /// closes its socket) or frozen (SIGSTOP: the connection stays open and
+    /// silent, as when its network goes) is shown `offline`, retained, by
+    /// the broker itself. Killed: at once (bounded at 1.5 × keepalive, 5 s
+    /// being libmosquitto's least). Frozen: when the broker finds keepalive
+    /// exceeded (MQTT 5 §3.1.2.10: 1.5 × keepalive; see the bound below).
+    /// About 12 s, the frozen bridge's wait.
+    @Test func aKilledOrFrozenBridgeLeavesItsLastWill() throws {
+        let rig = try Rig("will")
+        defer { rig.bridges.forEach { $0.child.signal(SIGCONT) }; rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let killed = try rig.bridge(node: "k1", name: "killed")
+        let frozen = try rig.bridge(node: "f1", name: "frozen")
+        #expect(waitUntil(20) { sub.last(on: "edge/k1/status")?.payload == "online" && sub.last(on: "edge/f1/status")?.payload == "online" },
+                "\(rig.transcript)")
+
+        let start = nowNs()
+        frozen.child.signal(SIGSTOP)
+        killed.child.signal(SIGKILL)
+        #expect(killed.child.waitForExit(5) != nil)
+        let keepaliveS = 5.0
+        #expect(waitUntil(1.5 * keepaliveS) { sub.last(on: "edge/k1/status").map { $0.retained && $0.payload == "offline" } == true },
+                "the will of a killed bridge: \(sub.messages(on: "edge/k1/status"))\n\(rig.broker.log)")
+        let killedAfterS = Double(nowNs() - start) / 1e9
+        // MQTT says 1.5 × keepalive; mosquitto 2.0.11 (Debian 12) takes
+        // about 2.4 × (12 s for 5 s, measured: its keepalive check is
+        // coarse), so the bound here is 3 × keepalive.
+        #expect(waitUntil(3 * keepaliveS - killedAfterS) {
+            sub.last(on: "edge/f1/status").map { $0.retained && $0.payload == "offline" } == true
+        }, "the will of a frozen bridge: \(sub.messages(on: "edge/f1/status"))\n\(rig.broker.log)")
+        #expect(!killed.log.contains("stopping: published"), "no clean stop: it was the will")
+
+        let late = try rig.subscribe("late", filters: ["edge/+/status"])
+        #expect(waitUntil(5) {
+            ["edge/k1/status", "edge/f1/status"].allSatisfy { late.last(on: $0).map { $0.retained && $0.payload == "offline" } == true }
+        }, "a subscriber arriving later is told offline (retained): \(late.messages)")
     }
 }

@@ -65,6 +65,52 @@ import EdgeProtocol
         #expect(byTopic(Bridge.retainedPlan(config: c, plan: plan, input: stopping))["edge/n1/status"] == "offline")
     }
 
+    /// The entities beyond motion and altitude, field by field against Home
+    /// Assistant's sensor documentation (device classes and units, state
+    /// classes; `enum` with options and neither unit nor state class):
+    /// depth is a distance in m, steps a total that only grows (the agent's
+    /// count restarts with it: total_increasing takes a drop as a new
+    /// cycle), activity an enum whose options hold every name the bridge
+    /// can publish, heading a measurement in ° with `null` read as unknown.
+    /// Steps and activity are sent only on a change: no expire_after.
+    @Test func depthStepsActivityAndHeadingFollowHomeAssistantsSchema() throws {
+        let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .submersion),
+                        StreamSettings(stream: .pedometer, scalarsIntervalS: 1), StreamSettings(stream: .activity, scalarsIntervalS: 1)])
+        let t = byTopic(Bridge.retainedPlan(config: c, plan: plan, input: input(
+            grants: [.deviceMotion: .granted, .submersion: .granted, .pedometer: .granted, .activity: .granted],
+            active: [.deviceMotion])))
+        func entity(_ key: String) throws -> [String: Any] {
+            let topic = "homeassistant/sensor/n1/\(key)/config"
+            let payload = try #require(t[topic], "\(key) announced")
+            #expect(HomeAssistantSchema.problems(topic: topic, payload: payload) == [], "\(key): \(payload)")
+            return try #require((try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any])
+        }
+        let depth = try entity("depth_m")
+        #expect(depth["device_class"] as? String == "distance" && depth["unit_of_measurement"] as? String == "m"
+                && depth["state_class"] as? String == "measurement" && depth["expire_after"] as? Int == 10)
+        #expect(depth["state_topic"] as? String == "edge/n1/depth_m")
+
+        let steps = try entity("steps")
+        #expect(steps["device_class"] == nil && steps["unit_of_measurement"] as? String == "steps"
+                && steps["state_class"] as? String == "total_increasing" && steps["suggested_display_precision"] as? Int == 0)
+        #expect(steps["expire_after"] == nil, "sent on every new step: its value does not go stale while nobody walks")
+
+        let activity = try entity("activity")
+        #expect(activity["device_class"] as? String == "enum" && activity["unit_of_measurement"] == nil
+                && activity["state_class"] == nil && activity["expire_after"] == nil && activity["value_template"] == nil)
+        let options = Set((activity["options"] as? [String]) ?? [])
+        // Every combination of CMMotionActivity's six flags.
+        let published = Set((UInt8(0)..<64).map { ScalarCatalog.activityName(ActivityFlags(rawValue: $0)) })
+        #expect(published.isSubset(of: options), "every published state is an option: \(published) ⊄ \(options)")
+
+        let heading = try entity("heading_deg")
+        #expect(heading["device_class"] == nil && heading["unit_of_measurement"] as? String == "°"
+                && heading["state_class"] as? String == "measurement" && heading["expire_after"] as? Int == 10)
+        // Home Assistant's MQTT "unknown" is the payload None (its PAYLOAD_NONE); the topic carries null.
+        #expect(heading["value_template"] as? String == "{{ 'None' if value == 'null' else value }}")
+        #expect(ScalarCatalog.format(nil, decimals: 1) == "null")
+    }
+
     @Test func discoveryOffPublishesNone() {
         var c = config([StreamSettings(stream: .deviceMotion)])
         c.topics.discovery = false

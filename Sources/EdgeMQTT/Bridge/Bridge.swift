@@ -11,6 +11,8 @@ public final class Bridge: Sendable {
     public let plan: TopicPlan
     public let queue: OutboundQueue
     public let retained: RetainedStore
+    /// When a silent stream counts as stalled.
+    public let liveness: StreamLiveness.Settings
     let log: BridgeLog
 
     /// Whether the agent lets the bridge have a stream.
@@ -29,8 +31,16 @@ public final class Bridge: Sendable {
         var scalarGate: Decimator
         var received = 0
         var lastCaptureNs: UInt64 = 0
-        init(_ s: StreamSettings) {
+        /// Arrival of samples (CLOCK_MONOTONIC), for the stall watchdog.
+        var live = StreamLiveness.State()
+        /// Silence after which the stream is stalled.
+        let stallAfterNs: UInt64
+        /// Periodic (watched); false for a stream sent on every change.
+        let watched: Bool
+        init(_ s: StreamSettings, _ liveness: StreamLiveness.Settings) {
             settings = s
+            watched = StreamLiveness.isPeriodic(s.stream)
+            stallAfterNs = liveness.thresholdNs(intervalNs: s.subscriptionIntervalNs)
             jsonGate = Decimator(intervalNs: UInt64((s.jsonIntervalS * 1e9).rounded()))
             scalarGate = Decimator(intervalNs: UInt64((s.scalarsIntervalS * 1e9).rounded()))
         }
@@ -60,19 +70,36 @@ public final class Bridge: Sendable {
         /// devices, and while the agent lists none yet (its first list
         /// can predate the devices' start).
         var devicesRefreshNs: UInt64?
+        /// "no subscribed stream delivers" was logged; the way back is logged once too.
+        var silenceAnnounced = false
+        /// The agent connection's own watchdog (probes into its silence).
+        var agentLive = StreamLiveness.Agent()
+
+        /// Streams subscribed and delivering on this connection that are stalled.
+        var stalled: Set<StreamName> { Set(streams.filter { $0.value.active && $0.value.live.isStalled }.keys) }
+        /// Every watched stream is stalled (the agent, or its loop, is hung):
+        /// the node is not `online`.
+        var silent: Bool {
+            let watched = streams.values.filter { $0.active && $0.watched }
+            return !watched.isEmpty && watched.allSatisfy(\.live.isStalled)
+        }
+        /// Nothing delivers, or the agent does not answer: not `online`.
+        var notDelivering: Bool { silent || agentLive.unresponsive }
     }
     private let state: Locked<State>
     /// Set once by ``attach(_:)``; used to ask for the device list again.
     private let feedBox = Locked<(any SampleFeed)?>(nil)
 
-    public init(config: BridgeConfig, node: String, queue: OutboundQueue, retained: RetainedStore, log: BridgeLog) {
+    public init(config: BridgeConfig, node: String, queue: OutboundQueue, retained: RetainedStore, log: BridgeLog,
+                liveness: StreamLiveness.Settings = StreamLiveness.Settings()) {
         self.config = config
+        self.liveness = liveness
         plan = TopicPlan(prefix: config.topics.prefix, node: node, discoveryPrefix: config.topics.discoveryPrefix)
         self.queue = queue
         self.retained = retained
         self.log = log
         var streams: [StreamName: StreamState] = [:]
-        for s in config.enabledStreams { streams[s.stream] = StreamState(s) }
+        for s in config.enabledStreams { streams[s.stream] = StreamState(s, liveness) }
         state = Locked(State(streams: streams))
         updateRetained()
     }
@@ -96,13 +123,26 @@ public final class Bridge: Sendable {
 
     // MARK: - events
 
-    public func handle(_ event: FeedEvent) {
+    /// `nowNs`: CLOCK_MONOTONIC of the event's arrival (tests pass their own).
+    public func handle(_ event: FeedEvent, nowNs: UInt64 = monotonicNs()) {
+        switch event {
+        case .subscribed, .refused, .devices, .device, .shutdown:
+            let was = state.withLock { StreamLiveness.heard(&$0.agentLive, nowNs: nowNs) }
+            if was {
+                log.info("the agent answers again")
+                updateRetained()
+            }
+        default:
+            break
+        }
         switch event {
         case .sample(let sample):
-            publish(sample)
+            publish(sample, nowNs: nowNs)
         case .connected(let v):
             let missing = state.withLock { s -> [(StreamName, Entitlement)] in
                 s.agentConnected = true
+                s.agentLive = StreamLiveness.Agent()
+                _ = StreamLiveness.heard(&s.agentLive, nowNs: nowNs)
                 s.version = v
                 s.agentConnections += 1
                 s.lastAgentProblem = nil
@@ -111,6 +151,7 @@ public final class Bridge: Sendable {
                 var missing: [(StreamName, Entitlement)] = []
                 for name in s.streams.keys.sorted(by: { $0.index < $1.index }) {
                     s.streams[name]!.active = false
+                    StreamLiveness.reset(&s.streams[name]!.live)
                     s.streams[name]!.jsonGate.reset()
                     s.streams[name]!.scalarGate.reset()
                     if !v.entitlements.contains(name.entitlement) {
@@ -136,6 +177,7 @@ public final class Bridge: Sendable {
             let (first, all) = state.withLock { s -> (Bool, Bool) in
                 if code == .notEntitled { s.streams[stream]?.grant = .refused(message) }
                 s.streams[stream]?.active = false
+                if s.streams[stream] != nil { StreamLiveness.reset(&s.streams[stream]!.live) }
                 return (s.refusalsLogged.insert(stream.rawValue).inserted, answered(stream, &s))
             }
             if first { log.info("the agent refused \(stream.rawValue): \(message)") }
@@ -155,6 +197,7 @@ public final class Bridge: Sendable {
                 let changed = s.lastAgentProblem != reason
                 s.lastAgentProblem = reason
                 s.agentConnected = false
+                s.agentLive = StreamLiveness.Agent()
                 return changed
             }
             if changed { log.info("agent: \(reason) (trying again)") } else { log.debug("agent: \(reason)") }
@@ -162,8 +205,12 @@ public final class Bridge: Sendable {
         case .disconnected(let reason):
             state.withLock { s in
                 s.agentConnected = false
+                s.agentLive = StreamLiveness.Agent()
                 s.lastAgentProblem = reason
-                for k in s.streams.keys { s.streams[k]!.active = false }
+                for k in s.streams.keys {
+                    s.streams[k]!.active = false
+                    StreamLiveness.reset(&s.streams[k]!.live)
+                }
             }
             log.info("agent connection ended: \(reason); status offline until it is back")
             updateRetained()
@@ -202,13 +249,17 @@ public final class Bridge: Sendable {
 
     // MARK: - samples
 
-    private func publish(_ sample: Sample) {
+    private func publish(_ sample: Sample, nowNs: UInt64) {
+        var agentBack = false
         let t = sample.timestampNs
         let stream = sample.stream
-        let due = state.withLock { s -> (json: Bool, scalars: Bool, calibrationChanged: Bool)? in
+        let due = state.withLock { s -> (json: Bool, scalars: Bool, calibrationChanged: Bool, resumedAfterNs: UInt64?)? in
             guard var st = s.streams[stream], !s.stopping else { return nil }
+            agentBack = StreamLiveness.heard(&s.agentLive, nowNs: nowNs)
             st.received += 1
             st.lastCaptureNs = t
+            var resumed: UInt64?
+            if case .resumed(let silentNs)? = StreamLiveness.sample(&st.live, nowNs: nowNs) { resumed = silentNs }
             let json = st.settings.json && st.jsonGate.admit(t)
             let scalars = st.settings.scalars && st.scalarGate.admit(t)
             s.streams[stream] = st
@@ -217,9 +268,14 @@ public final class Bridge: Sendable {
                 let c = Calibration(accuracy: m.magneticFieldAccuracy, frame: m.referenceFrame)
                 if s.calibration != c { s.calibration = c; changed = true }
             }
-            return (json, scalars, changed)
+            return (json, scalars, changed, resumed)
         }
         guard let due else { return }
+        if agentBack { log.info("the agent answers again") }
+        if let silentNs = due.resumedAfterNs {
+            log.info("\(stream.rawValue) resumed after \(seconds(silentNs)) s without samples")
+        }
+        if agentBack || due.resumedAfterNs != nil { updateRetained() }
         let refresh = state.withLock { s -> Bool in
             guard let at = s.devicesRefreshNs, monotonicNs() >= at else { return false }
             s.devicesRefreshNs = nil
@@ -245,6 +301,52 @@ public final class Bridge: Sendable {
         if due.calibrationChanged { updateRetained() }
     }
 
+    // MARK: - stalls
+
+    /// The stall watchdog's turn (the main thread calls it every 0.5 s): a
+    /// watched stream silent beyond its threshold is stalled, logged once;
+    /// when every watched stream is, the status stops saying `online`.
+    /// Samples resume a stream (``handle(_:nowNs:)``).
+    public func checkLiveness(nowNs: UInt64 = monotonicNs()) {
+        let (changes, nodeSilent, streamsSilent, agentAction) = state.withLock {
+            s -> ([(StreamName, UInt64, UInt64)], Bool, Bool, StreamLiveness.AgentAction?) in
+            guard !s.stopping, s.agentConnected else { return ([], false, false, nil) }
+            let before = s.notDelivering
+            let agentAction = StreamLiveness.check(&s.agentLive, liveness, nowNs: nowNs)
+            var out: [(StreamName, UInt64, UInt64)] = []
+            for name in s.streams.keys.sorted(by: { $0.index < $1.index }) {
+                let st = s.streams[name]!
+                guard st.active, st.watched else { continue }
+                if case .stalled(_, let silentNs)? = StreamLiveness.check(&s.streams[name]!.live, thresholdNs: st.stallAfterNs, nowNs: nowNs) {
+                    out.append((name, silentNs, st.stallAfterNs))
+                }
+            }
+            let now = !before && s.notDelivering
+            if now { s.silenceAnnounced = true }
+            return (out, now, s.silent, agentAction)
+        }
+        switch agentAction {
+        case .probe?:
+            log.debug("the agent has been silent for a while: asking for its devices")
+            requestDevices()
+        case .unresponsive(let silentNs)?:
+            log.info("the agent has sent nothing for \(seconds(silentNs)) s and did not answer a devices request within \(seconds(liveness.answerWithinNs)) s: it is hung")
+        case nil:
+            break
+        }
+        guard !changes.isEmpty || agentAction != nil else { return }
+        for (name, silentNs, thresholdNs) in changes {
+            log.info("\(name.rawValue) stalled: no sample from the agent for \(seconds(silentNs)) s (stalled after \(seconds(thresholdNs)) s without one)")
+        }
+        if nodeSilent {
+            log.info(streamsSilent
+                ? "no subscribed stream delivers (the agent is hung or its devices stopped): status offline until samples return"
+                : "status offline until the agent answers")
+        }
+        if case .probe? = agentAction, changes.isEmpty { return }
+        updateRetained()
+    }
+
     // MARK: - retained state
 
     /// What the retained plan is computed from.
@@ -256,28 +358,51 @@ public final class Bridge: Sendable {
         public var devices: [DeviceInfo]?
         public var calibration: Calibration?
         public var stopping: Bool
+        /// Active streams the watchdog finds stalled (``StreamLiveness``).
+        public var stalled: Set<StreamName>
+        /// The agent left a probe unanswered (hung, its socket open).
+        public var agentUnresponsive: Bool
         public init(agentConnected: Bool, agentVersion: String?, grants: [StreamName: Grant], active: Set<StreamName>,
-                    devices: [DeviceInfo]?, calibration: Calibration?, stopping: Bool) {
+                    devices: [DeviceInfo]?, calibration: Calibration?, stopping: Bool, stalled: Set<StreamName> = [],
+                    agentUnresponsive: Bool = false) {
             self.agentConnected = agentConnected; self.agentVersion = agentVersion; self.grants = grants
             self.active = active; self.devices = devices; self.calibration = calibration; self.stopping = stopping
+            self.stalled = stalled; self.agentUnresponsive = agentUnresponsive
+        }
+
+        /// What the status topic says: the agent connected, a stream
+        /// subscribed, and, when any periodic stream is, at least one of
+        /// those delivering (not stalled).
+        public var online: Bool {
+            guard agentConnected, !active.isEmpty, !stopping, !agentUnresponsive else { return false }
+            let watched = active.filter(StreamLiveness.isPeriodic)
+            return watched.isEmpty || !watched.isSubset(of: stalled)
         }
     }
 
     private func updateRetained() {
-        let input = state.withLock { s in
-            PlanInput(agentConnected: s.agentConnected, agentVersion: s.version?.agentVersion,
+        let (input, back) = state.withLock { s -> (PlanInput, Bool) in
+            var back = false
+            if s.silenceAnnounced && !s.notDelivering {
+                s.silenceAnnounced = false
+                back = s.agentConnected && !s.stopping
+            }
+            return (PlanInput(agentConnected: s.agentConnected, agentVersion: s.version?.agentVersion,
                       grants: s.streams.mapValues(\.grant),
                       active: Set(s.streams.filter(\.value.active).keys),
-                      devices: s.devices, calibration: s.calibration, stopping: s.stopping)
+                      devices: s.devices, calibration: s.calibration, stopping: s.stopping, stalled: s.stalled,
+                      agentUnresponsive: s.agentLive.unresponsive), back)
         }
+        if back && input.online { log.info("the node resumed: status online again") }
         retained.replacePlan(Self.retainedPlan(config: config, plan: plan, input: input))
     }
 
     /// The retained messages for a state of the agent (pure; docs/mqtt.md,
     /// "Retained state" and "Home Assistant discovery"):
     ///
-    /// * `status` is `online` while the agent is connected and at least one
-    ///   stream is subscribed, else `offline`;
+    /// * `status` is `online` while the agent is connected, at least one
+    ///   stream is subscribed and, of the periodic ones, at least one is not
+    ///   stalled (``PlanInput/online``), else `offline`;
     /// * while the agent grants none of the configured streams (or has never
     ///   been reached) that is all: only `status` = `offline`;
     /// * else `devices` and `calibration` once known, and discovery: a
@@ -287,7 +412,7 @@ public final class Bridge: Sendable {
     ///   agent refuses (its entities, if any, show unavailable);
     ///   the calibration diagnostic follows `deviceMotion`.
     public static func retainedPlan(config: BridgeConfig, plan: TopicPlan, input: PlanInput) -> [RetainedEntry] {
-        let online = input.agentConnected && !input.active.isEmpty && !input.stopping
+        let online = input.online
         let status = RetainedEntry(topic: plan.status, text: online ? BridgeStatusWord.online : BridgeStatusWord.offline,
                                    group: .state)
         guard input.grants.values.contains(.granted), let agentVersion = input.agentVersion else { return [status] }
@@ -343,6 +468,12 @@ public final class Bridge: Sendable {
             public var active: Bool
             public var received: Int
             public var lastCaptureNs: UInt64
+            /// CLOCK_MONOTONIC arrival of the last sample on this connection.
+            public var lastArrivalNs: UInt64?
+            /// While stalled: the arrival of the last sample before the silence.
+            public var stalledSinceNs: UInt64?
+            /// The silence that makes it stalled; nil: not watched (sent on change).
+            public var stallAfterNs: UInt64?
         }
         public var agentSocket: String
         public var agentConnected: Bool
@@ -352,6 +483,12 @@ public final class Bridge: Sendable {
         public var streams: [Stream]
         public var devices: [DeviceInfo]?
         public var calibration: Calibration?
+        /// Every watched stream is stalled: the status says `offline`.
+        public var silent: Bool
+        /// The agent left a probe unanswered: the status says `offline`.
+        public var agentUnresponsive: Bool
+        /// What the status topic says now.
+        public var online: Bool
     }
 
     public func snapshot() -> Snapshot {
@@ -360,9 +497,16 @@ public final class Bridge: Sendable {
                      agentConnections: s.agentConnections, lastAgentProblem: s.lastAgentProblem,
                      streams: s.streams.values.sorted { $0.settings.stream.index < $1.settings.stream.index }.map {
                          Snapshot.Stream(stream: $0.settings.stream, settings: $0.settings, grant: $0.grant, active: $0.active,
-                                         received: $0.received, lastCaptureNs: $0.lastCaptureNs)
+                                         received: $0.received, lastCaptureNs: $0.lastCaptureNs,
+                                         lastArrivalNs: $0.live.lastArrivalNs, stalledSinceNs: $0.live.stalledSinceNs,
+                                         stallAfterNs: $0.watched ? $0.stallAfterNs : nil)
                      },
-                     devices: s.devices, calibration: s.calibration)
+                     devices: s.devices, calibration: s.calibration, silent: s.silent,
+                     agentUnresponsive: s.agentLive.unresponsive,
+                     online: PlanInput(agentConnected: s.agentConnected, agentVersion: nil, grants: [:],
+                                       active: Set(s.streams.filter(\.value.active).keys), devices: nil, calibration: nil,
+                                       stopping: s.stopping, stalled: s.stalled,
+                                       agentUnresponsive: s.agentLive.unresponsive).online)
         }
     }
 

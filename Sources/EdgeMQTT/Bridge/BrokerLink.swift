@@ -447,6 +447,7 @@ private final class Runner {
 
     func statusJSON() -> [UInt8] {
         let now = monotonicNs()
+        let wallNow = realtimeNs()
         let snap = bridge.snapshot()
         let q = bridge.queue.counts
         var w = JSONWriter(capacity: 4096)
@@ -457,6 +458,8 @@ private final class Runner {
         w.key("node"); w.string(plan.node)
         w.key("pid"); w.int(Int(getpid()))
         w.key("uptime_s"); w.double(Double(link.uptimeNs) / 1e9)
+        // What the retained status topic says (the broker may not have it yet).
+        w.key("status"); w.string(snap.online ? BridgeStatusWord.online : BridgeStatusWord.offline)
         w.key("broker"); w.beginObject()
         w.key("address"); w.string(session.settings.address)
         w.key("protocol"); w.string(session.settings.protocolVersion.rawValue)
@@ -491,6 +494,10 @@ private final class Runner {
         }
         w.key("connections"); w.int(snap.agentConnections)
         w.key("last_problem"); if let p = snap.lastAgentProblem { w.string(p) } else { w.null() }
+        // Every watched stream stalled: connected, but nothing arrives.
+        w.key("stalled"); w.bool(snap.silent)
+        // A probe (devices request) into its silence went unanswered.
+        w.key("unresponsive"); w.bool(snap.agentUnresponsive)
         w.endObject()
         w.key("queue"); w.beginObject()
         w.key("queued"); w.int(q.queued)
@@ -529,6 +536,12 @@ private final class Runner {
             }
             w.key("subscribed"); w.bool(s.active)
             w.key("received"); w.int(s.received)
+            w.key("stalled"); w.bool(s.stalledSinceNs != nil)
+            w.key("stall_after_s"); w.double(s.stallAfterNs.map { Double($0) / 1e9 })
+            w.key("last_sample_age_s"); w.double(s.lastArrivalNs.map { Double(now - min(now, $0)) / 1e9 })
+            if let since = s.stalledSinceNs {
+                w.key("stalled_since"); w.string(utcTimestamp(realtimeNs: wallNow - (now - min(now, since))))
+            }
             w.key("json"); w.bool(s.settings.json)
             w.key("json_interval_s"); w.double(s.settings.jsonIntervalS)
             w.key("scalars"); w.bool(s.settings.scalars)
@@ -567,3 +580,19 @@ private final class Runner {
 
 /// Seconds with one decimal, for log lines.
 func seconds(_ ns: UInt64) -> String { ScalarCatalog.format(Double(ns) / 1e9, decimals: 1) }
+
+/// CLOCK_REALTIME, ns.
+func realtimeNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// `2026-12-02T02:51:03.4Z` (UTC, tenths of a second).
+func utcTimestamp(realtimeNs ns: UInt64) -> String {
+    var t = time_t(ns / 1_000_000_000)
+    var p = tm()
+    gmtime_r(&t, &p)
+    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(p.tm_year + 1900)-\(two(p.tm_mon + 1))-\(two(p.tm_mday))T\(two(p.tm_hour)):\(two(p.tm_min)):\(two(p.tm_sec)).\(ns % 1_000_000_000 / 100_000_000)Z"
+}

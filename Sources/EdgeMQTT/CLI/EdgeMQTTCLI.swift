@@ -265,6 +265,9 @@ enum RunCommand {
                 reason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
                 break
             }
+            // The stall watchdog: from this thread, so a hung feed thread
+            // is found too (its samples stop).
+            bridge.checkLiveness()
             if sig == SIGHUP {
                 log.info("SIGHUP: the configuration is read at start only; restart the service to apply a change (systemctl restart edge-mqtt)")
             }

@@ -98,6 +98,8 @@ enum StatusCommand {
             var ents: [String] = []
             if case .array(let a)? = s["agent", "entitlements"] { for case .string(let e) in a { ents.append(e) } }
             agent += "connected as uid \(int(s.number("agent", "uid"))) (entitlements \(ents.isEmpty ? "none" : ents.joined(separator: ", ")))"
+            if s.bool("agent", "stalled") == true { agent += "; STALLED: no subscribed stream delivers, status offline" }
+            if s.bool("agent", "unresponsive") == true { agent += "; UNRESPONSIVE: a devices request went unanswered, status offline" }
         } else {
             agent += "not connected" + (s.string("agent", "last_problem").map { ": \($0)" } ?? "")
         }
@@ -113,7 +115,8 @@ enum StatusCommand {
             for st in streams {
                 let v = StatusView(st)
                 let name = v.string("stream") ?? "?"
-                var agentState = v.bool("subscribed") == true ? "subscribed" : v.string("grant") == "refused" ? "refused" : "waiting"
+                var agentState = v.bool("stalled") == true ? "STALLED"
+                    : v.bool("subscribed") == true ? "subscribed" : v.string("grant") == "refused" ? "refused" : "waiting"
                 if agentState == "refused", let r = v.string("reason") { agentState += ": " + r }
                 let json = v.bool("json") == true ? rate(v.number("json_rate_hz"), v.number("json_interval_s")) : "off"
                 let scalars = v.bool("scalars") == true ? rate(v.number("scalars_rate_hz"), v.number("scalars_interval_s")) : "off"
@@ -122,6 +125,13 @@ enum StatusCommand {
                 } else {
                     out.append("  \(CheckCommand.pad(name, 19)) \(CheckCommand.pad(agentState, 12)) \(CheckCommand.pad(int(v.number("received")), 9)) \(CheckCommand.pad(json, 25)) \(scalars)")
                 }
+            }
+        }
+        if case .array(let streams)? = s["streams"] {
+            for st in streams {
+                let v = StatusView(st)
+                guard v.bool("stalled") == true else { continue }
+                out.append("  \(v.string("stream") ?? "?") stalled since \(v.string("stalled_since") ?? "?"): no sample for \(duration(v.number("last_sample_age_s"))) (stalled after \(duration(v.number("stall_after_s"))))")
             }
         }
         if case .array(let refusals)? = s["refusals"], !refusals.isEmpty {

@@ -30,7 +30,14 @@ public struct DiscoveryBuilder: Sendable {
     /// The configuration of a scalar topic's sensor. `intervalS` is how
     /// often it is published: a value older than three intervals (at least
     /// 10 s) expires and the sensor shows unavailable (`expire_after`), so a
-    /// stalled stream is never shown as live.
+    /// stalled stream is never shown as live. Not for a stream sent only on
+    /// a change (steps, activity): its last value stays true while nothing
+    /// changes, and would expire ten seconds after the wearer stood still.
+    ///
+    /// A numeric sensor's `null` (not known: a heading in a frame without
+    /// north) goes through ``unknownTemplate``: Home Assistant's MQTT
+    /// platforms take only the payload `None` as "unknown", and a sensor
+    /// with a unit or state class refuses any other non-number.
     public func config(for entity: ScalarEntity, intervalS: Double) -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
@@ -46,7 +53,10 @@ public struct DiscoveryBuilder: Sendable {
             w.key("suggested_display_precision"); w.int(entity.decimals)
         }
         if let i = entity.icon { w.key("icon"); w.string(i) }
-        w.key("expire_after"); w.int(Self.expireAfter(intervalS: intervalS))
+        if entity.options == nil { w.key("value_template"); w.string(Self.unknownTemplate) }
+        if case .stream(let stream) = entity.source, StreamLiveness.isPeriodic(stream) {
+            w.key("expire_after"); w.int(Self.expireAfter(intervalS: intervalS))
+        }
         common(&w)
         w.endObject()
         return w.bytes
@@ -89,6 +99,10 @@ public struct DiscoveryBuilder: Sendable {
         w.key("support_url"); w.string(EdgeMQTTInfo.supportURL)
         w.endObject()
     }
+
+    /// The scalar topics' `null` as Home Assistant's "unknown" (`None`);
+    /// every other payload as it is.
+    public static let unknownTemplate = "{{ 'None' if value == 'null' else value }}"
 
     /// Seconds after which Home Assistant marks a value unavailable:
     /// three publishing intervals, at least 10 s.
