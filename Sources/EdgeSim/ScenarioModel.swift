@@ -5,6 +5,7 @@
 // Frames: board frame X right, Y forward, Z up out of the component side.
 // Earth frame X true north, Y west, Z up (Core Motion's
 // xTrueNorthZVertical; with declination 0 it is xMagneticNorthZVertical).
+import EdgeValues
 import EdgeFusion
 
 /// A scenario: the world over time for the simulated chips.
@@ -157,11 +158,8 @@ public struct Scenario: Decodable, Sendable {
     public func seed(for label: String) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a
         for b in label.utf8 { h ^= UInt64(b); h &*= 0x0000_0100_0000_01B3 }
-        var z = seed ^ h // splitmix64 finaliser
-        z &+= 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        var z = seed ^ h
+        return splitMix64(&z)
     }
 }
 

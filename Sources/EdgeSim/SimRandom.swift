@@ -9,17 +9,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// SplitMix64 step: used to expand one seed into xoshiro's 256-bit state and
-/// to derive independent per-chip seeds from a board seed.
-@inlinable
-public func splitMix64(_ state: inout UInt64) -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-}
+import EdgeValues   // splitMix64
 
 /// Mixes a seed with a salt (e.g. a chip's address and kind) into an
 /// independent seed, so adding a chip never changes another chip's noise.

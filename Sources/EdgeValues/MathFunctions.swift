@@ -13,4 +13,5 @@ import Darwin
 @inlinable @inline(__always) public func mathAtan2(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
 @inlinable @inline(__always) public func mathTan(_ x: Double) -> Double { tan(x) }
 @inlinable @inline(__always) public func mathExp(_ x: Double) -> Double { exp(x) }
+@inlinable @inline(__always) public func mathLog(_ x: Double) -> Double { log(x) }
 @inlinable @inline(__always) public func mathCbrt(_ x: Double) -> Double { cbrt(x) }

@@ -237,24 +237,8 @@ enum AltitudeFilterBenchmark {
 }
 
 extension AltitudeFilterBenchmark {
-/// SplitMix64 + Box–Muller: deterministic Gaussian noise for the benchmark.
-struct Noise {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1].
-    mutating func uniform() -> Double { (Double(next() >> 11) + 1) / 9_007_199_254_740_992 }
-    mutating func gaussian() -> Double {
-        let u1 = uniform(), u2 = uniform()
-        return (-2 * log(u1)).squareRoot() * mathCos(2 * Double.pi * u2)
-    }
-}
+/// Deterministic Gaussian noise for the benchmark.
+typealias Noise = SplitMix64
 
 static func pad(_ s: String, _ width: Int) -> String {
     s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)

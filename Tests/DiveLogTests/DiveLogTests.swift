@@ -4,6 +4,7 @@ import Foundation
 import FoundationXML
 #endif
 import EdgeProtocol
+import EdgeValues
 import EdgeAgentCLI
 @testable import DiveLog
 
@@ -58,17 +59,6 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
         #expect(first.count >= 210)
     }
 
-    /// A stand-in for capture jitter: SplitMix64, seeded.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Readings every 0.30, 0.33, 0.34 s, and every 1/3 s with ± 5 ms of
     /// capture jitter (a Pi's): logged points never more than 1 s + 1/16 s
@@ -76,7 +66,7 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
     /// interval inside the dive.
     @Test(arguments: [0.30, 0.33, 0.34, -1.0])
     func loggingIsAtLeastOneHertzWhateverTheReadingPeriod(period: Double) {
-        var rng = Seeded(state: 42)
+        var rng = SplitMix64(seed: 42)   // capture jitter, seeded
         var st = DiveDetectorState()
         let s = DiveSettings()
         var records: [DiveSample] = []

@@ -1,3 +1,4 @@
+import EdgeValues
 /// Capped exponential backoff with jitter, for reconnecting to the broker.
 ///
 /// Attempt n waits a random time in [d/2, d] with d = initial · 2ⁿ capped
@@ -31,17 +32,4 @@ public struct Backoff: Sendable {
 
     /// After a successful connection: the next wait starts at `initial` again.
     public mutating func reset() { attempt = 0 }
-}
-
-/// A small deterministic generator (seedable for tests).
-struct SplitMix64: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
