@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import Foundation
 import EdgeValues
 import EdgeProtocol
 import EdgeService
@@ -202,5 +203,80 @@ final class Inbox: Sendable {
             guard case .tooManyClients(.tooManyClients, _)? = e as? AgentClientError else { return false }
             return true
         }
+    }
+}
+
+/// What the client says when the socket is not a (compatible) agent's: a
+/// listener of the test's own answers with one line and closes.
+@Suite struct NotAnAgentTests {
+    /// Binds `path`, accepts one connection on its own thread, writes `line`, closes.
+    final class OneLineServer: @unchecked Sendable {
+        let fd: Int32
+        var thread: Thread?
+        init(path: String, line: String) throws {
+            unlink(path)
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_un()
+            addr.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &addr.sun_path) { p in
+                for (i, b) in path.utf8.enumerated() { p[i] = b }
+            }
+            let bound = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0, listen(fd, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
+            let listener = fd
+            thread = Thread {
+                let c = accept(listener, nil, nil)
+                guard c >= 0 else { return }
+                _ = line.withCString { send(c, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                close(c)
+            }
+            thread?.start()
+        }
+        func stop() { close(fd) }
+    }
+
+    @Test func aSocketThatSpeaksSomethingElseIsNotAnAgent() throws {
+        let path = clientSocketPath("http")
+        let server = try OneLineServer(path: path, line: "HTTP/1.1 400 Bad Request\r\n\r\n")
+        defer { server.stop(); unlink(path) }
+        #expect { try AgentConnection.connect(to: path) } throws: { e in
+            guard case .notAnAgent(path, _)? = e as? AgentClientError else { return false }
+            return "\(e)".contains("is it an edge-agent socket?")
+        }
+    }
+
+    @Test func anAgentOfAnotherProtocolSaysBothVersions() throws {
+        let path = clientSocketPath("v999")
+        let server = try OneLineServer(path: path, line: #"{"class":"version","protocol":999,"agent":"edge-agent"}"# + "\n")
+        defer { server.stop(); unlink(path) }
+        #expect { try AgentConnection.connect(to: path) } throws: { e in
+            guard case .incompatibleProtocol(path, 999, EdgeProtocolInfo.version)? = e as? AgentClientError else { return false }
+            return "\(e)".contains("speaks protocol 999") && "\(e)".contains("this client speaks protocol \(EdgeProtocolInfo.version)")
+        }
+    }
+
+    /// A crashed agent leaves its socket file: nobody accepts (ECONNREFUSED),
+    /// which is "no agent", not a system failure; once an agent binds there
+    /// again, the client's subscription gets data without being asked again.
+    @Test func aStaleSocketIsNoAgentAndTheClientConnectsWhenOneIsBack() throws {
+        let path = clientSocketPath("stale")
+        let stale = try OneLineServer(path: path, line: "")
+        stale.stop()  // the file stays; nobody listens
+        #expect(throws: AgentClientError.noAgent(path: path, errno: ECONNREFUSED)) { try AgentConnection.connect(to: path) }
+        let client = AgentClient(socketPath: path)
+        defer { client.close() }
+        let inbox = Inbox()
+        let s = inbox.subscribe(client, .deviceMotion, intervalNs: 0)
+        defer { s.cancel() }
+        unlink(path)
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: path), devices: [imu])
+        defer { server.stop() }
+        #expect(eventually { client.isConnected })
+        #expect(eventually {
+            server.publish(motionSample(1))
+            return inbox.count > 0
+        })
     }
 }
