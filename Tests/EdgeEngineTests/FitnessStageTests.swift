@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import EdgeBus
 import EdgeProtocol
+import EdgeActivity
+import EdgeValues
 import EdgeSim
 @testable import EdgeEngine
 
@@ -112,6 +114,48 @@ final class WalkingTruth: TruthSource, @unchecked Sendable {
             if case .pedometerEvent(let e) = s { return e.type }; return nil
         }
         #expect(events == [.resume, .pause])
+    }
+
+    /// The agent's fitness stage and the offline tools (`edge-agent steps`,
+    /// `activity`: a FitnessPipeline over a file's rows, at the rate given)
+    /// are one algorithm: the IMU samples the stage was fed (the
+    /// accelerometer and gyroscope streams carry exactly them) run through a
+    /// pipeline of their own give the same steps at the same times and the
+    /// same activity changes.
+    @Test func theStageIsThePipelineTheOfflineToolsRun() throws {
+        let (rig, _) = try rig({ WalkingTruth(start: $0, walkFrom: 2, walkTo: 30) },
+                               demand: [.pedometer: 0, .pedometerEvent: 0, .activity: 0, .accelerometer: 0, .gyroscope: 0])
+        _ = rig.hub.start()
+        rig.run(seconds: 40)
+        let rate = try #require(rig.sink.devices.first { $0.id == "mpu6050@0x68" }?.rateHz)
+        let acc = rig.samples(.accelerometer).compactMap { s -> AccelerometerSample? in
+            if case .accelerometer(let a) = s { return a }; return nil
+        }
+        var gyro: [UInt64: Vector3] = [:]
+        for case .gyroscope(let g) in rig.samples(.gyroscope) { gyro[g.timestampNs] = g.rotationRate }
+        try #require(acc.count > 1000 && gyro.count == acc.count)
+        let t0 = acc[0].timestampNs
+        var pipeline = FitnessPipeline(FitnessSettings(sampleRateHz: rate))
+        var steps: [(UInt64, Int)] = [], activity: [(UInt64, ActivityFlags)] = []
+        for a in acc {
+            let g = gyro[a.timestampNs]!
+            let before = pipeline.output.steps.steps
+            let o = pipeline.update(t: Double(a.timestampNs &- t0) * 1e-9, ax: a.acceleration.x, ay: a.acceleration.y, az: a.acceleration.z,
+                                    gx: g.x, gy: g.y, gz: g.z)
+            if o.steps.steps != before || o.steps.event != nil { steps.append((a.timestampNs, o.steps.steps)) }
+            if o.activity.changed { activity.append((a.timestampNs, o.activity.flags)) }
+        }
+        let published = rig.samples(.pedometer).compactMap { s -> (UInt64, Int)? in
+            if case .pedometer(let p) = s { return (p.timestampNs, Int(p.steps)) }; return nil
+        }
+        let publishedActivity = rig.samples(.activity).compactMap { s -> (UInt64, ActivityFlags)? in
+            if case .activity(let a) = s { return (a.timestampNs, a.flags) }; return nil
+        }
+        #expect((published.last?.1 ?? 0) > 40)
+        #expect(published.map(\.0) == steps.map(\.0) && published.map(\.1) == steps.map(\.1),
+                "stage \(published.suffix(3)) vs pipeline \(steps.suffix(3))")
+        #expect(publishedActivity.map(\.0) == activity.map(\.0) && publishedActivity.map(\.1) == activity.map(\.1))
+        #expect(publishedActivity.count >= 2)
     }
 
     @Test func anElevatorRideCountsNoFloors() throws {
