@@ -87,11 +87,13 @@ import Testing
             #expect(abs(steps - 14) <= 2, "\(steps) of 14 steps")
             pedometer.stopUpdates(); pedometer.stopEventUpdates()
             let activities = CMMotionActivityManager()
-            let q = Inbox<[CMMotionActivity]>()
+            var errors: [NSError] = []
             #expect(await eventually(seconds: 10) {
+                let q = Inbox<[CMMotionActivity]>()   // one query per pass, waited for
                 activities.queryActivityStarting(from: Date().addingTimeInterval(-120), to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                defer { errors = q.errors }
                 return await_(q) && q.items.last?.contains { $0.walking } == true
-            }, "\(q.errors)")
+            }, "\(errors)")
         }
     }
 
