@@ -43,6 +43,11 @@ public enum DiveLoggerCommand {
              "mean_depth_m","min_temperature_c",...}]
     export   Subsurface XML, UDDF 3.2 or CSV, to --output or standard output.
     plot     an SVG depth (downward) and temperature profile.
+
+    --water names the dive's water in the log and the exports (Subsurface's
+    salinity). Without it, the water is the one the agent computes depth
+    for (its submersion.water), read back from each dive's first sample:
+    fresh, en13319, salt, or the density in kg/m³ (teos10 or a value).
     """
 
     struct Failure: Error, CustomStringConvertible { var description: String }
@@ -129,8 +134,9 @@ public enum DiveLoggerCommand {
         }
     }
 
-    static func water(_ a: inout Args) throws -> String {
-        let w = try a.option("--water") ?? "salt"
+    /// `--water`, or nil: the water the agent's depths imply.
+    static func water(_ a: inout Args) throws -> String? {
+        guard let w = try a.option("--water") else { return nil }
         guard ["fresh", "en13319", "salt", "teos10"].contains(w) || Double(w).map({ $0 >= 500 && $0 <= 2000 }) == true else {
             throw Failure(description: "--water must be fresh, en13319, salt, teos10 or a density in kg/m³ (500…2000)")
         }

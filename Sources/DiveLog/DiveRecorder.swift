@@ -12,7 +12,9 @@ import EdgeProtocol
 public final class DiveRecorder: @unchecked Sendable {
     public let store: DiveStore
     public let settings: DiveSettings
-    public let water: String
+    /// The water named in the log (`--water`); nil: the water the agent's
+    /// depths imply (``DiveWater/name(impliedBy:)``), at each dive's start.
+    public let water: String?
     /// Unix time = monotonic time + this, ns.
     public let unixOffsetNanoseconds: Int64
     /// At most this many samples wait in memory for the disk (a day at 1 Hz,
@@ -27,6 +29,7 @@ public final class DiveRecorder: @unchecked Sendable {
         var startUnix: Int64
         var startMonotonic: UInt64
         var surfacePressure: Double
+        var water = "salt"
         var samples: [DiveSample] = []
         /// Dive seconds at which it ended; nil while it goes on.
         var end: Double?
@@ -44,7 +47,7 @@ public final class DiveRecorder: @unchecked Sendable {
     /// Samples dropped because ``maxPendingSamples`` were already waiting.
     public private(set) var droppedSamples = 0
 
-    public init(store: DiveStore, settings: DiveSettings = DiveSettings(), water: String,
+    public init(store: DiveStore, settings: DiveSettings = DiveSettings(), water: String?,
                 unixOffsetNanoseconds: Int64) throws(DiveLogError) {
         self.store = store; self.settings = settings; self.water = water
         self.unixOffsetNanoseconds = unixOffsetNanoseconds
@@ -89,7 +92,9 @@ public final class DiveRecorder: @unchecked Sendable {
             switch action {
             case let .start(at, surface):
                 let unix = Int64(bitPattern: at) &+ unixOffsetNanoseconds
-                backlog.append(PendingDive(number: nil, startUnix: unix, startMonotonic: at, surfacePressure: surface))
+                var d = PendingDive(number: nil, startUnix: unix, startMonotonic: at, surfacePressure: surface)
+                d.water = water ?? DiveWater.name(impliedBy: x) ?? "salt"
+                backlog.append(d)
                 lastWritten = nil
                 event = true
             case .record(let s):
@@ -135,7 +140,7 @@ public final class DiveRecorder: @unchecked Sendable {
                 var number = d.number
                 if number == nil {
                     number = try store.beginDive(startUnixNanoseconds: d.startUnix, startMonotonicNanoseconds: d.startMonotonic,
-                                                 surfacePressure: d.surfacePressure, water: water)
+                                                 surfacePressure: d.surfacePressure, water: d.water)
                     backlog[0].number = number
                     log.append("dive \(number!) started at \(ISO8601.format(unixSeconds: d.startUnix / 1_000_000_000))")
                 }
@@ -190,5 +195,23 @@ public final class DiveRecorder: @unchecked Sendable {
     /// Retries a failed write (for a caller with no new sample, once a second).
     public func retry() {
         if writeFailure != nil { write() }
+    }
+}
+
+/// The water a log names: the one given, else the one the agent's depths
+/// imply. The agent computes depth = (pressure − surface) / (ρ g), with its
+/// configured water (`submersion.water`); a sample's three numbers give ρ
+/// back. Named when within 1 kg/m³ of fresh (997), EN 13319 (1019.716) or
+/// salt (1025) water, else the density itself (a configured value, or
+/// TEOS-10's, which varies with depth and latitude).
+public enum DiveWater {
+    public static func name(impliedBy x: SubmersionSample) -> String? {
+        guard x.depth.isFinite, x.depth >= 0.3, x.pressure.isFinite, x.surfacePressure.isFinite else { return nil }
+        let rho = (x.pressure - x.surfacePressure) / (9.80665 * x.depth)
+        guard rho.isFinite, rho >= 500, rho <= 2000 else { return nil }
+        for (name, value) in [("fresh", 997.0), ("en13319", 1019.716), ("salt", 1025.0)] where abs(rho - value) < 1 {
+            return name
+        }
+        return String((rho * 10).rounded() / 10)
     }
 }

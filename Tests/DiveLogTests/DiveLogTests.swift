@@ -638,6 +638,23 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     }
 }
 
+/// The water a log names when the logger is not told: the density the
+/// agent's depth implies, ρ = (p − p_surface) / (g₀ · depth).
+@Suite struct DiveWaterTests {
+    static func sample(depth: Double, density: Double) -> SubmersionSample {
+        SubmersionSample(timestampNs: 1, depth: depth, pressure: 101_325 + density * 9.80665 * depth, surfacePressure: 101_325,
+                         temperature: 20, state: .submerged, depthState: .submergedShallow, temperatureUncertainty: 0.5)
+    }
+    @Test(arguments: [(997.0, "fresh"), (1019.716, "en13319"), (1025.0, "salt"), (1027.31, "1027.3"), (1000.0, "1000.0")])
+    func theAgentsWaterIsReadBackFromItsDepth(density: Double, name: String) {
+        #expect(DiveWater.name(impliedBy: Self.sample(depth: 4.2, density: density)) == name)
+    }
+    @Test func tooShallowOrWithheldSaysNothing() {
+        #expect(DiveWater.name(impliedBy: Self.sample(depth: 0.1, density: 997)) == nil)
+        #expect(DiveWater.name(impliedBy: Self.sample(depth: .nan, density: 997)) == nil)
+    }
+}
+
 /// `dive-logger record`, the command a diver runs, end to end: a real
 /// `dive-logger` process, recording from an agent (started in this test
 /// process on the simulated dive board) a short dive in real time — 3 s at
@@ -650,12 +667,12 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     static func files(_ dir: String) throws {
         let scenario = """
             {
-              name: "short-dive", description: "dive-logger record test: 3 m for 10 s.",
+              name: "short-dive", description: "dive-logger record test: 3 m of fresh water for 10 s.",
               duration_s: 600, seed: 3,
               board: { start: { heading_deg: 0 }, segments: [ { name: "all", duration_s: 600 } ] },
               imperfections: { default: "ideal" },
               environment: {
-                pressure: { mode: "water", surface_pa: 101325, density_kg_m3: 1025, start_depth_m: 0,
+                pressure: { mode: "water", surface_pa: 101325, density_kg_m3: 997, start_depth_m: 0,
                   profile: [
                     { name: "surface", hold_s: 3 },
                     { name: "down", to_depth_m: 3, rate_m_per_min: 30 },
@@ -684,7 +701,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
               loop: { realtime: false },
               service: { socket_path: "agent.sock" },
               clients: [ { uid: \(getuid()), entitlements: ["submersion.shallow"] } ],
-              submersion: { water: "salt" },
+              submersion: { water: "fresh" },
               always_on: [],
             }
             """
@@ -748,7 +765,8 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
         // A second reader: the sqlite3 shell, read-only.
         func q(_ sql: String) throws -> String { try sqlite3CLI(["-readonly", db, sql]).trimmingWhitespace }
         #expect(try q("SELECT count(*) FROM dives") == "1")
-        #expect(try q("SELECT water FROM dives") == "salt")
+        // the agent's water (fresh), read back from its samples: the logger was not told
+        #expect(try q("SELECT water FROM dives") == "fresh")
         let maxDepth = try #require(Double(try q("SELECT max(depth_m) FROM samples WHERE dive = 1")))
         #expect(abs(maxDepth - 3) < 0.1, "\(maxDepth) m of 3 m")
         // At least 1 Hz while under water (≈ 6 s down, 10 s at 3 m, 20 s up)
