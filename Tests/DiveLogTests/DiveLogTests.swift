@@ -116,10 +116,13 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
         var d = 20.0
         while d > 10 { d -= 15.0 / 60 / 3; at(d) }          // 15 m/min
         let fast = out.filter { $0.depth < 19 && $0.depth > 11 }
+        #expect(fast.count >= 25, "8 m at 15 m/min: 32 s logged at 1 Hz, got \(fast.count)")
         #expect(fast.allSatisfy { $0.ascentWarning && abs($0.ascentRate - 15) < 0.5 })
         out.removeAll()
         while d > 5 { d -= 9.0 / 60 / 3; at(d) }            // 9 m/min
-        #expect(out.filter { $0.depth < 9 }.allSatisfy { !$0.ascentWarning })
+        let slow = out.filter { $0.depth < 9 }
+        #expect(slow.count >= 20, "4 m at 9 m/min: 27 s logged at 1 Hz, got \(slow.count)")
+        #expect(slow.allSatisfy { !$0.ascentWarning })
         for _ in 0..<(3 * 200) { at(5) }
         // 200 s at 5 m plus the 6.7 s the 9 m/min ascent spent between 6 and 5 m.
         #expect(abs(st.safetyStop - 206.7) < 1)

@@ -85,6 +85,7 @@ final class DiveTruth: TruthSource, @unchecked Sendable {
         #expect(abs(rate - 3) < 0.1, "\(rate) Hz under water")
         #expect(s.last!.state == .notSubmerged)
         let surfaceRun = s.suffix(10).map(\.timestampNs)
+        #expect(surfaceRun.count == 10)
         let gaps = zip(surfaceRun.dropFirst(), surfaceRun).map { Double($0 - $1) / 1e9 }
         #expect(gaps.allSatisfy { abs($0 - 1) < 0.35 }, "\(gaps)")
         #expect(s.contains { $0.depthState == .submergedDeep })
