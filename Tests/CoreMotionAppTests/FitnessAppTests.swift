@@ -117,6 +117,18 @@ import Testing
             #expect(EdgeMotionAgent.lastActivityError(of: m)?.code == Int(CMErrorNotEntitled.rawValue))
             #expect(seen.count == 0)
             m.stopActivityUpdates()
+            // events and the history: the same error, at once (never a wait)
+            let events = Inbox<CMPedometerEvent>()
+            pedometer.startEventUpdates { e, err in events.take(e, err) }
+            #expect(await eventually { !events.errors.isEmpty })
+            #expect(events.errors.first?.code == Int(CMErrorNotEntitled.rawValue))
+            pedometer.stopEventUpdates()
+            let query = Inbox<CMPedometerData>()
+            pedometer.queryPedometerData(from: Date().addingTimeInterval(-60), to: Date()) { d, e in query.take(d, e) }
+            #expect(await_(query) == false && query.errors.first?.code == Int(CMErrorNotEntitled.rawValue), "\(query.errors)")
+            let past = Inbox<[CMMotionActivity]>()
+            m.queryActivityStarting(from: Date().addingTimeInterval(-60), to: Date(), to: OperationQueue()) { a, e in past.take(a, e) }
+            #expect(await_(past) == false && past.errors.first?.code == Int(CMErrorNotEntitled.rawValue), "\(past.errors)")
         }
     }
 }
