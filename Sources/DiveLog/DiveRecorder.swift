@@ -8,6 +8,7 @@
 // bounded: past ``maxPendingSamples`` the oldest unwritten samples are
 // dropped and counted (``droppedSamples``), never silently.
 import EdgeProtocol
+import EdgeValues
 
 public final class DiveRecorder: @unchecked Sendable {
     public let store: DiveStore
@@ -207,7 +208,7 @@ public final class DiveRecorder: @unchecked Sendable {
 public enum DiveWater {
     public static func name(impliedBy x: SubmersionSample) -> String? {
         guard x.depth.isFinite, x.depth >= 0.3, x.pressure.isFinite, x.surfacePressure.isFinite else { return nil }
-        let rho = (x.pressure - x.surfacePressure) / (9.80665 * x.depth)
+        let rho = (x.pressure - x.surfacePressure) / (standardGravity * x.depth)
         guard rho.isFinite, rho >= 500, rho <= 2000 else { return nil }
         for (name, value) in [("fresh", 997.0), ("en13319", 1019.716), ("salt", 1025.0)] where abs(rho - value) < 1 {
             return name
