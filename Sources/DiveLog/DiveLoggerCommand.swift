@@ -4,6 +4,7 @@ import Glibc
 #endif
 import EdgeProtocol
 import EdgeClient
+import EdgeValues
 
 public enum DiveLoggerCommand {
     public static let usage = """
@@ -234,7 +235,7 @@ public enum DiveLoggerCommand {
         let w = try water(&a)
         var offset = monotonicToUnixOffset()
         if let e = try a.option("--epoch") {
-            guard let s = ISO8601.parse(e) else { throw Failure(description: "--epoch expects an ISO 8601 UTC time like 2026-06-01T09:30:00Z, got '\(e)'") }
+            guard let s = UTCTime.parse(e) else { throw Failure(description: "--epoch expects an ISO 8601 UTC time like 2026-06-01T09:30:00Z, got '\(e)'") }
             offset = s * 1_000_000_000
         }
         let file = try a.positional("FILE (protocol lines, or - for standard input)")
@@ -311,7 +312,7 @@ public enum DiveLoggerCommand {
 
     static func json(_ s: DiveSummary) -> String {
         func d(_ v: Double) -> String { v.isFinite ? "\(v)" : "null" }
-        return "{\"number\": \(s.number), \"start\": \"\(ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000))\", "
+        return "{\"number\": \(s.number), \"start\": \"\(UTCTime.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000))\", "
             + "\"duration_s\": \(d(s.durationSeconds)), \"max_depth_m\": \(d(s.maxDepth)), \"mean_depth_m\": \(d(s.meanDepth)), "
             + "\"min_temperature_c\": \(d(s.minTemperature)), \"surface_pressure_pa\": \(d(s.surfacePressure)), "
             + "\"water\": \"\(s.water)\", \"ascent_warnings\": \(s.ascentWarnings), \"max_ascent_rate_m_per_min\": \(d(s.maxAscentRate)), "
@@ -326,7 +327,7 @@ public enum DiveLoggerCommand {
         if all.isEmpty { out("no dives in \(db)"); return 0 }
         out("  #  start                 duration  max m  mean m  min °C  warnings")
         for s in all {
-            let row = "\(s.number)".leftPad(3) + "  " + ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)
+            let row = "\(s.number)".leftPad(3) + "  " + UTCTime.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)
                 + "  " + DiveExport.minutes(s.durationSeconds).leftPad(9) + "  " + num(s.maxDepth, 1).leftPad(5)
                 + "  " + num(s.meanDepth, 1).leftPad(6) + "  " + num(s.minTemperature, 1).leftPad(6) + "  " + "\(s.ascentWarnings)".leftPad(8)
                 + (s.complete ? "" : "  (open)")
@@ -341,7 +342,7 @@ public enum DiveLoggerCommand {
         try a.finish()
         let (_, s, _) = try open(db).dive(n)
         if asJSON { out(json(s)); return 0 }
-        out("dive \(s.number): \(ISO8601.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)), \(DiveExport.minutes(s.durationSeconds))" + (s.complete ? "" : " (still open)"))
+        out("dive \(s.number): \(UTCTime.format(unixSeconds: s.startUnixNanoseconds / 1_000_000_000)), \(DiveExport.minutes(s.durationSeconds))" + (s.complete ? "" : " (still open)"))
         out("  max depth \(num(s.maxDepth, 2)) m, mean \(num(s.meanDepth, 2)) m, minimum temperature \(num(s.minTemperature, 1)) °C")
         out("  surface pressure \(num(s.surfacePressure, 0)) Pa, water \(s.water)")
         out("  ascent: max \(num(s.maxAscentRate, 1)) m/min, \(s.ascentWarnings) samples above the limit")

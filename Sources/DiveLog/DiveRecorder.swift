@@ -143,7 +143,7 @@ public final class DiveRecorder: @unchecked Sendable {
                     number = try store.beginDive(startUnixNanoseconds: d.startUnix, startMonotonicNanoseconds: d.startMonotonic,
                                                  surfacePressure: d.surfacePressure, water: d.water)
                     backlog[0].number = number
-                    log.append("dive \(number!) started at \(ISO8601.format(unixSeconds: d.startUnix / 1_000_000_000))")
+                    log.append("dive \(number!) started at \(UTCTime.format(unixSeconds: d.startUnix / 1_000_000_000))")
                 }
                 if !d.samples.isEmpty || d.end != nil {
                     try store.append(dive: number!, d.samples, end: d.end)

@@ -1,3 +1,4 @@
+import EdgeValues
 // Dive exports: Subsurface XML, UDDF 3.2, CSV; and an SVG profile.
 
 func num(_ v: Double, _ digits: Int) -> String {
@@ -48,7 +49,7 @@ public enum DiveExport {
     /// pressure, salinity, and one sample per logged point (time, depth,
     /// temperature).
     public static func subsurface(_ r: DiveStore.DiveRecord, _ sum: DiveSummary, _ samples: [DiveSample]) -> String {
-        let (y, mo, d, hh, mi, ss) = ISO8601.civil(r.startUnixNanoseconds / 1_000_000_000)
+        let (y, mo, d, hh, mi, ss) = UTCTime.civil(r.startUnixNanoseconds / 1_000_000_000)
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
         var o = "<divelog program='subsurface' version='3'>\n<settings><divecomputerid model='edge-motion dive-logger' deviceid='00000001'/></settings>\n<dives>\n"
         o += "<dive number='\(r.number)' date='\(y)-\(two(mo))-\(two(d))' time='\(two(hh)):\(two(mi)):\(two(ss))' duration='\(minutes(sum.durationSeconds))'>\n"
@@ -70,7 +71,7 @@ public enum DiveExport {
     /// SI units throughout - depth m, time s, temperature K, pressure Pa,
     /// density kg/m³.
     public static func uddf(_ r: DiveStore.DiveRecord, _ sum: DiveSummary, _ samples: [DiveSample]) -> String {
-        let start = ISO8601.format(unixSeconds: r.startUnixNanoseconds / 1_000_000_000)
+        let start = UTCTime.format(unixSeconds: r.startUnixNanoseconds / 1_000_000_000)
         var o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         o += "<uddf xmlns=\"http://www.streit.cc/uddf/3.2/\" version=\"3.2.0\">\n"
         o += "  <generator><name>dive-logger</name><manufacturer id=\"edgemotion\"><name>EdgeMotion</name></manufacturer><version>1</version><datetime>\(start)</datetime></generator>\n"
@@ -114,7 +115,7 @@ public enum DiveExport {
         func yT(_ c: Double) -> Double { top + (tHi - c) / max(1, tHi - tLo) * ph }
         var o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(w))\" height=\"\(Int(h))\" viewBox=\"0 0 \(Int(w)) \(Int(h))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         o += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        let start = ISO8601.format(unixSeconds: r.startUnixNanoseconds / 1_000_000_000)
+        let start = UTCTime.format(unixSeconds: r.startUnixNanoseconds / 1_000_000_000)
         o += "<text x=\"\(left)\" y=\"22\" font-size=\"16\" font-weight=\"bold\">Dive \(r.number) — \(start) — max \(num(sum.maxDepth, 1)) m, \(minutes(sum.durationSeconds)), min \(num(sum.minTemperature, 1)) °C</text>\n"
         // Safety-stop band and grid.
         o += "<rect x=\"\(left)\" y=\"\(y(3))\" width=\"\(pw)\" height=\"\(y(6) - y(3))\" fill=\"#e6f4ea\"/>\n"

@@ -1,3 +1,4 @@
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -372,11 +373,6 @@ public final class TransactionLogWriter: @unchecked Sendable {
     public static func currentUTC() -> String {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        var t = ts.tv_sec
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        return UTCTime.format(unixSeconds: Int64(ts.tv_sec))
     }
 }

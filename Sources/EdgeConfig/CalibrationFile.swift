@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import EdgeFusion
+import EdgeValues
 
 /// The calibration file (`calibration.json`, written by `edge-agent
 /// calibrate`, read by the agent at start and on SIGHUP): per chip, keyed
@@ -722,20 +723,6 @@ extension CalibrationFile {
     /// `2026-11-29T16:50:00Z` for seconds since 1970 (UTC), without
     /// Foundation's formatters.
     public static func timestamp(unixSeconds: Double) -> String {
-        let secs = Int64(unixSeconds.rounded(.down))
-        var days = secs >= 0 ? secs / 86_400 : (secs - 86_399) / 86_400
-        let rem = secs - days * 86_400
-        // civil from days (H. Hinnant)
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let doe = days - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(y)-\(two(m))-\(two(d))T\(two(rem / 3600)):\(two(rem % 3600 / 60)):\(two(rem % 60))Z"
+        UTCTime.format(unixSeconds: Int64(unixSeconds.rounded(.down)))
     }
 }

@@ -266,7 +266,7 @@ final class ExportReader: NSObject, XMLParserDelegate {
         #expect(abs((d["min_temperature_c"] as! Double) - 17) < 0.1)
         // Under water from ≈ 61.7 s (0.5 m) + 1 s dwell to ≈ 1320 s.
         #expect(abs((d["duration_s"] as! Double) - 1256) < 5)
-        let start = try #require(ISO8601.parse(d["start"] as! String)) - ISO8601.parse("2026-06-01T09:30:00Z")!
+        let start = try #require(UTCTime.parse(d["start"] as! String)) - UTCTime.parse("2026-06-01T09:30:00Z")!
         #expect(start >= 62 && start <= 66)
 
         for format in ["subsurface", "uddf", "csv"] {

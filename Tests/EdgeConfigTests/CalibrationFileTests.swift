@@ -1,4 +1,5 @@
 import Testing
+import EdgeValues
 import Foundation
 import EdgeFusion
 @testable import EdgeConfig
@@ -153,6 +154,20 @@ import EdgeFusion
         #expect(CalibrationFile.timestamp(unixSeconds: 0) == "1970-01-01T00:00:00Z")
         #expect(CalibrationFile.timestamp(unixSeconds: 1_795_970_000) == "2026-11-29T16:33:20Z")
         #expect(CalibrationFile.timestamp(unixSeconds: 951_782_400) == "2000-02-29T00:00:00Z")
+    }
+}
+
+/// The one UTC formatter and parser (EdgeValues), against dates worked by hand.
+@Suite struct UTCTimeTests {
+    @Test func formatsParsesAndRoundTrips() {
+        #expect(UTCTime.format(unixNanoseconds: 1_795_970_000_450_000_000) == "2026-11-29T16:33:20.4Z")
+        #expect(UTCTime.format(unixNanoseconds: -1) == "1969-12-31T23:59:59.9Z")
+        #expect(UTCTime.parse("2000-02-29T00:00:00Z") == 951_782_400)
+        #expect(UTCTime.parse("2026-11-29T16:33:20+00:00") == 1_795_970_000)
+        #expect(UTCTime.parse("2026-13-01T00:00:00Z") == nil && UTCTime.parse("2026-11-29T16:33:20+01:00") == nil)
+        for t: Int64 in [-86_401, 0, 68_169_600, 1_795_970_000, 4_102_444_800] {
+            #expect(UTCTime.parse(UTCTime.format(unixSeconds: t)) == t)
+        }
     }
 }
 

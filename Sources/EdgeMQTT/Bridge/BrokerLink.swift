@@ -540,7 +540,7 @@ private final class Runner {
             w.key("stall_after_s"); w.double(s.stallAfterNs.map { Double($0) / 1e9 })
             w.key("last_sample_age_s"); w.double(s.lastArrivalNs.map { Double(now - min(now, $0)) / 1e9 })
             if let since = s.stalledSinceNs {
-                w.key("stalled_since"); w.string(utcTimestamp(realtimeNs: wallNow - (now - min(now, since))))
+                w.key("stalled_since"); w.string(UTCTime.format(unixNanoseconds: Int64(wallNow - (now - min(now, since)))))
             }
             w.key("json"); w.bool(s.settings.json)
             w.key("json_interval_s"); w.double(s.settings.jsonIntervalS)
@@ -588,11 +588,3 @@ func realtimeNs() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-/// `2026-12-02T02:51:03.4Z` (UTC, tenths of a second).
-func utcTimestamp(realtimeNs ns: UInt64) -> String {
-    var t = time_t(ns / 1_000_000_000)
-    var p = tm()
-    gmtime_r(&t, &p)
-    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return "\(p.tm_year + 1900)-\(two(p.tm_mon + 1))-\(two(p.tm_mday))T\(two(p.tm_hour)):\(two(p.tm_min)):\(two(p.tm_sec)).\(ns % 1_000_000_000 / 100_000_000)Z"
-}

@@ -1,12 +1,24 @@
 // UTC date-time text without Foundation (days from civil: H. Hinnant's
 // public-domain algorithm, "chrono-Compatible Low-Level Date Algorithms").
 
-public enum ISO8601 {
+/// ISO 8601 UTC times (`2026-12-01T23:36:12Z`): the project's one formatter
+/// and parser, for calibration files, transaction-log headers, the dive log
+/// and the bridge's status.
+public enum UTCTime {
     /// "2026-12-01T23:36:12Z" for Unix seconds (floored).
     public static func format(unixSeconds: Int64) -> String {
         let (y, m, d, hh, mm, ss) = civil(unixSeconds)
         func p(_ v: Int64, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
         return "\(p(y, 4))-\(p(m, 2))-\(p(d, 2))T\(p(hh, 2)):\(p(mm, 2)):\(p(ss, 2))Z"
+    }
+
+    /// The same with tenths of a second (`2026-12-02T02:51:03.4Z`), for Unix ns.
+    public static func format(unixNanoseconds ns: Int64) -> String {
+        let s = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
+        let tenths = (ns - s * 1_000_000_000) / 100_000_000
+        var text = format(unixSeconds: s)
+        text.removeLast()
+        return text + ".\(tenths)Z"
     }
 
     public static func civil(_ t: Int64) -> (Int64, Int64, Int64, Int64, Int64, Int64) {
