@@ -11,14 +11,8 @@ import Glibc
 /// history request yet, so a query works where this process may read the
 /// file: the agent's own user, or the in-process agent).
 enum FitnessTime {
-    static func monotonicNs() -> Int64 {
-        var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-    static func realtimeNs() -> Int64 {
-        var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    static func monotonicNs() -> Int64 { Int64(monotonicNowNs()) }
+    static func realtimeNs() -> Int64 { Int64(realtimeNowNs()) }
     /// A CLOCK_MONOTONIC time of the agent as a `Date`.
     static func date(monotonicNs ns: UInt64) -> Date {
         let offset = realtimeNs() - monotonicNs()

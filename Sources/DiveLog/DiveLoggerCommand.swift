@@ -144,12 +144,7 @@ public enum DiveLoggerCommand {
         return w
     }
 
-    static func monotonicToUnixOffset() -> Int64 {
-        var rt = timespec(), mt = timespec()
-        clock_gettime(CLOCK_REALTIME, &rt)
-        clock_gettime(CLOCK_MONOTONIC, &mt)
-        return (Int64(rt.tv_sec) - Int64(mt.tv_sec)) * 1_000_000_000 + Int64(rt.tv_nsec) - Int64(mt.tv_nsec)
-    }
+    static func monotonicToUnixOffset() -> Int64 { Int64(realtimeNowNs()) - Int64(monotonicNowNs()) }
 
     // MARK: record
 

@@ -371,8 +371,6 @@ public final class TransactionLogWriter: @unchecked Sendable {
     /// The current wall-clock time as ISO 8601 UTC (`2026-11-29T16:32:38Z`),
     /// for ``TransactionLogHeader/startUTC``.
     public static func currentUTC() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTime.format(unixSeconds: Int64(ts.tv_sec))
+        UTCTime.format(unixSeconds: Int64(realtimeNowNs() / 1_000_000_000))
     }
 }

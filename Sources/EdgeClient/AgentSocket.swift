@@ -97,10 +97,3 @@ public enum AgentSocket {
     }
 }
 
-/// CLOCK_MONOTONIC now, ns: the clock of every sample's `timestamp_ns`.
-@inline(__always)
-public func monotonicNowNs() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}

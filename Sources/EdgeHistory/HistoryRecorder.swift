@@ -84,14 +84,8 @@ public final class HistoryRecorder: @unchecked Sendable {
     /// CLOCK_REALTIME − CLOCK_MONOTONIC now, ns.
     public var realtimeOffsetNs: Int64 { clockOffsetNs() }
 
-    public static func realtimeNs() -> Int64 {
-        var ts = timespec(); clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-    public static func monotonicNs() -> Int64 {
-        var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    public static func realtimeNs() -> Int64 { Int64(realtimeNowNs()) }
+    public static func monotonicNs() -> Int64 { Int64(monotonicNowNs()) }
 
     @inline(__always) func unix(_ monotonicNs: UInt64) -> Int64 { Int64(truncatingIfNeeded: monotonicNs) &+ clockOffsetNs() }
 

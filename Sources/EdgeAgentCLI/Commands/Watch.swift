@@ -12,6 +12,7 @@ import Synchronization
 import EdgeClient
 import EdgeConfig
 import EdgeProtocol
+import EdgeValues
 
 /// `edge-agent watch`: a live view of a running agent, as one of its clients.
 public enum WatchCommand: Subcommand {
@@ -517,11 +518,7 @@ struct WatchSession {
         return String(cString: n)
     }
 
-    static func monotonicMs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
+    static func monotonicMs() -> Int64 { Int64(monotonicNowNs() / 1_000_000) }
 
     /// Draws the current state: a frame on a terminal, a line otherwise.
     mutating func draw(_ console: Console) {

@@ -124,7 +124,7 @@ public final class Bridge: Sendable {
     // MARK: - events
 
     /// `nowNs`: CLOCK_MONOTONIC of the event's arrival (tests pass their own).
-    public func handle(_ event: FeedEvent, nowNs: UInt64 = monotonicNs()) {
+    public func handle(_ event: FeedEvent, nowNs: UInt64 = monotonicNowNs()) {
         switch event {
         case .subscribed, .refused, .devices, .device, .shutdown:
             let was = state.withLock { StreamLiveness.heard(&$0.agentLive, nowNs: nowNs) }
@@ -186,7 +186,7 @@ public final class Bridge: Sendable {
         case .devices(let list):
             state.withLock { s in
                 s.devices = list
-                if list.isEmpty && s.devicesRefreshNs == nil { s.devicesRefreshNs = monotonicNs() + 1_000_000_000 }
+                if list.isEmpty && s.devicesRefreshNs == nil { s.devicesRefreshNs = monotonicNowNs() + 1_000_000_000 }
             }
             updateRetained()
         case .device(let e):
@@ -229,7 +229,7 @@ public final class Bridge: Sendable {
 
     /// Asks the agent for its devices; `refreshAfter`: once more a second later.
     private func requestDevices(refreshAfter: Bool = false) {
-        if refreshAfter { state.withLock { $0.devicesRefreshNs = monotonicNs() + 1_000_000_000 } }
+        if refreshAfter { state.withLock { $0.devicesRefreshNs = monotonicNowNs() + 1_000_000_000 } }
         feedBox.withLock { $0 }?.requestDevices()
     }
 
@@ -277,7 +277,7 @@ public final class Bridge: Sendable {
         }
         if agentBack || due.resumedAfterNs != nil { updateRetained() }
         let refresh = state.withLock { s -> Bool in
-            guard let at = s.devicesRefreshNs, monotonicNs() >= at else { return false }
+            guard let at = s.devicesRefreshNs, monotonicNowNs() >= at else { return false }
             s.devicesRefreshNs = nil
             return true
         }
@@ -307,7 +307,7 @@ public final class Bridge: Sendable {
     /// watched stream silent beyond its threshold is stalled, logged once;
     /// when every watched stream is, the status stops saying `online`.
     /// Samples resume a stream (``handle(_:nowNs:)``).
-    public func checkLiveness(nowNs: UInt64 = monotonicNs()) {
+    public func checkLiveness(nowNs: UInt64 = monotonicNowNs()) {
         let (changes, nodeSilent, streamsSilent, agentAction) = state.withLock {
             s -> ([(StreamName, UInt64, UInt64)], Bool, Bool, StreamLiveness.AgentAction?) in
             guard !s.stopping, s.agentConnected else { return ([], false, false, nil) }

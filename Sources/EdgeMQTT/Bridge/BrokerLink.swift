@@ -29,7 +29,7 @@ public final class BrokerLink: @unchecked Sendable {
     private let beats = Atomic<UInt64>(0)
     private let summaryBox = Locked(Summary())
     private var thread: BridgeThread?
-    private let startedNs = monotonicNs()
+    private let startedNs = monotonicNowNs()
 
     /// What other threads may read about the link.
     public struct Summary: Sendable {
@@ -81,7 +81,7 @@ public final class BrokerLink: @unchecked Sendable {
     fileprivate var isStopRequested: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
     fileprivate func beat() { beats.add(1, ordering: .relaxed) }
     fileprivate func store(_ summary: Summary) { summaryBox.withLock { $0 = summary } }
-    fileprivate var uptimeNs: UInt64 { monotonicNs() - startedNs }
+    fileprivate var uptimeNs: UInt64 { monotonicNowNs() - startedNs }
     fileprivate var stopTimeout: UInt64 { stopTimeoutNs }
 }
 
@@ -185,7 +185,7 @@ private final class Runner {
     func run() {
         while phase != .stopped {
             link.beat()
-            let now = monotonicNs()
+            let now = monotonicNowNs()
             if link.isStopRequested && !stopping { beginStop(now) }
             if stopping && (now >= stopDeadlineNs || stopFinished) { break }
             switch phase {
@@ -204,13 +204,13 @@ private final class Runner {
             if result.readable.first == true { bridge.queue.wakeup.drain() }
             if result.readable.count > 1 && result.readable[1] { link.statusServer?.serve(statusJSON()) }
             afterService(result.failure)
-            periodic(monotonicNs())
+            periodic(monotonicNowNs())
         }
         if case .connected = phase {
             session.disconnect()
             // Let the DISCONNECT go out before the process ends.
-            let end = monotonicNs() + 500_000_000
-            while session.socket >= 0 && pendingDisconnect == nil && monotonicNs() < end {
+            let end = monotonicNowNs() + 500_000_000
+            while session.socket >= 0 && pendingDisconnect == nil && monotonicNowNs() < end {
                 _ = session.service(timeoutMs: 50)
             }
         }
@@ -265,7 +265,7 @@ private final class Runner {
     }
 
     func afterService(_ failure: MQTTError?) {
-        let now = monotonicNs()
+        let now = monotonicNowNs()
         if let r = refusal {
             // CONNACK said no; libmosquitto has closed the socket.
             refusal = nil
@@ -295,7 +295,7 @@ private final class Runner {
     // MARK: - connection events
 
     func connected() {
-        let now = monotonicNs()
+        let now = monotonicNowNs()
         let reconnect = connections > 0
         connections += 1
         phase = .connected(sinceNs: now)
@@ -446,8 +446,8 @@ private final class Runner {
     // MARK: - status
 
     func statusJSON() -> [UInt8] {
-        let now = monotonicNs()
-        let wallNow = realtimeNs()
+        let now = monotonicNowNs()
+        let wallNow = realtimeNowNs()
         let snap = bridge.snapshot()
         let q = bridge.queue.counts
         var w = JSONWriter(capacity: 4096)
@@ -582,9 +582,4 @@ private final class Runner {
 func seconds(_ ns: UInt64) -> String { ScalarCatalog.format(Double(ns) / 1e9, decimals: 1) }
 
 /// CLOCK_REALTIME, ns.
-func realtimeNs() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 

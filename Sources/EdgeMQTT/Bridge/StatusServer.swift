@@ -1,3 +1,4 @@
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -104,10 +105,10 @@ public final class StatusServer: @unchecked Sendable {
         guard r == 0 else { return .failure(StatusSocketError(path: path, call: "connect", errno: errno)) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
-        let deadline = monotonicNs() + UInt64(timeoutMs) * 1_000_000
-        while monotonicNs() < deadline {
+        let deadline = monotonicNowNs() + UInt64(timeoutMs) * 1_000_000
+        while monotonicNowNs() < deadline {
             var p = pollfd(fd: s, events: Int16(POLLIN), revents: 0)
-            let left = Int32((deadline - min(deadline, monotonicNs())) / 1_000_000) + 1
+            let left = Int32((deadline - min(deadline, monotonicNowNs())) / 1_000_000) + 1
             if poll(&p, 1, left) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { Glibc.read(s, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }

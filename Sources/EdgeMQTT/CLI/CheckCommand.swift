@@ -53,8 +53,8 @@ enum CheckCommand {
             }
             bridge.handle(event)
         }
-        let agentDeadline = monotonicNs() + timeoutNs
-        while monotonicNs() < agentDeadline {
+        let agentDeadline = monotonicNowNs() + timeoutNs
+        while monotonicNowNs() < agentDeadline {
             let done = seen.withLock { s in
                 s.devices && wanted.allSatisfy { s.sampled.contains($0) || s.refused[$0] != nil }
             }
@@ -96,10 +96,10 @@ enum CheckCommand {
         var disconnected: Int32?
         session.callbacks.connected = { connack = $0 }
         session.callbacks.disconnected = { disconnected = $0 }
-        let brokerDeadline = monotonicNs() + min(timeoutNs, UInt64(setup.broker.connectTimeoutS * 1e9))
+        let brokerDeadline = monotonicNowNs() + min(timeoutNs, UInt64(setup.broker.connectTimeoutS * 1e9))
         var failure: MQTTError?
         do { try session.startConnect() } catch { failure = error }
-        while failure == nil && connack == nil && monotonicNs() < brokerDeadline {
+        while failure == nil && connack == nil && monotonicNowNs() < brokerDeadline {
             let r = session.service(timeoutMs: 50)
             if let f = r.failure { failure = f }
             if disconnected != nil && connack == nil { failure = failure ?? session.error(for: disconnected!, errno: 0) }
@@ -127,8 +127,8 @@ enum CheckCommand {
             if let g = granted.first, g >= 0x80 { subscribeRefused.append("code 0x\(String(g, radix: 16))") }
         }
         for f in filters { _ = session.subscribe(f, qos: 1) }
-        let subDeadline = monotonicNs() + timeoutNs
-        while subscribed < filters.count && monotonicNs() < subDeadline { _ = session.service(timeoutMs: 50) }
+        let subDeadline = monotonicNowNs() + timeoutNs
+        while subscribed < filters.count && monotonicNowNs() < subDeadline { _ = session.service(timeoutMs: 50) }
         session.callbacks.published = { mid, reason in
             guard let i = byMid[mid] else { return }
             if reason >= 0x80 { outcomes[i].refusedReason = reason } else { outcomes[i].acknowledged = true }
@@ -164,8 +164,8 @@ enum CheckCommand {
             outcomes.append(o)
             _ = session.service(timeoutMs: 0)
         }
-        let end = monotonicNs() + timeoutNs
-        while monotonicNs() < end {
+        let end = monotonicNowNs() + timeoutNs
+        while monotonicNowNs() < end {
             let done = outcomes.allSatisfy { $0.error != nil || $0.refusedReason != nil || ($0.seenBack && ($0.qos == 0 || $0.acknowledged)) }
             if done { break }
             if session.service(timeoutMs: 50).failure != nil { break }

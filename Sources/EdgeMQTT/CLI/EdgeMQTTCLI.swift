@@ -1,3 +1,4 @@
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -272,7 +273,7 @@ enum RunCommand {
                 log.info("SIGHUP: the configuration is read at start only; restart the service to apply a change (systemctl restart edge-mqtt)")
             }
             if let watchdog {
-                let now = monotonicNs()
+                let now = monotonicNowNs()
                 let interval = UInt64(watchdog.components.seconds) * 1_000_000_000 + UInt64(watchdog.components.attoseconds / 1_000_000_000)
                 let beats = (feed.heartbeat, link.heartbeat)
                 // Both threads must have turned since the last ping.

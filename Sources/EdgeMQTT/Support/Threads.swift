@@ -1,3 +1,4 @@
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -33,24 +34,18 @@ public struct BridgeThread: Sendable {
     public func join() { pthread_join(id, nil) }
 }
 
-/// CLOCK_MONOTONIC now, ns: the clock of the agent's `timestamp_ns`.
-public func monotonicNs() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 
 /// Writes all of `bytes` to `fd` (non-blocking sockets: waits for POLLOUT
 /// at most `timeoutMs` in all). False if the peer is gone or too slow.
 func sendAll(_ fd: Int32, _ bytes: [UInt8], timeoutMs: Int32 = 2000) -> Bool {
     var off = 0
-    let deadline = monotonicNs() + UInt64(timeoutMs) * 1_000_000
+    let deadline = monotonicNowNs() + UInt64(timeoutMs) * 1_000_000
     while off < bytes.count {
         let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
         if n > 0 { off += n; continue }
         if n < 0 && errno == EINTR { continue }
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-            let now = monotonicNs()
+            let now = monotonicNowNs()
             guard now < deadline else { return false }
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             _ = poll(&p, 1, Int32((deadline - now) / 1_000_000) + 1)
