@@ -150,16 +150,34 @@ public enum ReplayCommand: Subcommand {
     }
 }
 
-/// Encodes every sample and event as the protocol's JSON lines, in order.
+/// The protocol lines a client holding every entitlement receives, in
+/// order (the submersion stream capped as for `submersion.full`): for
+/// `replay` (every stream) and `simulate --jsonl` (the streams asked for).
 final class JSONLinesSink: SampleSink, @unchecked Sendable {
-    var writer = JSONWriter(capacity: 1 << 20)
+    var writer: JSONWriter
+    let wanted: [StreamName: Double]
+    init(wanted: [StreamName: Double] = StreamName.demandEverything, capacity: Int = 1 << 20) {
+        self.wanted = wanted
+        writer = JSONWriter(capacity: capacity)
+    }
     func publish(_ sample: Sample, wake: Bool) -> Bool {
-        MessageEncoder.sample(sample, into: &writer)
+        guard wanted[sample.stream] != nil else { return true }
+        if case .submersion(let s) = sample {
+            MessageEncoder.sample(.submersion(s.capped(shallow: false)), into: &writer)
+        } else {
+            MessageEncoder.sample(sample, into: &writer)
+        }
         return true
     }
     func wakeService() {}
     func publishConnection(_ event: ConnectionEvent) { MessageEncoder.connection(event, into: &writer) }
     func setDevices(_ devices: [DeviceInfo]) {}
     var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { StreamName.demandEverything }
+    func demand() -> [StreamName: Double] { wanted }
+    /// The lines so far, emptied.
+    func take() -> String {
+        let s = String(decoding: writer.bytes, as: UTF8.self)
+        writer.reset()
+        return s
+    }
 }

@@ -111,7 +111,7 @@ public enum SimulateCommand: Subcommand {
             }
             let end = clock.nowNanoseconds &+ UInt64(((duration ?? scenario.durationSeconds) * 1e9).rounded())
             var out = OutputFile(path: jsonlPath == "-" ? nil : jsonlPath, console: console, stdoutWhenNil: true)
-            let sink = StreamingJSONLinesSink(wanted: wanted)
+            let sink = JSONLinesSink(wanted: wanted, capacity: 1 << 17)
             let hub = SensorHub(bus: board.bus, clock: clock, devices: EngineSetup.devices(selection.profile),
                                 settings: EngineSetup.settings(selection.config), sink: sink)
             hub.start()
@@ -190,34 +190,6 @@ public enum SimulateCommand: Subcommand {
     }
 
     static func f(_ v: Double, _ d: Int) -> String { ScenarioTruthCSV.fixed(v, decimals: d) }
-}
-
-/// The protocol lines a client holding every entitlement receives (the
-/// submersion stream capped as for `submersion.full`), for `simulate --jsonl`.
-final class StreamingJSONLinesSink: SampleSink, @unchecked Sendable {
-    var writer = JSONWriter(capacity: 1 << 17)
-    let wanted: [StreamName: Double]
-    init(wanted: [StreamName: Double]) { self.wanted = wanted }
-    func publish(_ sample: Sample, wake: Bool) -> Bool {
-        guard wanted[sample.stream] != nil else { return true }
-        if case .submersion(let s) = sample {
-            MessageEncoder.sample(.submersion(s.capped(shallow: false)), into: &writer)
-        } else {
-            MessageEncoder.sample(sample, into: &writer)
-        }
-        return true
-    }
-    func wakeService() {}
-    func publishConnection(_ event: ConnectionEvent) { MessageEncoder.connection(event, into: &writer) }
-    func setDevices(_ devices: [DeviceInfo]) {}
-    var demandGeneration: Int { 0 }
-    func demand() -> [StreamName: Double] { wanted }
-    /// The lines so far, emptied.
-    func take() -> String {
-        let s = String(decoding: writer.bytes, as: UTF8.self)
-        writer.reset()
-        return s
-    }
 }
 
 /// A buffered output file (or standard output when `path` is nil and it is
