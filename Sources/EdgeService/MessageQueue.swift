@@ -47,39 +47,72 @@ struct LinePool {
     }
 }
 
-/// A client's bounded queue of encoded lines. Full → the oldest line is
-/// dropped and counted: a slow client loses old samples, never the loop's
-/// deadline or another client's data. Slots are preallocated; pushing a
-/// shared encoded line only retains it (the bytes are encoded once per sample
-/// and fanned out to every subscriber).
+/// A client's bounded queue of encoded lines. Full → the oldest *sample*
+/// is dropped and counted: a slow client loses old samples, never the
+/// loop's deadline or another client's data, and never what it cannot do
+/// without - its version line, the replies to its requests, `connection`
+/// events (a device that stopped and a client that missed being told so
+/// would show it as connected) and the shutdown line. Only when no sample
+/// is queued at all (a client that sends requests and never reads) does the
+/// oldest line of any kind go, so the bound holds. Order is kept. Slots are
+/// preallocated; pushing a shared encoded line only retains it (the bytes
+/// are encoded once per sample and fanned out to every subscriber).
 struct MessageQueue {
     private var slots: [Line?]
+    /// Whether the line in the slot of the same index may be shed (a sample).
+    private var shed: [Bool]
     private var head = 0
     private(set) var count = 0
+    /// Queued lines that are samples.
+    private(set) var sampleCount = 0
     var capacity: Int { slots.count }
 
     init(capacity: Int) {
-        slots = Array(repeating: nil, count: capacity)
+        slots = Array(repeating: nil, count: max(1, capacity))
+        shed = Array(repeating: false, count: max(1, capacity))
     }
 
-    /// Appends a line; returns true if the oldest line was dropped to make room.
-    mutating func push(_ line: Line) -> Bool {
+    /// Appends a line (`sample`: one that may be shed when the queue is
+    /// full); returns true if a line was dropped to make room.
+    mutating func push(_ line: Line, sample: Bool = false) -> Bool {
         var dropped = false
         if count == slots.count {
-            slots[head] = nil
-            head = (head + 1) % slots.count
-            count -= 1
+            dropOldest(sampleOnly: sampleCount > 0)
             dropped = true
         }
-        slots[(head + count) % slots.count] = line
+        let i = (head + count) % slots.count
+        slots[i] = line
+        shed[i] = sample
+        if sample { sampleCount += 1 }
         count += 1
         return dropped
+    }
+
+    /// Removes the oldest sample (or, with `sampleOnly` false, the oldest
+    /// line): the lines before it move up one slot, keeping the order.
+    private mutating func dropOldest(sampleOnly: Bool) {
+        var k = 0
+        if sampleOnly { while !shed[(head + k) % slots.count] { k += 1 } }
+        var i = (head + k) % slots.count
+        if shed[i] { sampleCount -= 1 }
+        while k > 0 {
+            let previous = (i + slots.count - 1) % slots.count
+            slots[i] = slots[previous]
+            shed[i] = shed[previous]
+            i = previous
+            k -= 1
+        }
+        slots[head] = nil
+        shed[head] = false
+        head = (head + 1) % slots.count
+        count -= 1
     }
 
     mutating func popFirst() -> Line? {
         guard count > 0 else { return nil }
         let line = slots[head]
         slots[head] = nil
+        if shed[head] { sampleCount -= 1; shed[head] = false }
         head = (head + 1) % slots.count
         count -= 1
         return line

@@ -52,8 +52,10 @@ final class Client {
 
     var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
 
-    func enqueue(_ line: Line) {
-        if queue.push(line) { counters.addDropped(1) }
+    /// Queues a line; `sample` lines are the ones a full queue sheds
+    /// (``MessageQueue``).
+    func enqueue(_ line: Line, sample: Bool = false) {
+        if queue.push(line, sample: sample) { counters.addDropped(1) }
         counters.queued.store(queue.count, ordering: .relaxed)
     }
 
@@ -217,7 +219,7 @@ final class ServiceLoop: @unchecked Sendable {
         for c in clients where !c.dead && c.closingDeadline == nil {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if encoded == nil { encoded = encode(sample) }
-            c.enqueue(encoded!)
+            c.enqueue(encoded!, sample: true)
         }
     }
 
@@ -230,10 +232,10 @@ final class ServiceLoop: @unchecked Sendable {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(s.timestampNs) else { continue }
             if c.entitlements.contains(.submersionFull) {
                 if full == nil { full = encode(.submersion(s.capped(shallow: false))) }
-                c.enqueue(full!)
+                c.enqueue(full!, sample: true)
             } else {
                 if shallow == nil { shallow = encode(.submersion(s.capped(shallow: true))) }
-                c.enqueue(shallow!)
+                c.enqueue(shallow!, sample: true)
             }
         }
     }

@@ -57,6 +57,50 @@ struct FanOutTests {
         #expect((dropped ?? 0) > 0)
     }
 
+    /// A client too slow for its samples still learns that a device
+    /// stopped, and gets its replies: a full queue sheds samples only.
+    /// (It used to drop the oldest line of any kind, so an event queued
+    /// behind a backlog went, and the client went on showing the device as
+    /// connected.)
+    @Test func aSlowClientLosesSamplesButNeverAConnectionEvent() throws {
+        let server = try makeServer("slowevent", configure: {
+            $0.queueCapacity = 16
+            $0.socketSendBufferBytes = 4096
+        })
+        defer { server.stop() }
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        let watcher = try connectClient(server)
+        _ = try #require(subscribe(stuck, "deviceMotion"))
+        for i in 0..<200 { server.publish(.deviceMotion(motionSample(i))) }
+        _ = try #require(watcher.barrier())
+        server.publishConnection(ConnectionEvent(timestampNs: 7, deviceID: "bmp280@0x76", kind: "bmp280",
+                                                 state: .degraded, reason: "the chip was reset"))
+        stuck.request(#"{"class":"ping","id":"behind"}"#)
+        _ = try #require(watcher.barrier())
+        for i in 200..<600 { server.publish(.deviceMotion(motionSample(i))) }
+        _ = try #require(watcher.barrier())
+        let dropped = try #require(server.statistics().clients.first { $0.dropped > 0 }).dropped
+        #expect(dropped > 300, "the stuck client lost samples: \(dropped)")
+
+        var event: JSONValue?, pong = false
+        var lastSample: Double?
+        let deadline = monotonicMs() + 10_000
+        while monotonicMs() < deadline, !(event != nil && pong && lastSample == Double(baseTimestamp + 599 * period100Hz)),
+              let m = stuck.readMessage(timeoutMs: 2000) {
+            switch m.string("class") {
+            case "connection": event = m
+            case "pong": pong = m.string("id") == "behind"
+            case "sample": lastSample = m.number("timestamp_ns")
+            default: break
+            }
+        }
+        let e = try #require(event, "the connection event was dropped from the full queue")
+        #expect(e.string("device") == "bmp280@0x76")
+        #expect(e.bool("connected") == false)
+        #expect(pong, "the reply to its ping was dropped")
+        #expect(lastSample == Double(baseTimestamp + 599 * period100Hz), "the newest samples are the ones kept")
+    }
+
     /// `edge-agent run` prints `droppedTotal` at stop ("… D dropped in client
     /// queues"); it used to sum only the clients still connected, so a slow
     /// client that went away took its drops out of the summary.

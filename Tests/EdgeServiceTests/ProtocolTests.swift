@@ -234,6 +234,45 @@ struct DecimationTests {
         #expect(q.popFirst() == nil)
     }
 
+    /// A full queue sheds its oldest sample, never a reply or an event: a
+    /// slow client that lost the `connection` event of a device that
+    /// stopped would go on showing it as connected.
+    @Test func aFullQueueShedsSamplesNotEventsOrReplies() {
+        var q = MessageQueue(capacity: 4)
+        var pool = LinePool()
+        func line(_ b: UInt8) -> Line { [b].withUnsafeBufferPointer { pool.line($0) } }
+        var drops = 0
+        // reply 100, samples 1 2, event 200, then samples 3…9.
+        if q.push(line(100)) { drops += 1 }
+        for b: UInt8 in [1, 2] where q.push(line(b), sample: true) { drops += 1 }
+        if q.push(line(200)) { drops += 1 }
+        for b: UInt8 in 3...9 where q.push(line(b), sample: true) { drops += 1 }
+        #expect(drops == 7)
+        #expect(q.sampleCount == 2)
+        var out: [UInt8] = []
+        while let l = q.popFirst() { out.append(contentsOf: l.bytes) }
+        #expect(out == [100, 200, 8, 9], "the reply and the event stay, in order, with the newest samples")
+        #expect(q.sampleCount == 0)
+
+        // A queue holding no sample (requests never read) still stays bounded.
+        for b: UInt8 in 10...15 { _ = q.push(line(b)) }
+        #expect(q.count == 4)
+        out = []
+        while let l = q.popFirst() { out.append(contentsOf: l.bytes) }
+        #expect(out == [12, 13, 14, 15])
+
+        // The sample to shed sits behind control lines that wrapped round.
+        for b: UInt8 in [20, 21] { _ = q.push(line(b)) }
+        _ = q.popFirst(); _ = q.popFirst()
+        for b: UInt8 in [30, 31, 32] { _ = q.push(line(b)) }
+        _ = q.push(line(40), sample: true)
+        let shed = q.push(line(41), sample: true)
+        #expect(shed)
+        out = []
+        while let l = q.popFirst() { out.append(contentsOf: l.bytes) }
+        #expect(out == [30, 31, 32, 41])
+    }
+
     /// A pooled line is reused only once no queue holds it: reusing one still
     /// queued would change a line a client has not been sent yet.
     @Test func linePoolNeverReusesALineStillQueued() {
