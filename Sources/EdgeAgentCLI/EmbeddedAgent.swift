@@ -76,7 +76,7 @@ public final class EmbeddedAgent: @unchecked Sendable {
                     var line = Array("edge-agent (in this process): \(change)\n".utf8)
                     _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
                 }
-                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
+                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder))
             } catch {
                 server.stop(reason: "in-process agent failed to start")
                 throw RunError("fitness history: \(error)")

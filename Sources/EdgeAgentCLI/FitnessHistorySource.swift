@@ -8,24 +8,36 @@ import EdgeValues
 /// recorder's commits), used on the service thread. Clients of any user
 /// with the `fitness` entitlement get their history this way; the file
 /// itself stays readable only by the agent's user.
+///
+/// With the agent's recorder it adds what the recorder holds but has not
+/// committed yet (the last couple of seconds, or everything since the disk
+/// filled): an answer counts every record the agent made, once.
 final class FitnessHistorySource: HistorySource {
     private let history: Locked<FitnessHistory>
+    private let recorder: HistoryRecorder?
 
-    init(path: String, retentionSeconds: Double) throws(HistoryError) {
+    init(path: String, retentionSeconds: Double, recorder: HistoryRecorder?) throws(HistoryError) {
         history = Locked(try FitnessHistory(path: path, retentionSeconds: retentionSeconds, create: false))
+        self.recorder = recorder
     }
 
     func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError> {
         let from = Int64(fromS * 1e9), to = Int64(min(toS, 9.2e9) * 1e9)
-        return history.withLock { h in
+        guard let recorder else { return read(stream, from: from, to: to, adding: HistoryRecorder.Uncommitted()) }
+        return recorder.withUncommitted { read(stream, from: from, to: to, adding: $0) }
+    }
+
+    private func read(_ stream: StreamName, from: Int64, to: Int64,
+                      adding u: HistoryRecorder.Uncommitted) -> Result<HistoryReply, HistorySourceError> {
+        history.withLock { h in
             do {
                 switch stream {
                 case .pedometer:
-                    let t = try h.pedometer(fromUnixNs: from, toUnixNs: to)
+                    let t = Self.pedometer(try h.pedometer(fromUnixNs: from, toUnixNs: to), adding: u.pedometer, from: from, to: to)
                     return .success(.pedometer(.init(steps: t.steps, distance: t.distanceMeters, floorsAscended: t.floorsAscended,
                                                      floorsDescended: t.floorsDescended, activeSeconds: t.activeSeconds)))
                 case .activity:
-                    let rows = try h.activities(fromUnixNs: from, toUnixNs: to)
+                    let rows = Self.activities(try h.activities(fromUnixNs: from, toUnixNs: to), adding: u.activities, from: from, to: to)
                     return .success(.activities(rows.map {
                         .init(startS: Double($0.startUnixNs) / 1e9, flags: $0.flags, confidence: $0.confidence)
                     }))
@@ -36,6 +48,25 @@ final class FitnessHistorySource: HistorySource {
                 return .failure(HistorySourceError("the fitness history could not be read: \(error)"))
             }
         }
+    }
+
+    /// The file's totals over [from, to] plus the uncommitted intervals
+    /// ending in it (the file's rule: an interval counts where it ends).
+    static func pedometer(_ committed: PedometerTotals, adding records: [PedometerRecord],
+                          from: Int64, to: Int64) -> PedometerTotals {
+        var t = committed
+        for r in records where r.endUnixNs >= from && r.endUnixNs <= to { t.add(r.totals) }
+        return t
+    }
+
+    /// The file's activities plus the uncommitted ones, by the file's rule:
+    /// those that began in [from, to], and the one under way at `from`.
+    static func activities(_ committed: [ActivityRecord], adding records: [ActivityRecord],
+                           from: Int64, to: Int64) -> [ActivityRecord] {
+        guard !records.isEmpty else { return committed }
+        let all = (committed + records.filter { $0.startUnixNs <= to }).sorted { $0.startUnixNs < $1.startUnixNs }
+        let underWay = all.last { $0.startUnixNs <= from }?.startUnixNs ?? from
+        return all.filter { $0.startUnixNs >= underWay }
     }
 
     func close() { history.withLock { $0.close() } }

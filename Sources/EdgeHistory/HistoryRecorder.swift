@@ -14,7 +14,10 @@ import EdgeValues
 ///
 /// A failing commit (disk full, file removed) keeps the records (up to
 /// `maxPending`, then the oldest are dropped and counted) and is retried at
-/// the next flush; `lastError` says what happened.
+/// the next flush; `health` says what happened. A reader that adds
+/// ``withUncommitted(_:)`` to what it reads from the file (the agent's
+/// answer to `history` requests does) sees every record at once, while the
+/// disk is full too.
 public final class HistoryRecorder: @unchecked Sendable {
     struct Pending {
         var pedometer: [PedometerRecord] = []
@@ -33,6 +36,23 @@ public final class HistoryRecorder: @unchecked Sendable {
     private let status = Locked<(error: HistoryError?, commits: Int, dropped: Int)>((nil, 0, 0))
     /// Commits failed in a row (0: the last one succeeded).
     private let failures = Locked(0)
+    /// Held across a commit (taking the pending records, writing them,
+    /// putting them back when the write fails) and while a reader looks at
+    /// what is not in the file yet (``withUncommitted(_:)``), so that a
+    /// reader finds every record either in the file or in memory, never in
+    /// both and never in neither. It counts the commit attempts.
+    private let commitLock = Locked(0)
+
+    /// What is recorded but not in the file yet: the last `flushSeconds`,
+    /// and everything since commits began to fail (a full disk).
+    public struct Uncommitted: Sendable, Equatable {
+        /// Pedometer intervals, the one still open included.
+        public var pedometer: [PedometerRecord] = []
+        public var activities: [ActivityRecord] = []
+        public init(pedometer: [PedometerRecord] = [], activities: [ActivityRecord] = []) {
+            self.pedometer = pedometer; self.activities = activities
+        }
+    }
 
     /// A change of the recorder's health, for the agent's log.
     public enum HealthChange: Sendable, Equatable, CustomStringConvertible {
@@ -127,6 +147,32 @@ public final class HistoryRecorder: @unchecked Sendable {
     /// tests call it directly). Returns false when the commit failed (kept for the next try).
     @discardableResult
     public func flush() -> Bool {
+        let (ok, change) = commitLock.withLock { attempts -> (Bool, HealthChange?) in
+            attempts &+= 1
+            return commitPending()
+        }
+        if let change { onHealthChange?(change) }
+        return ok
+    }
+
+    /// Runs `body` with what is not committed yet, while no commit runs:
+    /// a reader of the file that adds these, inside `body`, counts every
+    /// record once. (The service thread answers history requests this way.
+    /// It waits for a commit in progress; the loop thread never waits here.)
+    public func withUncommitted<R>(_ body: (Uncommitted) throws -> R) rethrows -> R {
+        try commitLock.withLock { _ in
+            let u = state.withLock { s -> Uncommitted in
+                var u = Uncommitted(pedometer: s.pedometer.map { $0 }, activities: s.activities.map { $0 })
+                if s.intervalDirty { u.pedometer.append(PedometerRecord(endUnixNs: s.intervalEndNs, totals: s.interval)) }
+                return u
+            }
+            return try body(u)
+        }
+    }
+
+    /// One commit of what is pending (under `commitLock`): whether it was
+    /// written, and the health change to report (outside the lock).
+    private func commitPending() -> (Bool, HealthChange?) {
         let batch = state.withLock { s -> Pending in
             if s.intervalDirty {
                 s.pedometer.append(PedometerRecord(endUnixNs: s.intervalEndNs, totals: s.interval))
@@ -146,8 +192,7 @@ public final class HistoryRecorder: @unchecked Sendable {
                 return st.dropped
             }
             let failed = failures.withLock { n -> Int in defer { n = 0 }; return n }
-            if failed > 0 { onHealthChange?(.recovered(failedCommits: failed, dropped: dropped)) }
-            return true
+            return (true, failed > 0 ? .recovered(failedCommits: failed, dropped: dropped) : nil)
         } catch {
             // put them back in front of what came meanwhile
             state.withLock { s in
@@ -159,11 +204,9 @@ public final class HistoryRecorder: @unchecked Sendable {
             }
             status.withLock { $0.error = error }
             let first = failures.withLock { n -> Bool in n += 1; return n == 1 }
-            if first {
-                let pending = state.withLock { $0.pedometer.count + $0.activities.count + $0.events.count }
-                onHealthChange?(.failing(error, pending: pending))
-            }
-            return false
+            guard first else { return (false, nil) }
+            let pending = state.withLock { $0.pedometer.count + $0.activities.count + $0.events.count }
+            return (false, .failing(error, pending: pending))
         }
     }
 

@@ -144,7 +144,7 @@ public enum RunCommand: Subcommand {
             recorder?.onHealthChange = { [console] change in console.error("edge-agent: " + change.description) }
             console.print("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
             do {
-                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400))
+                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder))
             } catch {
                 console.error("edge-agent: warning: fitness history: clients' history requests cannot be answered: \(error)")
             }
