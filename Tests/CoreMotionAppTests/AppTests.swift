@@ -61,21 +61,27 @@ func gaps(_ t: [TimeInterval]) -> [TimeInterval] { zip(t.dropFirst(), t).map { $
 /// chip for another client.
 ///
 /// Under a sanitizer the agent runs several times slower and its loop
-/// wakes late most ticks, so the median gap is no longer the interval:
+/// wakes late most ticks, so even the lower quartile gap is no longer the interval:
 /// `.ci/run` sets `EDGE_TEST_RELAXED_TIMING=1` for those runs, and then only
 /// the rate bound is checked (never faster than asked, data still flowing).
 func atInterval(_ t: [TimeInterval], _ interval: TimeInterval) -> Bool {
     let g = gaps(t).sorted()
     guard g.count >= 4 else { return false }
-    let median = g[g.count / 2]
     let mean = g.reduce(0, +) / Double(g.count)
     if ProcessInfo.processInfo.environment["EDGE_TEST_RELAXED_TIMING"] == "1" {
         return mean > interval * 0.9 && mean < interval * 3
     }
-    // 5 %: on the shared test agent another test's demand may re-rate the
-    // chip to a rate the interval is not a whole number of periods of
-    // (seen once in a full run: 51 ms gaps for 50 ms).
-    return abs(median - interval) < interval / 20 && mean > interval * 0.9 && mean < interval * 1.5
+    // A quarter of the gaps within 5 % of the interval: on the shared test
+    // agent another test's demand may re-rate the chip to a rate the
+    // interval is not a whole number of periods of (seen once in a full
+    // run: 51 ms gaps for 50 ms). A quarter, not the median: a polled chip
+    // read by a tick that woke late is stamped late and the next sample is
+    // lost, and under a full CI run's load that was half of the gaps (seen:
+    // median 21.4 ms for 20 ms, the quartile 20.0 ms). A stream faster
+    // than asked fails the quartile (an undecimated one shows half the
+    // interval) and the mean; one much slower, the mean.
+    let quartile = g[g.count / 4]
+    return abs(quartile - interval) < interval / 20 && mean > interval * 0.9 && mean < interval * 1.5
 }
 
 func degrees(_ r: Double) -> Double { r * 180 / .pi }
