@@ -161,6 +161,8 @@ public final class HistoryRecorder: @unchecked Sendable {
     /// It waits for a commit in progress; the loop thread never waits here.)
     public func withUncommitted<R>(_ body: (Uncommitted) throws -> R) rethrows -> R {
         try commitLock.withLock { _ in
+            // Copies (`map`), made here: sharing the buffers would make the
+            // loop thread's next append copy them instead.
             let u = state.withLock { s -> Uncommitted in
                 var u = Uncommitted(pedometer: s.pedometer.map { $0 }, activities: s.activities.map { $0 })
                 if s.intervalDirty { u.pedometer.append(PedometerRecord(endUnixNs: s.intervalEndNs, totals: s.interval)) }
