@@ -1,5 +1,6 @@
 import Testing
 import EdgeProtocol
+import EdgeClient
 @testable import EdgeMQTT
 
 /// The stall watchdog (StreamLiveness) and what the bridge makes of it, on a

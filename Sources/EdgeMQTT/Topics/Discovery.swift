@@ -1,4 +1,5 @@
 import EdgeProtocol
+import EdgeClient
 
 /// The bridge's name and version, in the discovery payloads' `origin`.
 public enum EdgeMQTTInfo {

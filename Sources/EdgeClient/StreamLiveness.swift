@@ -1,7 +1,8 @@
 import EdgeProtocol
 
-/// Whether a subscribed stream still delivers: the bridge's stall watchdog
-/// (docs/mqtt.md, "Stalls"). Pure: the caller passes CLOCK_MONOTONIC ns of
+/// Whether a subscribed stream still delivers: the stall watchdog of the
+/// agent's long-running clients, the MQTT bridge (docs/mqtt.md, "Stalls")
+/// and the dive logger (docs/submersion.md). Pure: the caller passes CLOCK_MONOTONIC ns of
 /// each sample's **arrival** (never its capture time: a hung agent sends
 /// nothing, so there is no capture time to look at) and of each check.
 ///
