@@ -164,17 +164,35 @@ public enum DiveLoggerCommand {
         defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
         let client = AgentClient(socketPath: socket)
         let state = RecordState()
+        // The stall watchdog: the agent sends a submersion sample at least
+        // once a second (three a second under water), so silence on an open
+        // connection is a hung agent or a pressure sensor that stopped.
+        let live = Locked(StreamLiveness.State())
+        let stallAfterNs = StreamLiveness.Settings().thresholdNs(intervalNs: 1_000_000_000)
         let observation = client.observe { e in
             switch e {
-            case .connected: state.note("connected to the agent at \(socket)")
-            case .disconnected(let why): state.note("the agent went away (\(why)); the dive is kept, reconnecting")
+            case .connected:
+                live.withLock { StreamLiveness.reset(&$0) }
+                state.note("connected to the agent at \(socket)")
+            case .disconnected(let why):
+                live.withLock { StreamLiveness.reset(&$0) }
+                state.note("the agent went away (\(why)); the dive is kept, reconnecting")
             case .connectFailed(let why): state.noteOnce("waiting for the agent: \(why)")
-            case .shutdown(let r): state.note("the agent is shutting down (\(r)); reconnecting")
+            case .shutdown(let r):
+                live.withLock { StreamLiveness.reset(&$0) }
+                state.note("the agent is shutting down (\(r)); reconnecting")
+            case .device(let d) where Self.pressureSensorKinds.contains(d.kind):
+                state.note(d.connected
+                    ? "the agent's pressure sensor \(d.deviceID) is back"
+                    : "the agent's pressure sensor \(d.deviceID) stopped (\(d.state.rawValue): \(d.reason ?? "no reason given")); no depth is logged until it is back")
             case .device: break
             }
         }
         let sub = client.subscribe(.submersion, intervalNs: 0, onSample: { s in
             guard case .submersion(let x) = s else { return }
+            if case .resumed(let silentNs)? = live.withLock({ StreamLiveness.sample(&$0, nowNs: monotonicNowNs()) }) {
+                state.note("submersion samples again after \(Self.seconds(silentNs)) s without one")
+            }
             // A failed write does not stop recording: the recorder keeps the
             // samples in memory, retries and says so in its log.
             let lines = state.withRecorder { () -> [String] in
@@ -197,6 +215,9 @@ public enum DiveLoggerCommand {
         while state.failure == nil {
             if sigtimedwait(&set, nil, &timeout) > 0 { break }
             ticks += 1
+            if case .stalled(_, let silentNs)? = live.withLock({ StreamLiveness.check(&$0, thresholdNs: stallAfterNs, nowNs: monotonicNowNs()) }) {
+                state.note("no submersion sample from the agent for \(Self.seconds(silentNs)) s although it is connected (it sends one a second at least): the agent is hung or its pressure sensor stopped; nothing is logged until samples return")
+            }
             if ticks % 10 == 0 {
                 // A failed write is retried each second even while no sample comes.
                 let lines = state.withRecorder { () -> [String] in
@@ -222,6 +243,12 @@ public enum DiveLoggerCommand {
         out("dive-logger: stopped; \(try store.records().count) dives in \(db)")
         return 0
     }
+
+    /// The chips the agent takes depth from (`connection` events of these are said).
+    static let pressureSensorKinds: Set<String> = ["ms5837", "bmp280"]
+
+    /// Seconds with one decimal, for the log.
+    static func seconds(_ ns: UInt64) -> String { String(Double(ns / 100_000_000) / 10) }
 
     // MARK: import
 

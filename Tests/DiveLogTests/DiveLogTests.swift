@@ -782,4 +782,90 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
         #expect(gaps.dropLast().allSatisfy { $0 <= 1.0 + 1.0 / 16 + 1e-6 }, "largest gaps \(gaps.suffix(3)) s")
         #expect(try q("PRAGMA journal_mode") == "wal")
     }
+
+    /// What the logger says while its source misbehaves under water, with a
+    /// real agent process: the depth sensor drops off the bus for 2 s (the
+    /// agent's `connection` events, with its reason), then the agent hangs
+    /// with its socket open (SIGSTOP: no event can say so; the logger's
+    /// stall watchdog does, once) and comes back (SIGCONT). The dive goes on
+    /// through both: one dive, 3 m.
+    @Test func saysWhenTheDepthSensorStopsAndWhenTheAgentHangs() throws {
+        let binary = repositoryRoot + "/.build/debug/dive-logger", agentBinary = repositoryRoot + "/.build/debug/edge-agent"
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
+        try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
+        let dir = temporaryDirectory()
+        try Self.files(dir)
+        // The MS5837 is off the bus 12-14 s into the scenario, at the bottom (9-19 s).
+        let scenario = try String(contentsOfFile: dir + "/scenario.json5", encoding: .utf8)
+            .replacingOccurrences(of: "imperfections: { default: \"ideal\" },",
+                                  with: "imperfections: { default: \"ideal\" },\n  faults: [ { kind: \"disappear\", address: 0x76, from_s: 12, to_s: 14 } ],")
+        try #require(scenario.contains("disappear"))
+        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
+        let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
+            .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
+        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite", errPath = dir + "/logger.err"
+
+        let agent = Process()
+        agent.executableURL = URL(fileURLWithPath: agentBinary)
+        agent.arguments = ["run", "--config", dir + "/edge-agent.json5", "--socket", socket, "--quiet"]
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        defer {
+            kill(agent.processIdentifier, SIGCONT)
+            if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }
+            agent.waitUntilExit()
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["--db", db, "record", "--socket", socket, "--surface-end", "10"]
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle(forWritingAtPath: errPath)
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            for _ in 0..<Int(seconds * 10) {
+                if condition() { return true }
+                if !p.isRunning { return false }
+                var none = pollfd()
+                _ = poll(&none, 0, 100)
+            }
+            return condition()
+        }
+        func count(_ text: String, _ what: String) -> Int { text.components(separatedBy: what).count - 1 }
+
+        // The depth sensor: the agent's events, said with its reason.
+        try #require(until(60) { transcript().contains("ms5837@0x76 is back") }, "no word of the depth sensor:\n\(transcript())")
+        let sensor = transcript()
+        #expect(sensor.contains("the agent's pressure sensor ms5837@0x76 stopped ("), "\(sensor)")
+        #expect(sensor.contains("no depth is logged until it is back"), "\(sensor)")
+
+        // The agent hangs with its socket open.
+        kill(agent.processIdentifier, SIGSTOP)
+        let hangAt = transcript().count
+        let said = until(15) { transcript().dropFirst(hangAt).contains("no submersion sample from the agent for") }
+        kill(agent.processIdentifier, SIGCONT)
+        try #require(said, "the logger said nothing of a hung agent:\n\(transcript())")
+        try #require(until(15) { transcript().dropFirst(hangAt).contains("submersion samples again after") },
+                     "no word of the samples coming back:\n\(transcript())")
+        #expect(count(String(transcript().dropFirst(hangAt)), "no submersion sample from the agent") == 1, "said once:\n\(transcript())")
+
+        // The dive went on through both, and ends at the surface.
+        func dives() -> [DiveStore.DiveRecord] {
+            guard let store = try? DiveStore(path: db, writer: false) else { return [] }
+            return (try? store.records()) ?? []
+        }
+        try #require(until(90) { dives().first?.endSeconds != nil }, "no complete dive:\n\(transcript())")
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0, "\(p.terminationStatus): \(transcript())")
+        func q(_ sql: String) throws -> String { try sqlite3CLI(["-readonly", db, sql]).trimmingWhitespace }
+        #expect(try q("SELECT count(*) FROM dives") == "1", "\(transcript())")
+        let maxDepth = try #require(Double(try q("SELECT max(depth_m) FROM samples WHERE dive = 1")))
+        #expect(abs(maxDepth - 3) < 0.1, "\(maxDepth) m of 3 m")
+        #expect(count(transcript(), "connected to the agent") == 1, "the hang did not cost the connection:\n\(transcript())")
+    }
 }
