@@ -666,6 +666,43 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
 /// again at the bottom (its scenario starts again: 3 s at the surface, the
 /// same dive), then stopped with SIGTERM as systemd stops it. The log is
 /// read back with the sqlite3 CLI. About 60 s.
+/// A `dive-logger record` process on `socket`, its standard error in a file.
+final class RecordingLogger {
+    let process = Process()
+    let errPath: String
+    init(db: String, socket: String, errPath: String) throws {
+        let binary = repositoryRoot + "/.build/debug/dive-logger"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw DiveLoggerTestFailure("swift build --product dive-logger first")
+        }
+        self.errPath = errPath
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--db", db, "record", "--socket", socket, "--surface-end", "10"]
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        try process.run()
+    }
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+    /// What it said so far.
+    func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+    /// Polls (every 100 ms, at most `seconds`, while it runs) until `condition` holds.
+    func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        for _ in 0..<Int(seconds * 10) {
+            if condition() { return true }
+            if !process.isRunning { return false }
+            var none = pollfd()
+            _ = poll(&none, 0, 100)
+        }
+        return condition()
+    }
+}
+
+struct DiveLoggerTestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
 @Suite(.serialized) struct DiveLoggerRecordTests {
     static func files(_ dir: String) throws {
         let scenario = """
@@ -714,33 +751,17 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     }
 
     @Test func recordsADiveAcrossAnAgentRestartAndStopsCleanlyOnSIGTERM() throws {
-        let binary = repositoryRoot + "/.build/debug/dive-logger"
-        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
         let dir = temporaryDirectory()
         try Self.files(dir)
-        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite", errPath = dir + "/logger.err"
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
         var agent: EmbeddedAgent? = try EmbeddedAgent.start(configPath: dir + "/edge-agent.json5", socketPath: socket)
         defer { agent?.stop() }
 
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["--db", db, "record", "--socket", socket, "--surface-end", "10"]
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle(forWritingAtPath: errPath)
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
-        /// Polls (every 100 ms, at most `seconds`) until `condition` holds.
-        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-            for _ in 0..<Int(seconds * 10) {
-                if condition() { return true }
-                if !p.isRunning { return false }
-                var none = pollfd()
-                _ = poll(&none, 0, 100)
-            }
-            return condition()
-        }
+        let logger = try RecordingLogger(db: db, socket: socket, errPath: dir + "/logger.err")
+        defer { withExtendedLifetime(logger) {} }   // its deinit kills a logger still running
+        let p = logger.process
+        func transcript() -> String { logger.transcript() }
+        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool { logger.until(seconds, condition) }
         func stored() -> (dives: [DiveStore.DiveRecord], samples: [DiveSample]) {
             guard access(db, F_OK) == 0, let store = try? DiveStore(path: db, writer: false),
                   let r = try? store.records(), !r.isEmpty else { return ([], []) }
@@ -790,8 +811,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     /// stall watchdog does, once) and comes back (SIGCONT). The dive goes on
     /// through both: one dive, 3 m.
     @Test func saysWhenTheDepthSensorStopsAndWhenTheAgentHangs() throws {
-        let binary = repositoryRoot + "/.build/debug/dive-logger", agentBinary = repositoryRoot + "/.build/debug/edge-agent"
-        try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
+        let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
         try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
         let dir = temporaryDirectory()
         try Self.files(dir)
@@ -804,7 +824,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
         let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
             .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
         try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
-        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite", errPath = dir + "/logger.err"
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
 
         let agent = Process()
         agent.executableURL = URL(fileURLWithPath: agentBinary)
@@ -817,24 +837,11 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
             if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }
             agent.waitUntilExit()
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["--db", db, "record", "--socket", socket, "--surface-end", "10"]
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle(forWritingAtPath: errPath)
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
-        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-            for _ in 0..<Int(seconds * 10) {
-                if condition() { return true }
-                if !p.isRunning { return false }
-                var none = pollfd()
-                _ = poll(&none, 0, 100)
-            }
-            return condition()
-        }
+        let logger = try RecordingLogger(db: db, socket: socket, errPath: dir + "/logger.err")
+        defer { withExtendedLifetime(logger) {} }   // its deinit kills a logger still running
+        let p = logger.process
+        func transcript() -> String { logger.transcript() }
+        func until(_ seconds: Double, _ condition: () -> Bool) -> Bool { logger.until(seconds, condition) }
         func count(_ text: String, _ what: String) -> Int { text.components(separatedBy: what).count - 1 }
 
         // The depth sensor: the agent's events, said with its reason.
