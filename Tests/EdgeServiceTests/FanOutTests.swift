@@ -57,20 +57,28 @@ struct FanOutTests {
         #expect((dropped ?? 0) > 0)
     }
 
+    /// A server with a small client queue, a client subscribed to device
+    /// motion that never reads (tiny socket buffers), and a second client
+    /// for barriers.
+    static func stuckClient(_ name: String, queueCapacity: Int) throws -> (ServiceServer, TestClient, TestClient) {
+        let server = try makeServer(name, configure: {
+            $0.queueCapacity = queueCapacity
+            $0.socketSendBufferBytes = 4096
+        })
+        let stuck = try connectClient(server, receiveBuffer: 1024)
+        let watcher = try connectClient(server)
+        _ = try #require(subscribe(stuck, "deviceMotion"))
+        return (server, stuck, watcher)
+    }
+
     /// A client too slow for its samples still learns that a device
     /// stopped, and gets its replies: a full queue sheds samples only.
     /// (It used to drop the oldest line of any kind, so an event queued
     /// behind a backlog went, and the client went on showing the device as
     /// connected.)
     @Test func aSlowClientLosesSamplesButNeverAConnectionEvent() throws {
-        let server = try makeServer("slowevent", configure: {
-            $0.queueCapacity = 16
-            $0.socketSendBufferBytes = 4096
-        })
+        let (server, stuck, watcher) = try Self.stuckClient("slowevent", queueCapacity: 16)
         defer { server.stop() }
-        let stuck = try connectClient(server, receiveBuffer: 1024)
-        let watcher = try connectClient(server)
-        _ = try #require(subscribe(stuck, "deviceMotion"))
         for i in 0..<200 { server.publish(.deviceMotion(motionSample(i))) }
         _ = try #require(watcher.barrier())
         server.publishConnection(ConnectionEvent(timestampNs: 7, deviceID: "bmp280@0x76", kind: "bmp280",
@@ -105,14 +113,8 @@ struct FanOutTests {
     /// queues"); it used to sum only the clients still connected, so a slow
     /// client that went away took its drops out of the summary.
     @Test func totalsKeepTheCountsOfDisconnectedClients() throws {
-        let server = try makeServer("gone", configure: {
-            $0.queueCapacity = 8
-            $0.socketSendBufferBytes = 4096
-        })
+        let (server, stuck, watcher) = try Self.stuckClient("gone", queueCapacity: 8)
         defer { server.stop() }
-        let stuck = try connectClient(server, receiveBuffer: 1024)
-        let watcher = try connectClient(server)
-        _ = try #require(subscribe(stuck, "deviceMotion"))
         for i in 0..<300 { server.publish(.deviceMotion(motionSample(i))) }
         _ = try #require(watcher.barrier()) // the ring is drained: every drop is counted
         let before = server.statistics()
