@@ -84,3 +84,10 @@ uint64_t edge_monotonic_ns(void) {
 int edge_set_timer_slack_ns(unsigned long ns) {
     return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno;
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+int edge_release_free_memory(void) { return malloc_trim(0); }
+#else
+int edge_release_free_memory(void) { return 0; }
+#endif

@@ -43,8 +43,8 @@ struct AgentHistoryReader: FitnessHistoryReader {
 
     func ask(_ stream: StreamName, _ from: Int64, _ to: Int64) throws -> HistoryReply {
         do {
-            let reply = try client.request(.history(stream, fromS: max(0, Double(from) / 1e9), toS: max(0, Double(to) / 1e9)),
-                                           timeoutMs: 5000)
+            let clamp = { (ns: Int64) in min(max(0, ns), Request.maxHistoryNs) }
+            let reply = try client.request(.history(stream, fromNs: clamp(from), toNs: clamp(to)), timeoutMs: 5000)
             guard case .history(let h, _) = reply else {
                 throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered a history request with \(reply)")
             }
@@ -65,10 +65,20 @@ struct AgentHistoryReader: FitnessHistoryReader {
     }
 
     func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [ActivityRecord] {
-        guard case .activities(let list) = try ask(.activity, from, to) else {
-            throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered an activity history request with pedometer totals")
+        // A long answer comes in pages: each says where the next begins.
+        var out: [ActivityRecord] = []
+        var pageFrom = from
+        while true {
+            guard case .activities(let list, let next) = try ask(.activity, pageFrom, to) else {
+                throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered an activity history request with pedometer totals")
+            }
+            out += list.map { ActivityRecord(startUnixNs: Int64(($0.startS * 1e9).rounded()), flags: $0.flags, confidence: $0.confidence) }
+            guard let next else { return out }
+            guard next > pageFrom else {
+                throw NSError.coreMotion(CMErrorNotAvailable, "the agent's history pages do not advance (next page at \(next) ns)")
+            }
+            pageFrom = next
         }
-        return list.map { ActivityRecord(startUnixNs: Int64(($0.startS * 1e9).rounded()), flags: $0.flags, confidence: $0.confidence) }
     }
 
     func close() {}
@@ -85,7 +95,7 @@ enum FitnessHistoryAccess {
         // One probe: an agent that knows the request answers it (or says why
         // it cannot); one from before it says unknownRequest.
         do {
-            _ = try source.client.request(.history(.activity, fromS: 0, toS: 0), timeoutMs: 5000)
+            _ = try source.client.request(.history(.activity, fromNs: 0, toNs: 0), timeoutMs: 5000)
             return .success(AgentHistoryReader(client: source.client))
         } catch let e {
             if case .refused(let code, _, _, _) = e, code == .unknownRequest {

@@ -54,6 +54,8 @@ enum EngineSetup {
         s.maxClients = c.service.maxClients
         s.maxClientsPerUID = c.service.maxClientsPerUID
         s.maxUnentitledClients = c.service.maxUnentitledClients
+        s.guaranteedClientsPerUID = c.service.guaranteedClientsPerUID
+        s.reservedClientSlots = c.service.reservedClientSlots
         s.demandRaiseLimit = c.service.demandRaiseLimit
         s.demandRaiseWindowNs = UInt64((c.service.demandRaiseWindowS * 1e9).rounded())
         return s

@@ -21,13 +21,12 @@ final class FitnessHistorySource: HistorySource {
         self.recorder = recorder
     }
 
-    func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError> {
-        let from = Int64(fromS * 1e9), to = Int64(min(toS, 9.2e9) * 1e9)
-        guard let recorder else { return read(stream, from: from, to: to, adding: HistoryRecorder.Uncommitted()) }
-        return recorder.withUncommitted { read(stream, from: from, to: to, adding: $0) }
+    func history(_ stream: StreamName, fromNs from: Int64, toNs to: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError> {
+        guard let recorder else { return read(stream, from: from, to: to, maxRows: maxRows, adding: HistoryRecorder.Uncommitted()) }
+        return recorder.withUncommitted { read(stream, from: from, to: to, maxRows: maxRows, adding: $0) }
     }
 
-    private func read(_ stream: StreamName, from: Int64, to: Int64,
+    private func read(_ stream: StreamName, from: Int64, to: Int64, maxRows: Int,
                       adding u: HistoryRecorder.Uncommitted) -> Result<HistoryReply, HistorySourceError> {
         history.withLock { h in
             do {
@@ -37,10 +36,14 @@ final class FitnessHistorySource: HistorySource {
                     return .success(.pedometer(.init(steps: t.steps, distance: t.distanceMeters, floorsAscended: t.floorsAscended,
                                                      floorsDescended: t.floorsDescended, activeSeconds: t.activeSeconds)))
                 case .activity:
-                    let rows = Self.activities(try h.activities(fromUnixNs: from, toUnixNs: to), adding: u.activities, from: from, to: to)
-                    return .success(.activities(rows.map {
+                    // One row more than a page: whether the answer goes on.
+                    let limit = max(1, maxRows)
+                    let committed = try h.activities(fromUnixNs: from, toUnixNs: to, limit: limit + 1)
+                    let rows = Self.activities(committed, adding: u.activities, from: from, to: to)
+                    let page = rows.prefix(limit)
+                    return .success(.activities(page.map {
                         .init(startS: Double($0.startUnixNs) / 1e9, flags: $0.flags, confidence: $0.confidence)
-                    }))
+                    }, nextFromNs: rows.count > limit ? rows[limit].startUnixNs : nil))
                 default:
                     return .failure(HistorySourceError("no history of \(stream.rawValue)"))
                 }

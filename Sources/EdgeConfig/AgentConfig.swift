@@ -208,6 +208,12 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
     /// Connections holding no entitlement, together (at most
     /// `max_clients` − 1 take effect, so they never take every slot). Default 8.
     public var maxUnentitledClients: Int = 8
+    /// Connections every entitled uid is kept room for (a uid holding this
+    /// many may not take the last `reserved_client_slots`). Default 8.
+    public var guaranteedClientsPerUID: Int = 8
+    /// Slots kept for uids holding fewer than `guaranteed_clients_per_uid`
+    /// (at most a quarter of `max_clients` take effect). Default 32.
+    public var reservedClientSlots: Int = 32
     /// Subscriptions one uid may make per window that start a stream or
     /// speed one up (each changes the sensors' configuration). Default 32.
     public var demandRaiseLimit: Int = 32
@@ -218,6 +224,7 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         case socketPath = "socket_path", socketGroup = "socket_group", queueCapacity = "queue_capacity"
         case deliveryIntervalMs = "delivery_interval_ms", maxClients = "max_clients"
         case maxClientsPerUID = "max_clients_per_uid", maxUnentitledClients = "max_unentitled_clients"
+        case guaranteedClientsPerUID = "guaranteed_clients_per_uid", reservedClientSlots = "reserved_client_slots"
         case demandRaiseLimit = "demand_raise_limit", demandRaiseWindowS = "demand_raise_window_s"
     }
     public init(from decoder: any Decoder) throws {
@@ -237,6 +244,10 @@ public struct ServiceSection: Decodable, Sendable, Equatable {
         maxClientsPerUID = try c.decodeWholeNumber(.maxClientsPerUID, default: 64, in: 1...4096, unit: "connections per uid")
         maxUnentitledClients = try c.decodeWholeNumber(.maxUnentitledClients, default: 8, in: 0...4096,
                                                        unit: "connections without an entitlement")
+        guaranteedClientsPerUID = try c.decodeWholeNumber(.guaranteedClientsPerUID, default: 8, in: 1...4096,
+                                                          unit: "connections kept for every uid")
+        reservedClientSlots = try c.decodeWholeNumber(.reservedClientSlots, default: 32, in: 0...4096,
+                                                      unit: "slots kept for uids below their guaranteed connections")
         demandRaiseLimit = try c.decodeWholeNumber(.demandRaiseLimit, default: 32, in: 1...100_000, unit: "subscriptions per window")
         demandRaiseWindowS = try c.decodeNumber(.demandRaiseWindowS, default: 10, in: 0.001...86400, unit: "seconds")
     }

@@ -174,13 +174,18 @@ public final class FitnessHistory {
     /// The activities of [from, to]: the one going on at `from` (if any)
     /// and every one that began after it, oldest first.
     public func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws(HistoryError) -> [ActivityRecord] {
+        try activities(fromUnixNs: from, toUnixNs: to, limit: nil)
+    }
+
+    /// ``activities(fromUnixNs:toUnixNs:)``, the first `limit` of them (nil: all).
+    public func activities(fromUnixNs from: Int64, toUnixNs to: Int64, limit: Int?) throws(HistoryError) -> [ActivityRecord] {
         let s = try db.prepare("""
             SELECT start_ns, flags, confidence FROM activity
             WHERE start_ns >= (SELECT coalesce(max(start_ns), ?1) FROM activity WHERE start_ns <= ?1) AND start_ns <= ?2
-            ORDER BY start_ns
+            ORDER BY start_ns LIMIT ?3
             """)
         defer { s.finalize() }
-        s.bind(1, from); s.bind(2, to)
+        s.bind(1, from); s.bind(2, to); s.bind(3, Int64(limit ?? -1))   // SQLite: a negative LIMIT is none
         var out: [ActivityRecord] = []
         while try s.step() {
             out.append(ActivityRecord(startUnixNs: s.int(0), flags: ActivityFlags(rawValue: UInt8(truncatingIfNeeded: s.int(1))),

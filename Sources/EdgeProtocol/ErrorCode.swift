@@ -37,6 +37,11 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// (`fitness.history` is not configured), or whose history could not be
     /// read; the message says which. Connection stays.
     case noHistory
+    /// The client's queue holds more bytes of replies and events it has not
+    /// read than the agent keeps for one client (it sends requests and does
+    /// not read the answers), or than its share when the agent's total is
+    /// used up. The agent closes the connection.
+    case notReading
 
     public var wireName: StaticString {
         switch self {
@@ -54,6 +59,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .tooManyUnentitledClients: return "tooManyUnentitledClients"
         case .badRequestID: return "badRequestID"
         case .noHistory: return "noHistory"
+        case .notReading: return "notReading"
         }
     }
 

@@ -4,7 +4,10 @@
 /// monotonic clock the live samples use.
 public enum HistoryReply: Sendable, Hashable {
     case pedometer(PedometerTotals)
-    case activities([Activity])
+    /// The activities, oldest first; `nextFromNs`: the reply was cut at
+    /// ``Request/maxHistoryRows`` rows and the rest begins there (ask again
+    /// with `from_ns` set to it and the same `to`), nil when it is complete.
+    case activities([Activity], nextFromNs: Int64? = nil)
 
     /// The pedometer between two times (CMPedometerData of a query).
     public struct PedometerTotals: Sendable, Hashable {

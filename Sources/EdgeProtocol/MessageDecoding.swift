@@ -117,7 +117,14 @@ public enum ServerMessage: Sendable, Hashable {
                     }
                     list.append(.init(startS: try e.double("start_s"), flags: flags, confidence: confidence))
                 }
-                return .history(.activities(list), id: id)
+                var next: Int64?
+                if r.value["next_from_ns"] != nil {
+                    guard case .number(_, let literal)? = r.value["next_from_ns"], let n = Int64(literal), n >= 0 else {
+                        throw DecodeError(reason: "\"next_from_ns\" is not a time in ns")
+                    }
+                    next = n
+                }
+                return .history(.activities(list, nextFromNs: next), id: id)
             case let s:
                 throw DecodeError(reason: "no history of \(s.rawValue)")
             }
@@ -312,8 +319,8 @@ extension Request {
             w.key("interval_s"); w.double(Double(intervalNs) / 1e9)
         case .history(let s, let from, let to):
             w.name("history"); w.key("stream"); w.name(MessageEncoder.streamName(s))
-            w.key("from_s"); w.double(from)
-            w.key("to_s"); w.double(to)
+            w.key("from_ns"); w.int(from)
+            w.key("to_ns"); w.int(to)
         }
         MessageEncoder.requestID(id, &w)
         w.endObject(); w.endLine()

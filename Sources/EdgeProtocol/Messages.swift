@@ -257,8 +257,9 @@ public enum MessageEncoder {
     }
 
     /// `{"class":"history","stream":"pedometer","totals":{…}}` or
-    /// `{"class":"history","stream":"activity","activities":[…]}`: the reply to a
-    /// `history` request (times in seconds since 1970, UTC).
+    /// `{"class":"history","stream":"activity","activities":[…]}` (with
+    /// `"next_from_ns":N` when it is one page of a longer answer): the reply to
+    /// a `history` request (times in seconds since 1970, UTC).
     public static func history(_ reply: HistoryReply, id: RequestID? = nil, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("history")
@@ -273,8 +274,9 @@ public enum MessageEncoder {
             w.key("floorsDescended"); w.int(t.floorsDescended)
             w.key("active_s"); w.double(t.activeSeconds)
             w.endObject()
-        case .activities(let list):
+        case .activities(let list, let next):
             w.key("stream"); w.name("activity")
+            if let next { w.key("next_from_ns"); w.int(next) }
             w.key("activities"); w.beginArray()
             for a in list {
                 w.beginObject()

@@ -56,11 +56,14 @@ public struct Request: Sendable, Hashable {
         case stats
         /// `{"class":"ping"}` → `pong` with the agent's monotonic time.
         case ping
-        /// `{"class":"history","stream":S,"from_s":A,"to_s":B}` → a `history`
-        /// reply: what the agent's fitness history holds for S (`pedometer`:
-        /// the totals between A and B; `activity`: the activity going on at A,
-        /// then each change up to B). A and B are seconds since 1970 (UTC).
-        case history(StreamName, fromS: Double, toS: Double)
+        /// `{"class":"history","stream":S,"from_s":A,"to_s":B}` (or
+        /// `from_ns`/`to_ns`: exact integer nanoseconds) → a `history` reply:
+        /// what the agent's fitness history holds for S (`pedometer`: the
+        /// totals between A and B; `activity`: the activity going on at A,
+        /// then each change up to B, at most ``Request/maxHistoryRows`` in one
+        /// reply, which then says where the next page starts). A and B are
+        /// since 1970 (UTC), within 0 ... ``Request/maxHistoryNs``.
+        case history(StreamName, fromNs: Int64, toNs: Int64)
     }
     public var kind: Kind
     public var id: RequestID?
@@ -68,6 +71,16 @@ public struct Request: Sendable, Hashable {
 
     /// Largest accepted `interval_s`, s.
     public static let maxIntervalS: Double = 3600
+
+    /// Latest time a `history` request may name: 9.2e18 ns since 1970 (the
+    /// year 2261), just below what a signed 64-bit count of nanoseconds holds.
+    /// `from_s`/`to_s` beyond it are refused (`malformedRequest`), never
+    /// converted unchecked.
+    public static let maxHistoryNs: Int64 = 9_200_000_000_000_000_000
+
+    /// Most activity rows one `history` reply carries (about 100 bytes each);
+    /// a longer answer comes in pages (`next_from_ns`).
+    public static let maxHistoryRows = 500
 
     /// Largest magnitude of a numeric `id`: 2^53 − 1, the largest integer a
     /// reader that parses JSON numbers as doubles (JavaScript, most
@@ -133,18 +146,28 @@ public struct Request: Sendable, Hashable {
                 throw DecodeError(code: .malformedRequest, message: "history is kept for pedometer and activity, not \(s.rawValue)",
                                   id: id, stream: s)
             }
-            func seconds(_ key: String) throws(DecodeError) -> Double {
-                guard case .number(let t, _)? = m[key], t.isFinite, t >= 0, t < 1e11 else {
-                    throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)\": seconds since 1970, a finite number",
+            /// A time given as `<key>_ns` (an integer literal, exact) or
+            /// `<key>_s` (a number of seconds), checked before converting.
+            func time(_ key: String) throws(DecodeError) -> Int64 {
+                let range = "between 0 and \(Request.maxHistoryNs) ns (\(Request.maxHistoryNs / 1_000_000_000) s) since 1970"
+                if let v = m[key + "_ns"] {
+                    guard case .number(_, let literal) = v, let ns = Int64(literal), ns >= 0, ns <= Request.maxHistoryNs else {
+                        throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)_ns\": an integer \(range)",
+                                          id: id, stream: s)
+                    }
+                    return ns
+                }
+                guard case .number(let t, _)? = m[key + "_s"], let ns = Self.nanoseconds(seconds: t) else {
+                    throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)_s\": seconds \(range)",
                                       id: id, stream: s)
                 }
-                return t
+                return ns
             }
-            let from = try seconds("from_s"), to = try seconds("to_s")
+            let from = try time("from"), to = try time("to")
             guard from <= to else {
-                throw DecodeError(code: .malformedRequest, message: "history needs from_s <= to_s", id: id, stream: s)
+                throw DecodeError(code: .malformedRequest, message: "history needs from <= to", id: id, stream: s)
             }
-            return Request(kind: .history(s, fromS: from, toS: to), id: id)
+            return Request(kind: .history(s, fromNs: from, toNs: to), id: id)
         case "subscribe":
             let s = try stream()
             var intervalNs: UInt64 = 0
@@ -164,5 +187,15 @@ public struct Request: Sendable, Hashable {
         default:
             throw DecodeError(code: .unknownRequest, message: "no request class \"\(cls)\"", id: id)
         }
+    }
+
+    /// `seconds` since 1970 as nanoseconds, or nil when it is not a finite
+    /// number within 0 ... ``maxHistoryNs`` (the one checked conversion of a
+    /// request's seconds).
+    public static func nanoseconds(seconds: Double) -> Int64? {
+        guard seconds.isFinite, seconds >= 0 else { return nil }
+        let ns = (seconds * 1e9).rounded()
+        guard ns <= Double(maxHistoryNs) else { return nil }
+        return Int64(ns)
     }
 }

@@ -6,9 +6,12 @@ import EdgeProtocol
 /// query must be short (an indexed read of a local database).
 public protocol HistorySource: AnyObject, Sendable {
     /// What the history holds for `stream` (`pedometer` or `activity`)
-    /// between `fromS` and `toS` (seconds since 1970, UTC), or why it cannot
-    /// say (the message reaches the client as a `noHistory` error).
-    func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError>
+    /// between `fromNs` and `toNs` (ns since 1970, UTC; the request decoder
+    /// has checked both are within 0 ... ``Request/maxHistoryNs``), at most
+    /// `maxRows` activities (the reply's `nextFromNs` says where the rest
+    /// begins), or why it cannot say (the message reaches the client as a
+    /// `noHistory` error).
+    func history(_ stream: StreamName, fromNs: Int64, toNs: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError>
 }
 
 /// Why a ``HistorySource`` could not answer, in words for the client.

@@ -19,11 +19,26 @@ struct LinePool {
     private var cursor = 0
     static let maximumLines = 512
     static let lineCapacity = 512
+    /// A pooled line that grew beyond this (a long reply) gives its buffer
+    /// back when it is reused, so the pool never keeps one reply's peak.
+    static let maximumKeptCapacity = 4096
 
-    /// A line holding `bytes`.
+    /// A line holding `bytes`. A long one (a history page) gets a line of
+    /// its own that the pool does not keep: its memory goes when the last
+    /// queue drops it.
     mutating func line(_ bytes: UnsafeBufferPointer<UInt8>) -> Line {
+        if bytes.count > Self.maximumKeptCapacity {
+            let line = Line(capacity: bytes.count)
+            line.bytes.append(contentsOf: bytes)
+            return line
+        }
         let line = free() ?? grow()
-        line.bytes.removeAll(keepingCapacity: true)
+        if line.bytes.capacity > Self.maximumKeptCapacity {
+            line.bytes = []
+            line.bytes.reserveCapacity(max(Self.lineCapacity, bytes.count))
+        } else {
+            line.bytes.removeAll(keepingCapacity: true)
+        }
         line.bytes.append(contentsOf: bytes)
         return line
     }
@@ -57,6 +72,8 @@ struct LinePool {
 /// oldest line of any kind go, so the bound holds. Order is kept. Slots are
 /// preallocated; pushing a shared encoded line only retains it (the bytes
 /// are encoded once per sample and fanned out to every subscriber).
+/// ``bytes`` counts what the queued lines hold, for the service's byte
+/// bounds (``ServiceConfiguration/maxQueuedBytesPerClient``).
 struct MessageQueue {
     private var slots: [Line?]
     /// Whether the line in the slot of the same index may be shed (a sample).
@@ -65,6 +82,8 @@ struct MessageQueue {
     private(set) var count = 0
     /// Queued lines that are samples.
     private(set) var sampleCount = 0
+    /// Bytes of the queued lines (a line shared with other queues counts in each).
+    private(set) var bytes = 0
     var capacity: Int { slots.count }
 
     init(capacity: Int) {
@@ -85,7 +104,15 @@ struct MessageQueue {
         shed[i] = sample
         if sample { sampleCount += 1 }
         count += 1
+        bytes += line.bytes.count
         return dropped
+    }
+
+    /// Drops the oldest sample (false when none is queued).
+    mutating func shedOldestSample() -> Bool {
+        guard sampleCount > 0 else { return false }
+        dropOldest(sampleOnly: true)
+        return true
     }
 
     /// Removes the oldest sample (or, with `sampleOnly` false, the oldest
@@ -95,6 +122,7 @@ struct MessageQueue {
         if sampleOnly { while !shed[(head + k) % slots.count] { k += 1 } }
         var i = (head + k) % slots.count
         if shed[i] { sampleCount -= 1 }
+        bytes -= slots[i]?.bytes.count ?? 0
         while k > 0 {
             let previous = (i + slots.count - 1) % slots.count
             slots[i] = slots[previous]
@@ -111,6 +139,7 @@ struct MessageQueue {
     mutating func popFirst() -> Line? {
         guard count > 0 else { return nil }
         let line = slots[head]
+        bytes -= line?.bytes.count ?? 0
         slots[head] = nil
         if shed[head] { sampleCount -= 1; shed[head] = false }
         head = (head + 1) % slots.count

@@ -12,6 +12,16 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public var queueCapacity: Int = 256
     /// Longest request line, bytes (newline excluded). Longer → `tooLarge` and disconnect.
     public var maxLineBytes: Int = 4096
+    /// Bytes one client's queue may hold. Over it, its oldest samples go;
+    /// when what is over is replies it has not read (a client that asks and
+    /// never reads), it is disconnected with `notReading`. Default 1 MiB
+    /// (a paged history reply is at most about 60 KB).
+    public var maxQueuedBytesPerClient: Int = 1 << 20
+    /// Bytes all clients' queues may hold together. A reply that takes the
+    /// total over it disconnects its client (`notReading`) when that client
+    /// already holds more than its share (this over ``maxClients``).
+    /// Default 16 MiB.
+    public var maxQueuedBytesTotal: Int = 16 << 20
     /// Requests a client may send per ``floodWindowNs``; more → `flood` and disconnect.
     public var floodLimit: Int = 200
     /// Flood-limit window, ns.
@@ -23,6 +33,17 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// as ``maxClients``. Default 64: no single user holds more than half
     /// the slots of the default 128.
     public var maxClientsPerUID: Int = 64
+    /// Connections every entitled uid is kept room for: a uid holding fewer
+    /// is admitted while any slot is free; one holding this many or more
+    /// only while more than ``reservedClientSlots`` are free. So greedy
+    /// users cannot lock another entitled user out: with the defaults two
+    /// uids together hold at most 96 of 128 slots, and the last 32 give
+    /// four more uids 8 connections each. Default 8.
+    public var guaranteedClientsPerUID: Int = 8
+    /// Slots kept for uids below ``guaranteedClientsPerUID``. Default 32
+    /// (a quarter of the default 128); at most a quarter of ``maxClients``
+    /// take effect.
+    public var reservedClientSlots: Int = 32
     /// Connections, over all uids, whose client holds no entitlement at all
     /// (such a client may only list devices and streams, ping and read its
     /// stats); the next gets `tooManyUnentitledClients`. At least 0; at most
@@ -74,6 +95,8 @@ public struct ServiceConfiguration: Sendable, Hashable {
         }
     }
 
+    /// ``reservedClientSlots`` as applied: at most a quarter of ``maxClients``.
+    var effectiveReservedClientSlots: Int { min(reservedClientSlots, maxClients / 4) }
     /// ``maxClientsPerUID`` as applied.
     var effectiveMaxClientsPerUID: Int { min(maxClientsPerUID, maxClients) }
     /// ``maxUnentitledClients`` as applied: one slot is always left for entitled clients.
@@ -82,9 +105,15 @@ public struct ServiceConfiguration: Sendable, Hashable {
     func validate() throws(ServiceError) {
         guard queueCapacity >= 1 else { throw .invalidConfiguration("queueCapacity must be ≥ 1") }
         guard maxLineBytes >= 64 else { throw .invalidConfiguration("maxLineBytes must be ≥ 64") }
+        guard maxQueuedBytesPerClient >= 65_536 else { throw .invalidConfiguration("maxQueuedBytesPerClient must be ≥ 64 KiB") }
+        guard maxQueuedBytesTotal >= maxQueuedBytesPerClient else {
+            throw .invalidConfiguration("maxQueuedBytesTotal must be ≥ maxQueuedBytesPerClient")
+        }
         guard floodLimit >= 1 else { throw .invalidConfiguration("floodLimit must be ≥ 1") }
         guard maxClients >= 1 else { throw .invalidConfiguration("maxClients must be ≥ 1") }
         guard maxClientsPerUID >= 1 else { throw .invalidConfiguration("maxClientsPerUID must be ≥ 1") }
+        guard guaranteedClientsPerUID >= 1 else { throw .invalidConfiguration("guaranteedClientsPerUID must be ≥ 1") }
+        guard reservedClientSlots >= 0 else { throw .invalidConfiguration("reservedClientSlots must be ≥ 0") }
         guard maxUnentitledClients >= 0 else { throw .invalidConfiguration("maxUnentitledClients must be ≥ 0") }
         guard demandRaiseLimit >= 1 else { throw .invalidConfiguration("demandRaiseLimit must be ≥ 1") }
         guard demandRaiseWindowNs >= 1_000_000 else { throw .invalidConfiguration("demandRaiseWindowNs must be ≥ 1 ms") }

@@ -41,14 +41,26 @@ final class Client {
     /// Counted against the connection limits (false for a refused client,
     /// which is only told why before it is closed).
     var admitted = false
+    /// Bytes its queue may hold (``ServiceConfiguration/maxQueuedBytesPerClient``).
+    let queuedBytesLimit: Int
+    /// Its queue is over ``queuedBytesLimit`` with lines that may not be
+    /// shed (replies and events it has not read): it is to be disconnected.
+    var overByteBound = false
 
-    init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int) {
+    init(fd: Int32, counters: ClientCounters, entitlements: Set<Entitlement>, queueCapacity: Int,
+         queuedBytesLimit: Int = 1 << 20) {
         self.fd = fd
         self.counters = counters
         self.entitlements = entitlements
         self.queue = MessageQueue(capacity: queueCapacity)
-        staging.reserveCapacity(16384)
+        self.queuedBytesLimit = queuedBytesLimit
+        staging.reserveCapacity(Self.stagingCapacity)
     }
+
+    /// The staging buffer's usual capacity; one that grew past
+    /// ``maximumStagingCapacity`` (a long reply) is given back once written.
+    static let stagingCapacity = 16384
+    static let maximumStagingCapacity = 65536
 
     var hasOutput: Bool { stagingOffset < staging.count || queue.count > 0 }
 
@@ -56,6 +68,10 @@ final class Client {
     /// (``MessageQueue``).
     func enqueue(_ line: Line, sample: Bool = false) {
         if queue.push(line, sample: sample) { counters.addDropped(1) }
+        while queue.bytes > queuedBytesLimit {
+            guard queue.shedOldestSample() else { overByteBound = true; break }
+            counters.addDropped(1)
+        }
         counters.queued.store(queue.count, ordering: .relaxed)
     }
 
@@ -90,6 +106,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Monotonic ns until which the listener is not polled (0: not paused).
     var acceptPausedUntil: UInt64 = 0
     var demandDirty = false
+    /// Long lines (history pages) were made since memory was last given back
+    /// to the kernel with none held after; when it was last given back
+    /// (monotonic ns).
+    var freedLongLines = false
+    var lastTrimNs: UInt64 = 0
 
     /// Samples handled between write passes, so a burst cannot overfill queues
     /// before the kernel takes bytes.
@@ -186,6 +207,23 @@ final class ServiceLoop: @unchecked Sendable {
             }
             removeDeadClients()
             if demandDirty { publishDemand() }
+            releaseFreedMemory()
+    }
+
+    /// After long replies were built and let go, gives the freed pages back
+    /// to the kernel (malloc keeps them otherwise: 20 clients that asked for
+    /// a week of history and went away left 2.58 GB resident). At most once
+    /// a second, on this thread only, never on the loop thread.
+    func releaseFreedMemory() {
+        guard freedLongLines else { return }
+        let now = edge_monotonic_ns()
+        guard now &- lastTrimNs >= 1_000_000_000 else { return }
+        lastTrimNs = now
+        // Once more after the last long line is gone.
+        freedLongLines = clients.contains {
+            $0.queue.bytes > Client.maximumStagingCapacity || $0.staging.capacity > Client.maximumStagingCapacity
+        }
+        _ = edge_release_free_memory()
     }
 
     /// Consumes the wake-up bytes, then re-arms the wake flag. In this order
@@ -300,7 +338,7 @@ final class ServiceLoop: @unchecked Sendable {
             nextClientID += 1
             core.acceptedCount.wrappingAdd(1, ordering: .relaxed)
             let client = Client(fd: fd, counters: counters, entitlements: entitlements,
-                                queueCapacity: config.queueCapacity)
+                                queueCapacity: config.queueCapacity, queuedBytesLimit: config.maxQueuedBytesPerClient)
             writer.reset()
             MessageEncoder.version(agentVersion: config.agentVersion, uid: uid, gid: gid,
                                    entitlements: entitlements.sorted(), maxLineBytes: config.maxLineBytes,
@@ -324,7 +362,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// Connections holding no entitlement have their own small budget, so
     /// they can never take the slots entitled clients need; then the agent's
     /// total; then each uid's share (a uid at its share while the agent is
-    /// full is told the agent is full).
+    /// full is told the agent is full); then the reserve: a uid that holds
+    /// its guaranteed connections already may not take the last
+    /// ``ServiceConfiguration/reservedClientSlots``, which are kept for
+    /// other users.
     func refusal(uid: UInt32, entitled: Bool) -> (ErrorCode, String)? {
         let unentitledLimit = config.effectiveMaxUnentitledClients
         if !entitled && admittedUnentitled >= unentitledLimit {
@@ -334,9 +375,15 @@ final class ServiceLoop: @unchecked Sendable {
         if admittedCount >= config.maxClients {
             return (.tooManyClients, "the agent serves at most \(config.maxClients) clients")
         }
+        let held = admittedByUID[uid, default: 0]
         let perUID = config.effectiveMaxClientsPerUID
-        if admittedByUID[uid, default: 0] >= perUID {
+        if held >= perUID {
             return (.tooManyClientsForUID, "uid \(uid) already holds \(perUID) connections, the most one uid may")
+        }
+        let reserved = config.effectiveReservedClientSlots
+        if held >= config.guaranteedClientsPerUID, config.maxClients - admittedCount <= reserved {
+            return (.tooManyClientsForUID,
+                    "uid \(uid) already holds \(held) connections, and the agent's last \(reserved) slots are kept for users holding fewer than \(config.guaranteedClientsPerUID)")
         }
         return nil
     }
@@ -414,13 +461,46 @@ final class ServiceLoop: @unchecked Sendable {
             reply(c) { w in MessageEncoder.error(error.code, message: error.message, stream: error.stream,
                                                  id: error.id, into: &w) }
         }
-        return true
+        // A reply may have cut the client off (``enforceByteBounds(_:)``):
+        // then the rest of what it sent is not read.
+        return !c.dead && c.closingDeadline == nil
     }
 
     func reply(_ c: Client, _ body: (inout JSONWriter) -> Void) {
         writer.reset()
         body(&writer)
         c.enqueue(currentLine())
+        // A long reply grew the writer: give that memory back.
+        if writer.bytes.capacity > LinePool.maximumKeptCapacity { freedLongLines = true }
+        if writer.bytes.capacity > Self.maximumWriterCapacity { writer = JSONWriter(capacity: 4096) }
+        enforceByteBounds(c)
+    }
+
+    /// The writer's capacity kept between lines (samples and short replies
+    /// need far less; a history page may need more, once).
+    static let maximumWriterCapacity = 65536
+
+    /// Disconnects `c` (`notReading`) when it holds more unread replies and
+    /// events than one client may, or more than its share while all queues
+    /// together are over ``ServiceConfiguration/maxQueuedBytesTotal``.
+    /// (Samples never count against it: a full queue sheds them.)
+    func enforceByteBounds(_ c: Client) {
+        guard !c.dead, c.closingDeadline == nil else { return }
+        if c.overByteBound {
+            terminate(c, .notReading,
+                      "more than \(config.maxQueuedBytesPerClient) bytes of replies not read: read the answers to your requests",
+                      now: edge_monotonic_ns())
+            return
+        }
+        let share = config.maxQueuedBytesTotal / max(1, config.maxClients)
+        guard c.queue.bytes > share else { return }
+        var total = 0
+        for other in clients where !other.dead { total += other.queue.bytes }
+        if total > config.maxQueuedBytesTotal {
+            terminate(c, .notReading,
+                      "the agent's clients hold more than \(config.maxQueuedBytesTotal) bytes not read, and this one more than its share (\(share) bytes): read the answers to your requests",
+                      now: edge_monotonic_ns())
+        }
     }
 
     func handle(_ request: Request, from c: Client, now: UInt64) {
@@ -490,7 +570,7 @@ final class ServiceLoop: @unchecked Sendable {
                 reply(c) { MessageEncoder.error(.noHistory, message: msg, stream: stream, id: id, into: &$0) }
                 break
             }
-            switch source.history(stream, fromS: from, toS: to) {
+            switch source.history(stream, fromNs: from, toNs: to, maxRows: Request.maxHistoryRows) {
             case .success(let h): reply(c) { MessageEncoder.history(h, id: id, into: &$0) }
             case .failure(let e): reply(c) { MessageEncoder.error(.noHistory, message: e.message, stream: stream, id: id, into: &$0) }
             }
@@ -537,7 +617,12 @@ final class ServiceLoop: @unchecked Sendable {
                     c.counters.addDelivered(c.stagedLines)
                     c.stagedLines = 0
                 }
-                c.staging.removeAll(keepingCapacity: true)
+                if c.staging.capacity > Client.maximumStagingCapacity {
+                    c.staging = []
+                    c.staging.reserveCapacity(Client.stagingCapacity)
+                } else {
+                    c.staging.removeAll(keepingCapacity: true)
+                }
                 c.stagingOffset = 0
                 while c.staging.count < stagingTarget, let line = c.queue.popFirst() {
                     c.staging.append(contentsOf: line.bytes)
@@ -567,6 +652,7 @@ final class ServiceLoop: @unchecked Sendable {
             let discarded = c.queue.removeAll()
             if discarded > 0 { c.counters.addDropped(discarded) }
         }
+        c.overByteBound = false
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {

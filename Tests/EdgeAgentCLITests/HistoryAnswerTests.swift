@@ -37,14 +37,15 @@ import Glibc
     }
 
     func steps(_ source: FitnessHistorySource) throws -> Int {
-        guard case .success(.pedometer(let t)) = source.history(.pedometer, fromS: 0, toS: 1e9) else {
+        guard case .success(.pedometer(let t)) = source.history(.pedometer, fromNs: 0, toNs: 1_000_000_000_000_000_000, maxRows: 500) else {
             throw HistoryAnswerFailure("no pedometer answer")
         }
         return t.steps
     }
 
     func activityStarts(_ source: FitnessHistorySource, from: Double = 0, to: Double = 1e9) throws -> [Double] {
-        guard case .success(.activities(let a)) = source.history(.activity, fromS: from, toS: to) else {
+        guard case .success(.activities(let a, _)) = source.history(.activity, fromNs: Int64(from * 1e9), toNs: Int64(to * 1e9),
+                                                                    maxRows: 500) else {
             throw HistoryAnswerFailure("no activity answer")
         }
         return a.map(\.startS)

@@ -83,7 +83,8 @@ struct FitnessStreamTests {
 
     final class StubHistory: HistorySource, @unchecked Sendable {
         var asked: [(StreamName, Double, Double)] = []
-        func history(_ stream: StreamName, fromS: Double, toS: Double) -> Result<HistoryReply, HistorySourceError> {
+        func history(_ stream: StreamName, fromNs: Int64, toNs: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError> {
+            let fromS = Double(fromNs) / 1e9, toS = Double(toNs) / 1e9
             asked.append((stream, fromS, toS))
             if stream == .pedometer {
                 return .success(.pedometer(.init(steps: 1234, distance: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)))
@@ -100,6 +101,7 @@ struct FitnessStreamTests {
             .activities([.init(startS: 1_764_547_200.5, flags: [.stationary, .automotive], confidence: .high),
                          .init(startS: 1_764_547_260, flags: .walking, confidence: .low)]),
             .activities([]),
+            .activities([.init(startS: 1_764_547_200.5, flags: .walking, confidence: .low)], nextFromNs: 1_764_547_260_123_456_789),
         ]
         for r in replies {
             var w = JSONWriter()

@@ -87,8 +87,9 @@ struct RoundTripTests {
             Request(kind: .ping, id: .string("p")), Request(kind: .poll(.altitude)),
             Request(kind: .unsubscribe(.deviceMotion)), Request(kind: .subscribe(.deviceMotion, intervalNs: 10_000_000)),
             Request(kind: .subscribe(.submersion, intervalNs: 0)),
-            Request(kind: .history(.pedometer, fromS: 1_764_547_200.25, toS: 1_764_633_600), id: .number("9")),
-            Request(kind: .history(.activity, fromS: 0, toS: 0)),
+            Request(kind: .history(.pedometer, fromNs: 1_764_547_200_250_000_001, toNs: 1_764_633_600_000_000_000), id: .number("9")),
+            Request(kind: .history(.activity, fromNs: 0, toNs: 0)),
+            Request(kind: .history(.activity, fromNs: 0, toNs: Request.maxHistoryNs)),
         ]
         for r in requests {
             var w = JSONWriter()

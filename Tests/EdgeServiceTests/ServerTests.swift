@@ -423,6 +423,35 @@ struct ServerTests {
         #expect(try connectExpectingRefusal(server).1 == nil)
     }
 
+    /// Issue 16, item 6: two entitled users each holding the per-uid share
+    /// (64 of 128) took every slot and locked a third entitled user out.
+    /// Now the last slots are kept for uids holding fewer than their
+    /// guaranteed connections.
+    @Test func twoGreedyUsersCannotLockAThirdOut() throws {
+        let a: UInt32 = 2001, b: UInt32 = 2002, c: UInt32 = 2003, d: UInt32 = 2004
+        let credentials = ScriptedCredentials(Array(repeating: a, count: 64) + Array(repeating: b, count: 64)
+                                              + Array(repeating: c, count: 9) + Array(repeating: d, count: 8))
+        let policy = EntitlementPolicy(byUID: [a: [.motion], b: [.motion], c: [.motion], d: [.altitude]])
+        let server = try makeServer("greedy", policy: policy, credentials: credentials) // default limits
+        defer { server.stop() }
+        var held: [TestClient] = []
+        var codes: [UInt32: [String]] = [:]
+        for (uid, n) in [(a, 64), (b, 64), (c, 9), (d, 8)] {
+            for _ in 0..<n {
+                let (client, code) = try connectExpectingRefusal(server)
+                if let code { codes[uid, default: []].append(code) } else { held.append(client) }
+            }
+        }
+        let admitted = server.statistics().clients
+        func count(_ uid: UInt32) -> Int { admitted.filter { $0.identity.uid == uid }.count }
+        #expect(count(a) == 64, "the first user gets its share")
+        #expect(count(b) == 32, "the second stops where the reserve begins")
+        #expect(count(c) == 8 && codes[c] == ["tooManyClientsForUID"], "a third user gets its guaranteed 8: \(codes)")
+        #expect(count(d) == 8, "so does a fourth")
+        #expect(codes[b]?.count == 32 && codes[b]?.allSatisfy { $0 == "tooManyClientsForUID" } == true)
+        #expect(held.last?.barrier() != nil)
+    }
+
     @Test func refusalsSayWhichLimitAndTheRefusedErrorIsTyped() throws {
         let a: UInt32 = 2001, b: UInt32 = 2002, stranger: UInt32 = 3001
         let credentials = ScriptedCredentials([stranger, stranger, a, b, a])

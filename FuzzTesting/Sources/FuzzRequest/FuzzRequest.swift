@@ -8,6 +8,9 @@
 // Each line also goes through `ServerMessage.decode(line:)`, the client
 // side's reader of the agent's lines.
 //
+// The same lines then go to a real agent service with the agent's fitness
+// history attached (LiveService.swift).
+//
 // A thrown `DecodeError` is the right answer to bad input. Findings are
 // traps, sanitizer reports, hangs, huge allocations, and these invariants:
 //   * the reply is one line that `ServerMessage.decode` reads back, with the
@@ -24,11 +27,14 @@ private let maxLineBytes = 4096
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = fuzzBytes(data, size)
+    var sendable: [ArraySlice<UInt8>] = []
     for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
     where line.count <= maxLineBytes {
         checkRequest(line)
         _ = try? ServerMessage.decode(line: line)
+        sendable.append(line)
     }
+    LiveService.shared.exchange(sendable)
     return 0
 }
 
@@ -61,7 +67,8 @@ private func checkRequest(_ line: ArraySlice<UInt8>) {
         MessageEncoder.history(.pedometer(.init(steps: 1, distance: 0.5, floorsAscended: 0, floorsDescended: 0, activeSeconds: 2)),
                                id: request.id, into: &w)
     case .history(_, let from, _):
-        MessageEncoder.history(.activities([.init(startS: from, flags: .walking, confidence: .medium)]), id: request.id, into: &w)
+        MessageEncoder.history(.activities([.init(startS: Double(from) / 1e9, flags: .walking, confidence: .medium)], nextFromNs: from),
+                               id: request.id, into: &w)
     }
     let echoed: RequestID?
     switch readBack(w, "the reply to \(request)") {

@@ -25,6 +25,9 @@ int edge_sleep_until_monotonic_ns(uint64_t deadline_ns);
 int edge_set_timer_slack_ns(unsigned long ns);
 /// clock_gettime(CLOCK_MONOTONIC) in nanoseconds.
 uint64_t edge_monotonic_ns(void);
+/// malloc_trim(0) where the C library has it (glibc): returns the free pages
+/// of every malloc arena to the kernel. 1 if memory was released, else 0.
+int edge_release_free_memory(void);
 
 // Functionality bits, re-exported as constants Swift can see.
 extern const unsigned long EDGE_I2C_FUNC_I2C;
