@@ -165,7 +165,7 @@ enum RecordingMetadata {
     static func embed(file: String?, fallback: String) throws -> String {
         guard let file else { return escape(fallback) }
         do {
-            return escape(try String(contentsOfFile: file, encoding: .utf8))
+            return escape(try ConfigLoader.readText(file))
         } catch {
             throw RunError("cannot read \(file) to embed it in the recording: \(error)")
         }
