@@ -84,3 +84,10 @@ uint64_t edge_monotonic_ns(void) {
 int edge_set_timer_slack_ns(unsigned long ns) {
     return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno;
 }
+
+int edge_terminal_columns(int fd) {
+    struct winsize ws;
+    int r = retry_ioctl(fd, TIOCGWINSZ, &ws);
+    if (r < 0) return r;
+    return ws.ws_col;
+}
