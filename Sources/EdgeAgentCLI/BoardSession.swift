@@ -59,7 +59,7 @@ final class BoardSession {
         let boardArg = try a.option("--board")
         let busArg = try a.int("--bus", in: 0...255)
         let configArg = try a.option("--config")
-        if boardArg != nil && busArg != nil { throw UsageError("use either --board FILE or --bus N, not both") }
+        if boardArg != nil && busArg != nil { throw UsageError("use either --board NAME|FILE or --bus N, not both") }
         let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment, executablePaths: executablePaths)
         let config: AgentConfig
         do {

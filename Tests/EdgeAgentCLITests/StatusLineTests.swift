@@ -15,7 +15,7 @@ import EdgeProtocol
         pressure: 101325, clients: 128, p99Microseconds: 99999, overruns: 99999,
         uncalibrated: ["mpu6050@0x68", "mpu6050@0x69", "qmc5883l@0x0d"])
 
-    /// c7b77b9's line for these values was 190 columns.
+    /// c7b77b9's line for these values was 158 columns (and no word of calibration).
     @Test func theWidestLineFitsAHundredColumnsKeepingWhatMatters() {
         let line = StatusLine.render(Self.widest, columns: StatusLine.defaultColumns)
         #expect(StatusLine.defaultColumns == 100)
