@@ -84,3 +84,29 @@ import EdgeProtocol
         #expect(grant.entitlements.contains("fitness"), "\(grant.entitlements)")
     }
 }
+
+@Suite struct UncalibratedInWatchTests {
+    /// The full view and the plain line name an uncalibrated device and why
+    /// (c7b77b9's devices carried no calibration at all).
+    @Test func watchShowsAnUncalibratedDeviceAndWhy() {
+        var s = fullState()
+        s.devices[0].calibration = "uncalibrated"
+        s.devices[0].calibrationNote = "config/calibration.json was measured on other chips (simulation seed 16 when calibrated, 99 now)"
+        s.devices[1].calibration = nil
+        let view = WatchView.render(s)
+        let row = view.split(separator: "\n").first { $0.hasPrefix("  imu ") }
+        #expect(row?.hasSuffix("  UNCALIBRATED") == true, "\(view)")
+        #expect(view.contains("\n    uncalibrated: config/calibration.json was measured on other chips (simulation seed 16 when calibrated, 99 now)"), "\(view)")
+        #expect(WatchView.plainLine(s).contains(" devices=imu:present:0,baro:present:3,accessoryImu:missing:12 uncalibrated=imu "))
+        s.devices[0].calibration = "calibrated"
+        #expect(!WatchView.render(s).contains("UNCALIBRATED") && !WatchView.plainLine(s).contains("uncalibrated="))
+    }
+
+    /// Not a terminal: 100 columns.
+    @Test func aPipeGetsAHundredColumns() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        #expect(StatusLine.columns(fd: fds[1]) == 100)
+    }
+}
