@@ -91,3 +91,10 @@ int edge_release_free_memory(void) { return malloc_trim(0); }
 #else
 int edge_release_free_memory(void) { return 0; }
 #endif
+
+int edge_terminal_columns(int fd) {
+    struct winsize ws;
+    int r = retry_ioctl(fd, TIOCGWINSZ, &ws);
+    if (r < 0) return r;
+    return ws.ws_col;
+}

@@ -59,7 +59,7 @@ final class BoardSession {
         let boardArg = try a.option("--board")
         let busArg = try a.int("--bus", in: 0...255)
         let configArg = try a.option("--config")
-        if boardArg != nil && busArg != nil { throw UsageError("use either --board FILE or --bus N, not both") }
+        if boardArg != nil && busArg != nil { throw UsageError("use either --board NAME|FILE or --bus N, not both") }
         let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment, executablePaths: executablePaths)
         let config: AgentConfig
         do {
@@ -72,7 +72,7 @@ final class BoardSession {
         }
         let ref = boardArg ?? config.board
         let (found, searched) = boardArg != nil
-            ? (FileManager.default.fileExists(atPath: ref) ? ref : nil, [ref])
+            ? BoardLocator.resolveBoardArgument(ref, executablePaths: executablePaths)
             : BoardLocator.resolveBoard(ref, relativeTo: configPath, executablePaths: executablePaths)
         guard let path = found else {
             throw SetupError(boardNotFound(ref, explicit: boardArg != nil, configPath: configPath, searched: searched,
@@ -88,7 +88,7 @@ final class BoardSession {
 
     /// What to do about a configuration that could not be read.
     static func configHint(_ e: ConfigError, configArg: String?, environment: [String: String]) -> String? {
-        guard e.kind == .notFound || e.kind == .unreadable else { return nil }
+        guard [.notFound, .unreadable, .notARegularFile, .tooLarge].contains(e.kind) else { return nil }
         if configArg != nil { return "check the path given to --config" }
         if let v = environment[BoardLocator.configEnvironmentVariable], !v.isEmpty {
             return "$\(BoardLocator.configEnvironmentVariable) names it: correct or unset it, or pass --config FILE"
@@ -110,9 +110,13 @@ final class BoardSession {
             namedBy = "the built-in default configuration (no configuration file found; looked for \(tried.joined(separator: ", ")))"
         }
         var message = "board profile '\(ref)' not found (named by \(namedBy); looked in: \(searched.joined(separator: ", ")))."
-        message += " Pass --board FILE (a board profile, e.g. boards/simulated.json5 of the repository)"
-        message += explicit ? "" : " or --config FILE (a configuration whose board is found)"
-        message += "; deploy/install.sh installs the profiles into /usr/local/share/edge-agent/boards."
+        if let known = BoardLocator.available(in: "boards", executablePaths: executablePaths) {
+            message += " Pass --board NAME with one of the boards in \(known.directory): \(known.names.joined(separator: ", "))"
+                + " (e.g. --board \(known.names.contains("simulated") ? "simulated" : known.names[0])), or --board FILE (a board profile's path)"
+        } else {
+            message += " Pass --board FILE (a board profile's path); no board profiles are installed: deploy/install.sh installs them into /usr/local/share/edge-agent/boards"
+        }
+        message += explicit ? "." : ", or --config FILE (a configuration whose board is found)."
         return ConfigError(kind: .notFound, file: explicit ? ref : (configPath ?? "(built-in default configuration)"),
                            keyPath: explicit ? "" : "board", message: message)
     }

@@ -84,34 +84,147 @@ struct CalibrationMismatch: Error, CustomStringConvertible {
     }
 }
 
+/// `calibration_required` (or `run --require-calibration`) and a chip that
+/// can be calibrated has no calibration measured on it: the agent refuses
+/// to start. Says which chips and why, and what to do.
+struct CalibrationRequired: Error, CustomStringConvertible {
+    /// Chip id → why it has no usable calibration.
+    var uncalibrated: [(chip: String, reason: String)]
+    var description: String {
+        var s = "calibration is required (calibration_required in the configuration, or --require-calibration), "
+            + "but these chips have no calibration measured on them, so the agent does not start:"
+        for u in uncalibrated { s += "\n  \(u.chip): \(u.reason)" }
+        s += "\nCalibrate them (`edge-agent calibrate gyro|accel|mag --output FILE`, docs/calibration.md) and name the file "
+            + "in calibration_file (configuration or board profile), or drop the requirement to run uncalibrated."
+        return s
+    }
+}
+
+/// The calibration the agent runs with: per chip, the entry of the first
+/// calibration file that was measured on that chip, and for every chip that
+/// can be calibrated (MPU-6050, QMC5883L) but is not, why.
+struct AgentCalibration {
+    /// In the engine's form; `engine.uncalibrated` carries the reasons
+    /// into the `devices` snapshot.
+    var engine: EngineCalibration
+    /// Chip id → the file its calibration came from.
+    var sources: [String: String] = [:]
+    /// A chip that runs uncalibrated, and why.
+    struct Uncalibrated: Equatable {
+        var chip: String
+        var reason: String
+        /// A calibration file had an entry for it, measured on other chips
+        /// (worth a warning at start).
+        var skipped: Bool
+        /// An accessory IMU (not the board's own motion).
+        var accessory: Bool
+        /// Shown in the status line: a calibration was skipped, or it is a
+        /// primary chip (the board's IMU or magnetometer). An accessory IMU
+        /// that was never calibrated is listed at start and in the devices
+        /// snapshot only.
+        var notable: Bool { skipped || !accessory }
+    }
+    /// Sorted by chip id.
+    var uncalibrated: [Uncalibrated] = []
+
+    /// The chips the status line names as uncalibrated (the notable ones).
+    var statusChips: [String] { uncalibrated.filter(\.notable).map(\.chip) }
+
+    /// What `run` prints at start: one line per chip that can be calibrated.
+    var startLines: [String] {
+        var lines: [String] = []
+        for (chip, file) in sources.sorted(by: { $0.key < $1.key }) { lines.append("calibration: \(chip) from \(file)") }
+        for u in uncalibrated { lines.append("calibration: \(u.chip) UNCALIBRATED: \(u.reason)") }
+        return lines
+    }
+}
+
 extension CalibrationLoader {
-    /// The calibration file in the engine's form, checked against the chips
-    /// of `session`'s board (``check(_:path:against:warn:)``); nil or a
-    /// missing file is no calibration. With `readIdentity` the chips'
-    /// identity registers are read through the session's bus first (only
-    /// while nothing else uses the bus: at start-up, not on SIGHUP).
-    ///
-    /// Warns (`warn`, one line each) about entries it cannot verify or that
-    /// name chips the board lacks, and - for a real board - about IMUs and
-    /// magnetometers with no calibration (``uncalibratedWarning(profile:file:path:)``).
-    static func load(_ path: String?, for session: BoardSession, readIdentity: Bool = true,
-                     warn: (String) -> Void = { _ in }) throws -> EngineCalibration {
+    /// The calibration files of a run, in the order they are tried for each
+    /// chip: the configuration's `calibration_file`, then the board
+    /// profile's (each path already resolved next to its file).
+    struct Files {
+        var configuration: String?
+        var board: String?
+        init(configuration: String? = nil, board: String? = nil) { self.configuration = configuration; self.board = board }
+
+        /// From a selection: `calibration_file` of the configuration
+        /// (relative to it) and of the board profile (relative to it).
+        init(_ s: BoardSession.Selection) {
+            configuration = s.config.calibrationFile.map { EngineSetup.path($0, config: s.configPath) }
+            board = s.profile.calibrationFile.map { f in s.profilePath.map { BoardLocator.resolve(f, nextTo: $0) } ?? f }
+        }
+
+        var list: [(path: String, key: String)] {
+            [configuration.map { ($0, "calibration_file of the configuration") },
+             board.map { ($0, "calibration_file of the board profile") }].compactMap { $0 }
+        }
+    }
+
+    /// The agent's calibration for `session`'s board from `files`: for each
+    /// chip, the entry of the first file (configuration, then board profile)
+    /// that was measured on that chip (``check(_:path:against:warn:)`` tells);
+    /// an entry of other chips is skipped, never applied, and the chip runs
+    /// uncalibrated with the reason - the agent still starts, unless
+    /// `required`, when any chip that can be calibrated lacks a calibration
+    /// (``CalibrationRequired``). A missing file is no calibration; an
+    /// unreadable or invalid one is a ``ConfigError``. With `readIdentity`
+    /// the chips' identity registers are read through the session's bus
+    /// first (only while nothing else uses the bus: at start-up, not on SIGHUP).
+    static func resolve(_ files: Files, for session: BoardSession, readIdentity: Bool = true, required: Bool = false,
+                        warn: (String) -> Void = { _ in }) throws -> AgentCalibration {
         let profilePath = session.simulated != nil ? session.profileSource : nil
         let chips = readIdentity
             ? try BoardChips.of(profile: session.profile, profilePath: profilePath, reading: session.bus)
             : try BoardChips.of(profile: session.profile, profilePath: profilePath)
-        let file = try path.flatMap { p throws(ConfigError) in try CalibrationFile.loadIfPresent(from: p) }
-        let usable = try file.map { try check($0, path: path ?? "", against: chips, warn: warn) } ?? CalibrationFile()
-        if !chips.simulated, let w = uncalibratedWarning(profile: session.profile, file: usable, path: path) { warn(w) }
-        return engineCalibration(usable, profile: session.profile)
+        var merged = CalibrationFile()
+        var sources: [String: String] = [:]
+        var skipped: [String: [String]] = [:]      // chip id → why each file's entry was not used
+        for (path, _) in files.list {
+            guard let file = try CalibrationFile.loadIfPresent(from: path) else { continue }
+            let split = partition(file, path: path, against: chips, warn: warn)
+            for (id, entry) in split.usable.chips.sorted(by: { $0.key < $1.key }) where merged.chips[id] == nil {
+                merged.chips[id] = entry
+                sources[id] = path
+            }
+            for (id, what) in split.mismatches where merged.chips[id] == nil {
+                skipped[id, default: []].append("\(path) was measured on other chips (\(what.joined(separator: "; ")))")
+            }
+        }
+        var uncalibrated: [AgentCalibration.Uncalibrated] = []
+        for chip in session.profile.chips.sorted(by: { $0.id < $1.id }) {
+            let entry = merged[chip: chip.id]
+            let calibrated: Bool
+            switch chip.kind {
+            case .mpu6050: calibrated = entry?.gyro != nil || entry?.accel != nil
+            case .qmc5883l: calibrated = entry?.mag != nil
+            default: continue        // nothing to calibrate
+            }
+            if calibrated { continue }
+            sources[chip.id] = nil
+            let reason: String
+            if let s = skipped[chip.id] {
+                reason = s.joined(separator: "; ")
+            } else if files.list.isEmpty {
+                reason = "no calibration_file in the configuration or the board profile"
+            } else {
+                reason = "no calibration for it in " + files.list.map(\.path).joined(separator: " or ")
+            }
+            uncalibrated.append(.init(chip: chip.id, reason: reason, skipped: skipped[chip.id] != nil, accessory: chip.role == .accessory))
+        }
+        if required && !uncalibrated.isEmpty { throw CalibrationRequired(uncalibrated: uncalibrated.map { ($0.chip, $0.reason) }) }
+        if !chips.simulated, let w = uncalibratedWarning(profile: session.profile, file: merged, path: files.list.first?.path) { warn(w) }
+        var engine = engineCalibration(merged, profile: session.profile)
+        for u in uncalibrated { engine.uncalibrated[u.chip] = u.reason }
+        return AgentCalibration(engine: engine, sources: sources, uncalibrated: uncalibrated)
     }
 
-    /// The entries of `file` that belong to `chips`' board. Throws
-    /// ``CalibrationMismatch`` when any entry was measured on other chips;
-    /// warns about entries with no `measured_on` (version 1 files: used, as
-    /// before) and about chips the board does not have (ignored).
-    static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
-                      warn: (String) -> Void) throws -> CalibrationFile {
+    /// The entries of `file` that belong to `chips`' board, and per chip id
+    /// what differs for entries measured on other chips. Warns about entries
+    /// with no `measured_on` (version 1 files: used, as before) and about
+    /// chips the board does not have (ignored).
+    static func partition(_ file: CalibrationFile, path: String, against chips: BoardChips,
+                          warn: (String) -> Void) -> (usable: CalibrationFile, mismatches: [(String, [String])]) {
         var out = CalibrationFile()
         var mismatches: [(String, [String])] = []
         var unverified: [String] = []
@@ -128,12 +241,21 @@ extension CalibrationLoader {
             }
             out.chips[id] = entry
         }
-        if !mismatches.isEmpty { throw CalibrationMismatch(path: path, differences: mismatches) }
         if !unverified.isEmpty {
             warn("\(path): the calibration of \(unverified.joined(separator: ", ")) does not say which chip it was measured on "
                  + "(written by an older edge-agent): used as this board's; recalibrate to tie it to these chips")
         }
-        return out
+        return (out, mismatches)
+    }
+
+    /// The entries of `file` that belong to `chips`' board (``partition``).
+    /// Throws ``CalibrationMismatch`` when any entry was measured on other
+    /// chips (tools that are given one file, such as `fuse`, refuse it).
+    static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
+                      warn: (String) -> Void) throws -> CalibrationFile {
+        let split = partition(file, path: path, against: chips, warn: warn)
+        if !split.mismatches.isEmpty { throw CalibrationMismatch(path: path, differences: split.mismatches) }
+        return split.usable
     }
 
     /// One line when a real board runs with an IMU or a magnetometer

@@ -54,8 +54,8 @@ public final class EmbeddedAgent: @unchecked Sendable {
         let selection = try BoardSession.select(&args, environment: environment)
         let config = selection.config
         let session = try BoardSession.open(selection, purpose: "in-process agent")
-        let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
-        let calibration = try CalibrationLoader.load(calibrationPath, for: session, warn: { _ in })
+        let calibration = try CalibrationLoader.resolve(CalibrationLoader.Files(selection), for: session,
+                                                        required: config.calibrationRequired, warn: { _ in }).engine
         let policy = try EngineSetup.policy(config)
         let server: ServiceServer
         do {

@@ -93,6 +93,10 @@ struct WatchDevice: Equatable, Sendable {
     var retryCount: Int = 0
     /// Times its data stopped (stall watchdog).
     var stallCount: Int = 0
+    /// `calibrated`, `uncalibrated` (nil: nothing to calibrate, or an older agent).
+    var calibration: String? = nil
+    /// Why it runs uncalibrated, as the agent says.
+    var calibrationNote: String? = nil
 }
 
 /// What became of a subscription the watcher asked for.
@@ -261,7 +265,9 @@ enum WatchView {
             var row = "  " + rpad(d.id, idWidth) + "  " + rpad(d.kind, kindWidth) + "  " + rpad(d.state, stateWidth)
                 + "  errors " + rpad(String(d.errorCount), 4) + " resets " + String(d.resetCount)
             if d.retryCount > 0 || d.stallCount > 0 { row += "  retries \(d.retryCount)  stalls \(d.stallCount)" }
+            if d.calibration == "uncalibrated" { row += "  UNCALIBRATED" }
             out.append(row)
+            if d.calibration == "uncalibrated", let n = d.calibrationNote { out.append("    uncalibrated: " + truncate(n, 100)) }
             if let r = d.reason, d.state != "present" { out.append("    why: " + truncate(r, 70)) }
             if let e = d.lastError { out.append("    last error: " + truncate(e, 60)) }
         }
@@ -290,6 +296,7 @@ enum WatchView {
             f.append("pitch_deg=" + fixed(m.pitchDeg, 1, sign: true))
             f.append("yaw_deg=" + fixed(m.yawDeg, 1, sign: true))
             f.append("heading_deg=" + (m.headingDeg.map { fixed($0, 1) } ?? "-"))
+            f.append("magneticFieldAccuracy=" + m.magneticAccuracy)
             f.append("rotationRate_radps=" + csv(m.rotationRate, 3))
             f.append("userAcceleration_mps2=" + csv(m.userAcceleration, 3))
         }
@@ -312,6 +319,8 @@ enum WatchView {
         }
         if !s.devices.isEmpty {
             f.append("devices=" + s.devices.map { "\($0.id):\($0.state):\($0.errorCount)" }.joined(separator: ","))
+            let uncalibrated = s.devices.filter { $0.calibration == "uncalibrated" }.map(\.id)
+            if !uncalibrated.isEmpty { f.append("uncalibrated=" + uncalibrated.joined(separator: ",")) }
         }
         f.append("dropped=" + (s.dropped.map(String.init) ?? "-"))
         f.append("rate_hz=" + (s.motionRateHz.map { fixed($0, 1) } ?? "-"))

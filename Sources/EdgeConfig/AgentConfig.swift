@@ -33,6 +33,10 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     /// Calibration results (`edge-agent calibrate` writes, the loop reads at
     /// start and on SIGHUP), relative to this file's directory.
     public var calibrationFile: String?
+    /// `calibration_required`: refuse to start when a chip that can be
+    /// calibrated (MPU-6050, QMC5883L) has no calibration measured on it.
+    /// Default false: such a chip runs uncalibrated, and the agent says so.
+    public var calibrationRequired = false
     /// Where `edge-agent record` puts recordings, relative to this file's directory.
     public var recordingDirectory: String?
     public var faults: FaultSettings
@@ -49,6 +53,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness, submersion
         case alwaysOn = "always_on", calibrationFile = "calibration_file", recordingDirectory = "recording_directory"
+        case calibrationRequired = "calibration_required"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +77,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
                 debugDescription: "unknown stream '\(name)'; streams: \(streams.joined(separator: ", "))"))
         }
         calibrationFile = try c.decodePathIfPresent(.calibrationFile, what: "a file path")
+        calibrationRequired = try c.decodeIfPresent(Bool.self, forKey: .calibrationRequired) ?? false
         recordingDirectory = try c.decodePathIfPresent(.recordingDirectory, what: "a directory path")
         faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
         fitness = try c.decodeIfPresent(FitnessConfig.self, forKey: .fitness) ?? FitnessConfig()

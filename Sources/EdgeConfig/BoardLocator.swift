@@ -102,23 +102,33 @@ public enum BoardLocator {
     /// bare name is looked up as `NAME.json5` in `<config dir>/../boards`,
     /// `<config dir>/boards`, the `boards/` of every data directory, then
     /// `./boards`. Without a config file, only the data directories and
-    /// `./boards` are searched.
+    /// `./boards` are searched. A path that is not next to the configuration
+    /// is then looked for as `--board` looks for it
+    /// (``resolveBoardArgument(_:executablePaths:)``).
     public static func resolveBoard(_ reference: String, relativeTo configPath: String?,
                                     executablePaths: [String] = currentExecutablePaths()) -> (path: String?, searched: [String]) {
+        guard let configPath else { return resolveBoardArgument(reference, executablePaths: executablePaths) }
+        var candidates: [String] = []
+        let configDir = directory(of: configPath)
         if reference.contains("/") || reference.hasSuffix(".json5") {
-            let configDir = configPath.map { directory(of: $0) } ?? "."
-            let p = reference.hasPrefix("/") ? reference : configDir + "/" + reference
-            return (FileManager.default.fileExists(atPath: p) ? p : nil, [p])
+            candidates.append(reference.hasPrefix("/") ? reference : configDir + "/" + reference)
+            if reference.hasPrefix("/") { return (exists(reference) ? reference : nil, [reference]) }
+        } else {
+            candidates += [normalize(configDir + "/../boards"), normalize(configDir + "/boards")].map { $0 + "/" + reference + ".json5" }
         }
-        var dirs: [String] = []
-        if let configPath {
-            let configDir = directory(of: configPath)
-            dirs += [normalize(configDir + "/../boards"), normalize(configDir + "/boards")]
-        }
-        dirs += dataDirectories(executablePaths: executablePaths).map { $0 + "/boards" }
-        dirs.append("boards")
-        let candidates = unique(dirs).map { $0 + "/" + reference + ".json5" }
-        return (candidates.first { FileManager.default.fileExists(atPath: $0) }, candidates)
+        if let found = candidates.first(where: exists) { return (found, candidates) }
+        let more = resolveBoardArgument(reference, executablePaths: executablePaths)
+        return (more.path, unique(candidates + more.searched))
+    }
+
+    /// Resolves a board profile as given on a command line (`--board`), as
+    /// scenarios are: a file that exists as written; else, for a relative
+    /// path, the same path in each data directory (`boards/simulated.json5`
+    /// from anywhere); a bare name (`simulated`, `simulated.json5`) is also
+    /// looked up in each data directory's `boards/` and in `./boards`.
+    public static func resolveBoardArgument(_ reference: String,
+                                            executablePaths: [String] = currentExecutablePaths()) -> (path: String?, searched: [String]) {
+        resolveDataFile(reference, folder: "boards", executablePaths: executablePaths)
     }
 
     /// Resolves a scenario as given on a command line: a file that exists as
@@ -128,18 +138,45 @@ public enum BoardLocator {
     /// directory's `scenarios/`.
     public static func resolveScenario(_ reference: String,
                                        executablePaths: [String] = currentExecutablePaths()) -> (path: String?, searched: [String]) {
-        if FileManager.default.fileExists(atPath: reference) || reference.hasPrefix("/") {
-            return (FileManager.default.fileExists(atPath: reference) ? reference : nil, [reference])
+        resolveDataFile(reference, folder: "scenarios", executablePaths: executablePaths)
+    }
+
+    /// The lookup of ``resolveScenario(_:executablePaths:)`` and
+    /// ``resolveBoardArgument(_:executablePaths:)``: `folder` is the data
+    /// directory's subdirectory that holds such files.
+    static func resolveDataFile(_ reference: String, folder: String,
+                                executablePaths: [String]) -> (path: String?, searched: [String]) {
+        if exists(reference) || reference.hasPrefix("/") {
+            return (exists(reference) ? reference : nil, [reference])
         }
         var candidates = [reference]
         let name = reference.hasSuffix(".json5") ? reference : reference + ".json5"
+        let bare = !reference.contains("/")
         for dir in dataDirectories(executablePaths: executablePaths) {
             candidates.append(normalize(dir + "/" + reference))
-            if !reference.contains("/") { candidates.append(dir + "/scenarios/" + name) }
+            if !bare && !reference.hasSuffix(".json5") { candidates.append(normalize(dir + "/" + name)) }
+            if bare { candidates.append(dir + "/" + folder + "/" + name) }
         }
+        if bare { candidates.append(folder + "/" + name) }
         candidates = unique(candidates)
-        return (candidates.first { FileManager.default.fileExists(atPath: $0) }, candidates)
+        return (candidates.first(where: exists), candidates)
     }
+
+    /// The names (without `.json5`) of the files in each data directory's
+    /// `folder` (`boards`, `scenarios`), sorted, with the directory that
+    /// holds them: what a "not found" message offers instead.
+    public static func available(in folder: String,
+                                 executablePaths: [String] = currentExecutablePaths()) -> (names: [String], directory: String)? {
+        for dir in dataDirectories(executablePaths: executablePaths) {
+            let path = dir + "/" + folder
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: path) else { continue }
+            let names = entries.filter { $0.hasSuffix(".json5") }.map { String($0.dropLast(6)) }.sorted()
+            if !names.isEmpty { return (names, path) }
+        }
+        return nil
+    }
+
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
     /// The directory part of a path (`.` for a bare file name).
     public static func directory(of path: String) -> String {

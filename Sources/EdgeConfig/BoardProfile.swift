@@ -11,6 +11,10 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
     public var chips: [ChipSpec]
     /// Simulated boards only: what the simulated chips play.
     public var simulation: SimulationSpec?
+    /// `calibration_file`: the board's own calibration (relative to the
+    /// profile's directory), used for each chip that the configuration's
+    /// `calibration_file` has no calibration measured on (docs/calibration.md).
+    public var calibrationFile: String?
 
     public enum BusSelection: Sendable, Equatable, Decodable, CustomStringConvertible {
         /// `/dev/i2c-N`.
@@ -63,12 +67,15 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
         }
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, description, bus, chips, simulation }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, description, bus, chips, simulation
+        case calibrationFile = "calibration_file"
+    }
 
     public init(name: String, description: String? = nil, bus: BusSelection, chips: [ChipSpec],
-                simulation: SimulationSpec? = nil) {
+                simulation: SimulationSpec? = nil, calibrationFile: String? = nil) {
         self.name = name; self.description = description; self.bus = bus; self.chips = chips
-        self.simulation = simulation
+        self.simulation = simulation; self.calibrationFile = calibrationFile
     }
 
     public init(from decoder: any Decoder) throws {
@@ -79,6 +86,7 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
         bus = try c.decode(BusSelection.self, forKey: .bus)
         chips = try c.decode([ChipSpec].self, forKey: .chips)
         simulation = try c.decodeIfPresent(SimulationSpec.self, forKey: .simulation)
+        calibrationFile = try c.decodePathIfPresent(.calibrationFile, what: "a calibration file path")
         // Cross-field checks.
         var seen: [UInt8: Int] = [:]
         for (i, chip) in chips.enumerated() {

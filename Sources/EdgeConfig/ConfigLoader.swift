@@ -11,7 +11,13 @@ import EdgeBus
 /// A configuration or board-profile file that could not be used: which file,
 /// which key path, what was expected, and for syntax errors the line and column.
 public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case unreadable, syntax, invalidValue, missingKey, wrongType, notFound, duplicateKey }
+    public enum Kind: String, Sendable {
+        case unreadable, syntax, invalidValue, missingKey, wrongType, notFound, duplicateKey
+        /// A FIFO, a device, a directory… where a file was expected (``ConfigLoader/maximumFileBytes``).
+        case notARegularFile
+        /// Larger than ``ConfigLoader/maximumFileBytes``.
+        case tooLarge
+    }
     public var kind: Kind
     public var file: String
     /// Dotted key path, e.g. `chips[1].address` (empty for the whole file).
@@ -88,21 +94,43 @@ protocol ConfigSourceAttaching {
 /// Reads JSON5 files (Foundation's `JSONDecoder` with `allowsJSON5`) and turns
 /// every failure into a ``ConfigError`` with position.
 public enum ConfigLoader {
-    /// Decodes `T` from the JSON5 file at `path`.
-    public static func load<T: Decodable>(_ type: T.Type, from path: String) throws(ConfigError) -> T {
+    /// The largest configuration-like file read: 1 MiB. Configurations,
+    /// board profiles, calibration files, scenarios and the bridge's
+    /// configuration are a few kilobytes; the bound keeps a mistaken path
+    /// (`/dev/zero`, a log file) from filling memory.
+    public static let maximumFileBytes = 1 << 20
+
+    /// Decodes `T` from the JSON5 file at `path`: a regular file of at most
+    /// `limit` bytes (``readRegularFile(_:limit:)``: a FIFO never blocks,
+    /// `/dev/zero` is never read).
+    public static func load<T: Decodable>(_ type: T.Type, from path: String,
+                                          limit: Int = maximumFileBytes) throws(ConfigError) -> T {
+        try decode(type, from: try readText(path, limit: limit), file: path)
+    }
+
+    /// The UTF-8 text of the configuration-like file at `path`, read with
+    /// ``readRegularFile(_:limit:)``; every failure a ``ConfigError`` naming
+    /// the file, what is wrong and what to do.
+    public static func readText(_ path: String, limit: Int = maximumFileBytes) throws(ConfigError) -> String {
         let bytes: [UInt8]
         do {
-            bytes = try readWholeFile(path)
+            bytes = try readRegularFile(path, limit: limit)
         } catch {
-            if error.operation == "open" && error.errno == ENOENT {
+            switch error.kind {
+            case .failed("open", ENOENT):
                 throw ConfigError(kind: .notFound, file: path, message: "no such file")
+            case .failed:
+                throw ConfigError(kind: .unreadable, file: path, message: "\(error.reason); check the path and its permissions")
+            case .notARegularFile:
+                throw ConfigError(kind: .notARegularFile, file: path, message: error.reason)
+            case .tooLarge:
+                throw ConfigError(kind: .tooLarge, file: path, message: error.reason)
             }
-            throw ConfigError(kind: .unreadable, file: path, message: "\(error.message); check the path and its permissions")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigError(kind: .unreadable, file: path, message: "the file is not UTF-8 text")
         }
-        return try decode(type, from: text, file: path)
+        return text
     }
 
     /// Decodes `T` from JSON5 `text`; `file` names it in errors.

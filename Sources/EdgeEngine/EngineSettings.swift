@@ -43,8 +43,11 @@ public struct EngineCalibration: Sendable, Equatable {
     public var imu: [String: IMU] = [:]
     /// The magnetometer's hard/soft iron, chip frame.
     public var magnetometer: MagnetometerCalibration?
-    public init(imu: [String: IMU] = [:], magnetometer: MagnetometerCalibration? = nil) {
-        self.imu = imu; self.magnetometer = magnetometer
+    /// Device id → why it runs uncalibrated (e.g. the calibration file was
+    /// measured on other chips), for the `devices` snapshot.
+    public var uncalibrated: [String: String] = [:]
+    public init(imu: [String: IMU] = [:], magnetometer: MagnetometerCalibration? = nil, uncalibrated: [String: String] = [:]) {
+        self.imu = imu; self.magnetometer = magnetometer; self.uncalibrated = uncalibrated
     }
 }
 

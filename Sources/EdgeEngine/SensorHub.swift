@@ -366,6 +366,17 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                      rate: u.health.isReading ? 1e9 / Double(u.period) : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
+        for i in out.indices {
+            let id = out[i].id
+            switch out[i].kind {
+            case ChipKind.mpu6050.rawValue: out[i].calibration = calibration.imu[id] != nil ? .calibrated : .uncalibrated
+            case ChipKind.qmc5883l.rawValue: out[i].calibration = calibration.magnetometer != nil ? .calibrated : .uncalibrated
+            default: continue
+            }
+            if out[i].calibration == .uncalibrated {
+                out[i].calibrationNote = calibration.uncalibrated[id] ?? "no calibration for it"
+            }
+        }
         return out
     }
 

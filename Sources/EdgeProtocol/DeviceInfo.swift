@@ -48,15 +48,28 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
     /// Times its data stopped (no new sample for several expected periods)
     /// since the agent started.
     public var stallCount: Int
+    /// `calibrated` or `uncalibrated` for a device that can be calibrated
+    /// (IMU, magnetometer); nil for one that cannot (barometer, depth sensor).
+    public var calibration: Calibration?
+    /// Why an `uncalibrated` device runs without a calibration (e.g. the
+    /// calibration file was measured on other chips); nil otherwise.
+    public var calibrationNote: String?
+
+    /// Whether a device runs with a calibration measured on it.
+    public enum Calibration: String, Sendable, Hashable, Codable {
+        case calibrated, uncalibrated
+    }
 
     public init(id: String, kind: String, address: String, state: DeviceState,
                 streams: [StreamName] = [], rateHz: Double = 0, errorCount: Int = 0,
                 resetCount: Int = 0, lastError: String? = nil, reason: String? = nil,
-                retryCount: Int = 0, stallCount: Int = 0) {
+                retryCount: Int = 0, stallCount: Int = 0, calibration: Calibration? = nil,
+                calibrationNote: String? = nil) {
         self.id = id; self.kind = kind; self.address = address; self.state = state
         self.streams = streams; self.rateHz = rateHz; self.errorCount = errorCount
         self.resetCount = resetCount; self.lastError = lastError; self.reason = reason
         self.retryCount = retryCount; self.stallCount = stallCount
+        self.calibration = calibration; self.calibrationNote = calibrationNote
     }
 }
 

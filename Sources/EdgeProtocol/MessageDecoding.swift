@@ -64,7 +64,9 @@ public enum ServerMessage: Sendable, Hashable {
                                        rateHz: try e.double("rate_hz"), errorCount: try e.int("errorCount"),
                                        resetCount: try e.int("resetCount"), lastError: e.optionalString("lastError"),
                                        reason: e.optionalString("reason"), retryCount: e.optionalInt("retryCount") ?? 0,
-                                       stallCount: e.optionalInt("stallCount") ?? 0))
+                                       stallCount: e.optionalInt("stallCount") ?? 0,
+                                       calibration: e.optionalString("calibration").flatMap(DeviceInfo.Calibration.init(rawValue:)),
+                                       calibrationNote: e.optionalString("calibrationNote")))
             }
             return .devices(list, id: id)
         case "streams":

@@ -115,7 +115,7 @@ public enum MessageEncoder {
         }
     }
 
-    /// `{"class":"devices","devices":[{"id":…,"kind":…,"address":…,"state":…,"streams":[…],"rate_hz":…,"errorCount":…,"resetCount":…,"lastError":…,"reason":…,"retryCount":…,"stallCount":…}]}`
+    /// `{"class":"devices","devices":[{"id":…,"kind":…,"address":…,"state":…,"streams":[…],"rate_hz":…,"errorCount":…,"resetCount":…,"lastError":…,"reason":…,"retryCount":…,"stallCount":…,"calibration":…,"calibrationNote":…}]}`
     public static func devices(_ devices: [DeviceInfo], id: RequestID? = nil, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("devices")
@@ -137,6 +137,8 @@ public enum MessageEncoder {
             w.key("reason"); if let r = d.reason { w.string(r) } else { w.null() }
             w.key("retryCount"); w.int(d.retryCount)
             w.key("stallCount"); w.int(d.stallCount)
+            w.key("calibration"); if let c = d.calibration { w.string(c.rawValue) } else { w.null() }
+            w.key("calibrationNote"); if let n = d.calibrationNote { w.string(n) } else { w.null() }
             w.endObject()
         }
         w.endArray()

@@ -49,7 +49,7 @@ import EdgeEngine
     @Test func itIsTiedToTheSimulatedChips() throws {
         let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
         var warnings: [String] = []
-        let c = try CalibrationLoader.load(Self.committed, for: session, warn: { warnings.append($0) })
+        let c = try CalibrationLoader.resolve(.init(configuration: Self.committed), for: session, warn: { warnings.append($0) }).engine
         #expect(warnings.isEmpty, "\(warnings)")
         #expect(c.imu["mpu6050@0x68"] != nil && c.magnetometer != nil)
         let pi = try ConfigLoader.load(BoardProfile.self, from: repositoryRoot + "/boards/raspberry-pi-4b.json5")
@@ -89,7 +89,7 @@ import EdgeEngine
         // the simulated board comes calibrated, and run does not warn about it
         let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
         var warnings: [String] = []
-        _ = try CalibrationLoader.load(nil, for: session, warn: { warnings.append($0) })
+        _ = try CalibrationLoader.resolve(.init(), for: session, warn: { warnings.append($0) })
         #expect(warnings.isEmpty)
     }
 }

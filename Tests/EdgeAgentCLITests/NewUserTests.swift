@@ -138,7 +138,7 @@ let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.system
         let first = BoardLocator.normalize(dir + "/../boards") + "/no-such-board.json5"
         #expect(err().contains("board profile 'no-such-board' not found (named by board in \(config); looked in: \(first), \(dir)/boards/no-such-board.json5, "), "\(err())")
         #expect(err().contains("\(repositoryRoot)/boards/no-such-board.json5"), "the build tree is searched: \(err())")
-        #expect(err().contains("Pass --board FILE"), "\(err())")
+        #expect(err().contains("Pass --board NAME with one of the boards in \(repositoryRoot)/boards: "), "\(err())")
         #expect(err().contains("--config FILE"), "\(err())")
     }
 

@@ -152,9 +152,9 @@ enum WatchFixture {
         let status = run.wait()
         #expect(status == 0, "stderr: \(run.err)")
         #expect(run.outLines == [
-            "t_s=5.000 roll_deg=+0.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.000,+0.000,-0.020 relativeAltitude_m=+0.00 pressure_pa=101325.0 altitude_m=312.4 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=-",
-            "t_s=5.500 roll_deg=+3.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.010,+0.000,-0.020 relativeAltitude_m=+0.25 pressure_pa=101322.0 altitude_m=312.7 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
-            "t_s=6.000 roll_deg=+6.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.020,+0.000,-0.020 relativeAltitude_m=+0.50 pressure_pa=101319.0 altitude_m=313.0 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
+            "t_s=5.000 roll_deg=+0.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 magneticFieldAccuracy=high rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.000,+0.000,-0.020 relativeAltitude_m=+0.00 pressure_pa=101325.0 altitude_m=312.4 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=-",
+            "t_s=5.500 roll_deg=+3.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 magneticFieldAccuracy=high rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.010,+0.000,-0.020 relativeAltitude_m=+0.25 pressure_pa=101322.0 altitude_m=312.7 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
+            "t_s=6.000 roll_deg=+6.0 pitch_deg=-2.0 yaw_deg=+45.0 heading_deg=90.0 magneticFieldAccuracy=high rotationRate_radps=+0.000,+0.250,+0.500 userAcceleration_mps2=+0.020,+0.000,-0.020 relativeAltitude_m=+0.50 pressure_pa=101319.0 altitude_m=313.0 accuracy_m=8.5 devices=mpu6050@0x68:present:0,bmp280@0x76:present:2 dropped=0 rate_hz=2.0",
         ], "\(run.out)")
         #expect(run.err.isEmpty, "\(run.err)")
     }

@@ -83,7 +83,7 @@ func fullState() -> WatchState {
     }
 
     @Test func plainLineOfAKnownState() {
-        #expect(WatchView.plainLine(fullState()) == "t_s=5.000 roll_deg=+9.0 pitch_deg=-12.0 yaw_deg=+30.0 heading_deg=330.0 rotationRate_radps=+0.001,-0.002,+0.520 userAcceleration_mps2=+0.012,-0.004,+0.031 relativeAltitude_m=+1.25 pressure_pa=100812.5 altitude_m=312.4 accuracy_m=8.5 accessory=disconnected devices=imu:present:0,baro:present:3,accessoryImu:missing:12 dropped=37 rate_hz=20.0")
+        #expect(WatchView.plainLine(fullState()) == "t_s=5.000 roll_deg=+9.0 pitch_deg=-12.0 yaw_deg=+30.0 heading_deg=330.0 magneticFieldAccuracy=high rotationRate_radps=+0.001,-0.002,+0.520 userAcceleration_mps2=+0.012,-0.004,+0.031 relativeAltitude_m=+1.25 pressure_pa=100812.5 altitude_m=312.4 accuracy_m=8.5 accessory=disconnected devices=imu:present:0,baro:present:3,accessoryImu:missing:12 dropped=37 rate_hz=20.0")
     }
 
     /// 3° per column, 6° per row, centre (6, 3); the bubble floats to the

@@ -131,8 +131,8 @@ let wrongValueCases: [WrongValueCase] = [
             _ = try ConfigLoader.load(AgentConfig.self, from: dir)
             Issue.record("a directory loaded")
         } catch {
-            #expect(error.kind == .unreadable)
-            #expect(error.message.contains("Is a directory"), "\(error)")
+            #expect(error.kind == .notARegularFile)   // refused before reading (issue 16, item 4)
+            #expect(error.message.contains("not a regular file (a directory)"), "\(error)")
             expectNoSwiftText(error.description, "directory")
         }
         let binary = dir + "/binary.json5"

@@ -23,6 +23,9 @@ int edge_sleep_until_monotonic_ns(uint64_t deadline_ns);
 /// prctl(PR_SET_TIMERSLACK, ns) for the calling thread: how late the kernel
 /// may defer its timer wake-ups (default 50 µs for SCHED_OTHER threads).
 int edge_set_timer_slack_ns(unsigned long ns);
+/// ioctl(fd, TIOCGWINSZ): the terminal's width in columns (0 when the
+/// terminal does not say), or -errno (ENOTTY: not a terminal).
+int edge_terminal_columns(int fd);
 /// clock_gettime(CLOCK_MONOTONIC) in nanoseconds.
 uint64_t edge_monotonic_ns(void);
 /// malloc_trim(0) where the C library has it (glibc): returns the free pages

@@ -17,7 +17,7 @@ public enum CalibrateCommand: Subcommand {
     public static let name = "calibrate"
     public static let summary = "Calibrate the gyroscope, accelerometer or magnetometer (guided) and save the result"
     public static let help = """
-    Usage: edge-agent calibrate gyro|accel|mag [--board FILE | --bus N] [--config FILE]
+    Usage: edge-agent calibrate gyro|accel|mag [--board NAME|FILE | --bus N] [--config FILE]
                                 [--output FILE] [--duration S] [--chip ID]
                                 [--scenario FILE] [--fast]
 

@@ -21,7 +21,7 @@ public enum FuseCommand: Subcommand {
     public static let help = """
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
-                           [--mag-calibration FILE [--board FILE] [--config FILE] [--chip ID]]
+                           [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
                            [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer

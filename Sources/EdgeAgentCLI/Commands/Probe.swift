@@ -13,7 +13,7 @@ public enum ProbeCommand: Subcommand {
     public static let name = "probe"
     public static let summary = "Scan the bus, identify the chips, check them against the board profile"
     public static let help = """
-    Usage: edge-agent probe [--board FILE | --bus N] [--config FILE] [--json]
+    Usage: edge-agent probe [--board NAME|FILE | --bus N] [--config FILE] [--json]
 
     Scans addresses 0x03-0x77 the way `i2cdetect -y N` does, reads the
     identity registers of whatever answers (MPU-6050 and its clones, BMP280 /
@@ -36,7 +36,7 @@ public enum ProbeCommand: Subcommand {
     configuration selects the simulated board).
 
     Options:
-      --board FILE   board profile (boards/*.json5)
+      --board NAME   board profile: a name (simulated-dive) or a file
       --bus N        scan /dev/i2c-N, expecting the default chips
       --config FILE  configuration file (for its board); default: see `edge-agent run --help`
       --json         one JSON object: {"bus", "transport", "found": [{"address",

@@ -12,7 +12,7 @@ public enum ReadCommand: Subcommand {
     public static let name = "read"
     public static let summary = "Configure the chips and print converted readings (board frame, SI units)"
     public static let help = """
-    Usage: edge-agent read [--board FILE | --bus N] [--config FILE]
+    Usage: edge-agent read [--board NAME|FILE | --bus N] [--config FILE]
                            [--count N] [--interval S] [--json]
 
     Starts every chip of the board profile with the configuration's settings

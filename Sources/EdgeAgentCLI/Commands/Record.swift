@@ -20,7 +20,7 @@ public enum RecordCommand: Subcommand {
     public static let name = "record"
     public static let summary = "Record every bus transaction (or the samples, --csv) of an engine on the board"
     public static let help = """
-    Usage: edge-agent record FILE [--duration S] [--csv] [--config FILE] [--board FILE]
+    Usage: edge-agent record FILE [--duration S] [--csv] [--config FILE] [--board NAME|FILE]
                              [--virtual-clock]
 
     Runs its own engine on the configured board - every sensor on, every
@@ -165,7 +165,7 @@ enum RecordingMetadata {
     static func embed(file: String?, fallback: String) throws -> String {
         guard let file else { return escape(fallback) }
         do {
-            return escape(try String(contentsOfFile: file, encoding: .utf8))
+            return escape(try ConfigLoader.readText(file))
         } catch {
             throw RunError("cannot read \(file) to embed it in the recording: \(error)")
         }

@@ -22,8 +22,8 @@ public enum RunCommand: Subcommand {
     public static let name = "run"
     public static let summary = "Run the agent: the fixed-rate sensor loop and the client socket"
     public static let help = """
-    Usage: edge-agent run [--config FILE] [--board FILE] [--duration S] [--socket PATH]
-                          [--status S | --quiet]
+    Usage: edge-agent run [--config FILE] [--board NAME|FILE] [--duration S] [--socket PATH]
+                          [--status S | --quiet] [--require-calibration]
 
     Runs the agent: starts every chip of the board profile, runs one
     fixed-rate loop (absolute deadlines on CLOCK_MONOTONIC, or the MPU-6050's
@@ -39,13 +39,26 @@ public enum RunCommand: Subcommand {
     which selects the simulated board playing scenarios/desk-idle.json5, so
     this works with no sensors attached, from any directory. Board profiles
     named by a bare name are found next to the configuration, in the
-    repository, or in /usr/local/share/edge-agent/boards (deploy/install.sh).
+    repository, or in /usr/local/share/edge-agent/boards (deploy/install.sh);
+    --board takes a name (simulated-dive), a file name (simulated-dive.json5),
+    boards/simulated-dive.json5 or a path, from any directory.
     A startup line names the config, board and socket; `edge-agent watch`
     finds the same socket the same way.
 
+    Calibration: for each chip, the first of the configuration's
+    calibration_file and the board profile's calibration_file that was
+    measured on that chip. A chip whose calibration was measured on other
+    chips (another board, another simulation seed) runs uncalibrated: the
+    agent says so at start, in the status line and in the devices snapshot
+    (`watch`), and the magnetic field accuracy is `uncalibrated`.
+    A live dive: `edge-agent run --board simulated-dive` (the dive board
+    plays scenarios/dive-18m.json5), then `dive-logger record` in another
+    terminal (docs/submersion.md).
+
     Options:
       --config FILE   configuration (config/README.md documents the keys)
-      --board FILE    use this board profile instead of the configuration's
+      --board NAME    use this board profile instead of the configuration's:
+                      a name (simulated-dive) or a file
       --duration S    stop by itself after S seconds (default: run until stopped)
       --socket PATH   override service.socket_path
       --status S      print a status line every S seconds (0.05 to 3600:
@@ -56,6 +69,11 @@ public enum RunCommand: Subcommand {
                       device motion and altitude running even with no client;
                       without one and without clients the sensors idle.
       --quiet         no status line (not together with --status)
+      --require-calibration
+                      refuse to start (exit 2) when a chip that can be
+                      calibrated (MPU-6050, QMC5883L) has no calibration
+                      measured on it; calibration_required: true in the
+                      configuration does the same
 
     Signals: SIGTERM or SIGINT (Ctrl-C) stop cleanly, exit status 0 -
     clients are told ({"class":"shutdown"}), the socket is removed, counters
@@ -80,13 +98,15 @@ public enum RunCommand: Subcommand {
         if quiet && statusArg != nil {
             throw UsageError("--quiet and --status S contradict each other: --status prints a status line every S seconds, --quiet none; give one of them")
         }
+        let requireCalibration = a.flag("--require-calibration")
         let statusEvery = statusArg ?? (console.isTerminal && !quiet ? 0.5 : nil)
         let env = ProcessInfo.processInfo.environment
         let selection = try BoardSession.select(&a, environment: env)
         try a.finish()
         let config = selection.config
         let settings = EngineSetup.settings(config)
-        let calibrationPath = config.calibrationFile.map { EngineSetup.path($0, config: selection.configPath) }
+        let calibrationFiles = CalibrationLoader.Files(selection)
+        let calibrationRequired = requireCalibration || config.calibrationRequired
         let socketPath = socketOverride ?? EngineSetup.path(config.service.socketPath, config: selection.configPath)
         let serviceConfig = EngineSetup.service(config, socketPath: socketPath)
         let policy: EntitlementPolicy
@@ -96,11 +116,17 @@ public enum RunCommand: Subcommand {
             throw SetupError(e)
         }
         let session = try BoardSession.open(selection, purpose: "run")
-        let calibration: EngineCalibration
+        let calibration: AgentCalibration
         do {
-            calibration = try CalibrationLoader.load(calibrationPath, for: session, warn: { console.error("warning: " + $0) })
+            calibration = try CalibrationLoader.resolve(calibrationFiles, for: session, required: calibrationRequired,
+                                                        warn: { console.error("warning: " + $0) })
+        } catch let e as CalibrationRequired {
+            throw SetupError(e)
         } catch {
-            throw SetupError(error, hint: "calibration_file in \(selection.configPath ?? "the configuration"): fix the file, remove it, or run `edge-agent calibrate` again")
+            throw SetupError(error, hint: "calibration_file in \(selection.configPath ?? "the configuration") or in the board profile: fix the file, remove it, or run `edge-agent calibrate` again")
+        }
+        for u in calibration.uncalibrated where u.skipped {
+            console.error("warning: \(u.chip) runs uncalibrated: \(u.reason)")
         }
 
         // Block the handled signals before any thread exists, so only the main
@@ -117,6 +143,7 @@ public enum RunCommand: Subcommand {
             // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
             console.print("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
         }
+        for line in calibration.startLines { console.print("  " + line) }
 
         let dataReady: (any DataReadyLine)?
         if config.loop.dataReady, let spec = session.profile.chip(.mpu6050)?.dataReady {
@@ -150,7 +177,8 @@ public enum RunCommand: Subcommand {
             }
         }
         let context = RunContext(session: session, selection: selection, settings: engineSettings,
-                                 calibration: calibration, calibrationPath: calibrationPath, server: server,
+                                 calibration: calibration, calibrationFiles: calibrationFiles,
+                                 calibrationRequired: calibrationRequired, server: server,
                                  dataReady: dataReady, duration: duration, console: console, status: status,
                                  history: recorder)
         if let linux = session.bus.base as? LinuxI2CBus {
@@ -165,8 +193,9 @@ public enum RunCommand: Subcommand {
         var session: BoardSession
         var selection: BoardSession.Selection
         var settings: EngineSettings
-        var calibration: EngineCalibration
-        var calibrationPath: String?
+        var calibration: AgentCalibration
+        var calibrationFiles: CalibrationLoader.Files
+        var calibrationRequired: Bool
         var server: ServiceServer
         var dataReady: (any DataReadyLine)?
         var duration: Double?
@@ -190,11 +219,14 @@ public enum RunCommand: Subcommand {
         var relativeAltitude = 0.0, pressure = 0.0
         var p99Microseconds: UInt64 = 0
         var overruns = 0
-        var frame = ""
     }
 
-    static func statusLine(_ s: StatusSnapshot, clients: Int, seconds: Double) -> String {
-        "t=\(fixed(seconds, 1)) s  roll \(fixed(s.rollDeg, 1))° pitch \(fixed(s.pitchDeg, 1))° yaw \(fixed(s.yawDeg, 1))° (\(s.frame))  altitude \(s.relativeAltitude >= 0 ? "+" : "")\(fixed(s.relativeAltitude, 2)) m  \(fixed(s.pressure / 100, 2)) hPa  clients \(clients)  loop p99 \(s.p99Microseconds) µs, overruns \(s.overruns)"
+    /// The status line for `columns` (``StatusLine``).
+    static func statusLine(_ s: StatusSnapshot, clients: Int, seconds: Double, uncalibrated: [String], columns: Int) -> String {
+        StatusLine.render(StatusLine.Values(seconds: seconds, rollDeg: s.rollDeg, pitchDeg: s.pitchDeg, yawDeg: s.yawDeg,
+                                            relativeAltitude: s.relativeAltitude, pressure: s.pressure, clients: clients,
+                                            p99Microseconds: s.p99Microseconds, overruns: s.overruns,
+                                            uncalibrated: uncalibrated), columns: columns)
     }
 
     /// The closing count of what reached clients, and why nothing did when
@@ -215,9 +247,11 @@ public enum RunCommand: Subcommand {
         // The hub holds its sink weakly: this function keeps the history's tee alive.
         let historySink = c.history.map { HistorySink(inner: c.server, recorder: $0) }
         let hub = SensorHub(bus: bus, clock: c.session.clock, devices: EngineSetup.devices(c.session.profile),
-                            settings: c.settings, calibration: c.calibration, sink: historySink ?? c.server)
+                            settings: c.settings, calibration: c.calibration.engine, sink: historySink ?? c.server)
         c.history?.start()
         for line in hub.start() { console.print("  " + line) }
+        console.print("  reference frame: \(c.settings.referenceFrame.rawValue)")
+        var uncalibratedChips = c.calibration.statusChips
         let loop = EngineLoop(hub: hub, clock: c.session.clock, dataReady: c.dataReady)
         let progress = Progress()
         let wantStatus = c.status != nil
@@ -235,7 +269,6 @@ public enum RunCommand: Subcommand {
                 s.relativeAltitude = alt.relativeAltitude; s.pressure = alt.pressure
                 s.p99Microseconds = loop.statistics.percentile(0.99) / 1000
                 s.overruns = loop.statistics.overruns
-                s.frame = frame.rawValue
             }
         }
         let realtime = c.selection.config.loop.realtime
@@ -290,10 +323,13 @@ public enum RunCommand: Subcommand {
             case SIGHUP?:
                 try? notify.reloading(monotonicMicroseconds: clock.nowNanoseconds / 1000)
                 do {
-                    let cal = try CalibrationLoader.load(c.calibrationPath, for: c.session, readIdentity: false,
-                                                         warn: { console.error("edge-agent: SIGHUP: warning: " + $0) })
-                    loop.enqueue { $0.apply(calibration: cal) }
-                    console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationPath ?? "(none)")")
+                    let cal = try CalibrationLoader.resolve(c.calibrationFiles, for: c.session, readIdentity: false,
+                                                            required: c.calibrationRequired,
+                                                            warn: { console.error("edge-agent: SIGHUP: warning: " + $0) })
+                    loop.enqueue { $0.apply(calibration: cal.engine) }
+                    uncalibratedChips = cal.statusChips
+                    console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationFiles.list.isEmpty ? "(none)" : c.calibrationFiles.list.map(\.path).joined(separator: " and "))")
+                    for u in cal.uncalibrated where u.skipped { console.error("edge-agent: SIGHUP: warning: \(u.chip) runs uncalibrated: \(u.reason)") }
                 } catch {
                     console.error("edge-agent: SIGHUP: calibration not reloaded, keeping the old one: \(error)")
                 }
@@ -312,7 +348,9 @@ public enum RunCommand: Subcommand {
             if let every = c.status, Double(now &- lastStatus) / 1e9 >= every {
                 lastStatus = now
                 let snap = progress.snapshot.withLock { $0 }
-                let line = statusLine(snap, clients: c.server.statistics().clients.count, seconds: Double(now &- started) / 1e9)
+                let line = statusLine(snap, clients: c.server.statistics().clients.count, seconds: Double(now &- started) / 1e9,
+                                      uncalibrated: uncalibratedChips,
+                                      columns: console.isTerminal ? StatusLine.columns() : StatusLine.defaultColumns)
                 if console.isTerminal { console.write("\r\u{1B}[2K" + line) } else { console.print(line) }
             }
             if let d = c.duration, Double(now &- started) / 1e9 >= d { break }

@@ -21,7 +21,7 @@ public enum SimulateCommand: Subcommand {
     public static let help = """
     Usage: edge-agent simulate SCENARIO [--duration S] [--csv OUT] [--truth OUT]
                                [--jsonl OUT [--streams LIST]]
-                               [--board FILE] [--config FILE] [--seed N]
+                               [--board NAME|FILE] [--config FILE] [--seed N]
 
     Plays SCENARIO (a scenarios/*.json5 file, documented in scenarios/README.md)
     through the register-accurate chip models of the simulated board and reads

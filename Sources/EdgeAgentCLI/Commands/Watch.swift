@@ -28,7 +28,7 @@ public enum WatchCommand: Subcommand {
     from altitude; absolute altitude with its accuracy; the accessory IMU's
     attitude when the board has one; every device's state (present, idle,
     degraded, missing, failed), why it is not present, its error, reset,
-    retry and stall counts; the lines the agent dropped because this client
+    retry and stall counts, whether it runs uncalibrated and why; the lines the agent dropped because this client
     read too slowly; the deviceMotion rate. Heading is the compass direction
     the device faces - degrees clockwise from north in [0, 360): where its
     top edge (+Y) points when flat, where its back (-Z) looks when upright.
@@ -37,9 +37,10 @@ public enum WatchCommand: Subcommand {
     Ctrl-C restores the cursor and ends it cleanly. When standard output is not a
     terminal, or with --plain, it prints one key=value line per update, at
     most 2 a second, for logs:
-      t_s=… roll_deg=… pitch_deg=… yaw_deg=… heading_deg=… rotationRate_radps=x,y,z
+      t_s=… roll_deg=… pitch_deg=… yaw_deg=… heading_deg=… magneticFieldAccuracy=…
+      rotationRate_radps=x,y,z
       userAcceleration_mps2=x,y,z relativeAltitude_m=… pressure_pa=… altitude_m=…
-      accuracy_m=… devices=id:state:errors,… dropped=… rate_hz=…
+      accuracy_m=… devices=id:state:errors,… uncalibrated=id,… dropped=… rate_hz=…
     (keys carry the wire's units: pressure_pa in Pa), and one line per
     connection event: event=connection device=… connected=… state=… reason="…"
 
@@ -353,7 +354,8 @@ struct WatchSession {
         list.map { d in
             WatchDevice(id: d.id, kind: d.kind, state: d.state.rawValue, errorCount: d.errorCount,
                         resetCount: d.resetCount, lastError: d.lastError, streams: d.streams.map(\.rawValue),
-                        reason: d.reason, retryCount: d.retryCount, stallCount: d.stallCount)
+                        reason: d.reason, retryCount: d.retryCount, stallCount: d.stallCount,
+                        calibration: d.calibration?.rawValue, calibrationNote: d.calibrationNote)
         }
     }
 
