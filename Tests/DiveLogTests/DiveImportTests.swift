@@ -345,3 +345,92 @@ func q(_ db: String, _ sql: String) throws -> String { try sqlite3CLI(["-readonl
         #expect(Double(text.utf8.count) / seconds < 10_000, "\(text.utf8.count) bytes in \(seconds) s")
     }
 }
+
+/// Issue 16 item 11: `dive-logger record` finds the agent the way `edge-agent
+/// watch` does, says which socket and why, and says when none answers.
+@Suite(.serialized) struct DiveLoggerSocketTests {
+    /// A build tree of its own (so the test's socket is its own): a
+    /// `boards/` folder, `config/` with the record test's configuration
+    /// (socket `agent.sock` next to it), and `.build/debug/` holding links
+    /// to the built `edge-agent` and `dive-logger`. The agent runs from the
+    /// tree (`edge-agent run`, no options); the logger runs from another
+    /// directory with no options and no environment naming the agent.
+    @Test func aLoggerStartedElsewhereFindsTheBuildTreesAgent() throws {
+        let tree = temporaryDirectory()
+        let elsewhere = temporaryDirectory()
+        for d in ["/boards", "/config", "/.build/debug"] {
+            try FileManager.default.createDirectory(atPath: tree + d, withIntermediateDirectories: true)
+        }
+        try DiveLoggerRecordTests.files(tree + "/config")
+        for tool in ["edge-agent", "dive-logger"] {
+            try FileManager.default.createSymbolicLink(atPath: tree + "/.build/debug/" + tool,
+                                                       withDestinationPath: repositoryRoot + "/.build/debug/" + tool)
+        }
+        var env = ProcessInfo.processInfo.environment
+        for k in ["EDGE_AGENT_SOCKET", "EDGE_AGENT_CONFIG", "DIVE_LOGGER_DB"] { env[k] = nil }
+        let agent = Process()
+        agent.executableURL = URL(fileURLWithPath: tree + "/.build/debug/edge-agent")
+        agent.arguments = ["run"]
+        agent.currentDirectoryURL = URL(fileURLWithPath: tree)
+        agent.environment = env
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        defer { if agent.isRunning { kill(agent.processIdentifier, SIGTERM); agent.waitUntilExit() } }
+
+        let errPath = elsewhere + "/logger.err"
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let logger = Process()
+        logger.executableURL = URL(fileURLWithPath: tree + "/.build/debug/dive-logger")
+        logger.arguments = ["--db", elsewhere + "/dives.sqlite", "record"]
+        logger.currentDirectoryURL = URL(fileURLWithPath: elsewhere)
+        logger.environment = env
+        logger.standardOutput = FileHandle.nullDevice
+        logger.standardError = FileHandle(forWritingAtPath: errPath)
+        try logger.run()
+        defer { if logger.isRunning { kill(logger.processIdentifier, SIGKILL); logger.waitUntilExit() } }
+        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+        let socket = tree + "/config/agent.sock"
+        // Bounded: the agent starts and the client's backoff reaches 2 s.
+        var connected = false
+        for _ in 0..<600 where logger.isRunning {
+            if transcript().contains("connected to the agent at \(socket)") { connected = true; break }
+            usleep(100_000)
+        }
+        #expect(connected, "\(transcript())")
+        #expect(transcript().contains("socket \(socket) (service.socket_path of \(tree)/config/edge-agent.json5)"), "\(transcript())")
+        kill(logger.processIdentifier, SIGTERM)
+        logger.waitUntilExit()
+        #expect(logger.terminationStatus == 0, "\(transcript())")
+    }
+
+    /// No agent at the socket: the logger says so at once (which socket,
+    /// why that one, that it keeps trying), not silence.
+    @Test func noAgentIsSaidPlainly() throws {
+        let dir = temporaryDirectory()
+        let errPath = dir + "/err"
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let logger = Process()
+        logger.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/dive-logger")
+        logger.arguments = ["--db", dir + "/d.sqlite", "record"]
+        var env = ProcessInfo.processInfo.environment
+        env["EDGE_AGENT_SOCKET"] = dir + "/nobody.sock"
+        logger.environment = env
+        logger.standardOutput = FileHandle.nullDevice
+        logger.standardError = FileHandle(forWritingAtPath: errPath)
+        try logger.run()
+        defer { if logger.isRunning { kill(logger.processIdentifier, SIGKILL); logger.waitUntilExit() } }
+        func transcript() -> String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+        var said = false
+        for _ in 0..<300 where logger.isRunning {
+            if transcript().contains("no agent answers at \(dir)/nobody.sock") { said = true; break }
+            usleep(100_000)
+        }
+        #expect(said, "\(transcript())")
+        #expect(transcript().contains("socket \(dir)/nobody.sock ($EDGE_AGENT_SOCKET)"), "\(transcript())")
+        #expect(transcript().contains("retrying until one does"))
+        kill(logger.processIdentifier, SIGTERM)
+        logger.waitUntilExit()
+        #expect(logger.terminationStatus == 0)
+    }
+}
