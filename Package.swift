@@ -36,7 +36,7 @@ let package = Package(
         // `swift test` here never build or instrument them).
         .library(name: "EdgeMotionInputs",
                  targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChipsCore", "EdgeChips", "EdgeSim",
-                           "EdgeEngine", "EdgeAgentCLI"]),
+                           "EdgeEngine", "EdgeAgentCLI", "DiveLog"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------

@@ -52,7 +52,7 @@ public enum SimulateCommand: Subcommand {
                     it, every stream at one sample a second (on the capture
                     clock; the change-driven accessoryConnection,
                     pedometerEvent and activity whole): an overview, about
-                    5 MB for the 23-minute dive-18m instead of 520 MB at
+                    4 MB for the 23-minute dive-18m instead of 520 MB at
                     the engine's full rates
 
     Options:
