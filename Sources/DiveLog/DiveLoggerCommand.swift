@@ -48,6 +48,14 @@ public enum DiveLoggerCommand {
     import   protocol lines from `edge-agent simulate --jsonl` or `replay`;
              --epoch says which Unix time their timestamp 0 is (default:
              this machine's boot, as for a live agent's CLOCK_MONOTONIC).
+             Lines of at most 64 KiB, files of at most 1 GiB. A sample out
+             of time order or outside what the sensors report (pressure
+             0–3.3 MPa, surface 30–115.5 kPa, depth −2…340 m, −40…+85 °C)
+             is skipped, with its line and why; then the exit status is 1.
+             A dive already in the log (same start on the agent's clock,
+             same surface pressure) is named and not logged again. Only a
+             dive log, a new file or an empty database is written: another
+             program's SQLite database is refused (also by record).
     list     number, start, duration, max/mean depth, minimum temperature.
              --json: [{"number","start","duration_s","max_depth_m",
              "mean_depth_m","min_temperature_c",...}]
