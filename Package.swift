@@ -36,7 +36,7 @@ let package = Package(
         // `swift test` here never build or instrument them).
         .library(name: "EdgeMotionInputs",
                  targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChipsCore", "EdgeChips", "EdgeSim",
-                           "EdgeEngine", "EdgeAgentCLI", "EdgeHistory"]),
+                           "EdgeEngine", "EdgeAgentCLI", "EdgeHistory", "DiveLog"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------
@@ -119,7 +119,7 @@ let package = Package(
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
-        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient"]),
+        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no

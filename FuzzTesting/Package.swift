@@ -23,6 +23,9 @@ let package = Package(
         // (c) transaction logs (parsed, then replayed) and sample CSV recordings.
         .executableTarget(name: "FuzzRecording",
                           dependencies: ["FuzzSupport", .product(name: "EdgeMotionInputs", package: "EdgeMotion")]),
+        // (e) dive-logger import of protocol lines, then its exports and plot.
+        .executableTarget(name: "FuzzDiveImport",
+                          dependencies: ["FuzzSupport", .product(name: "EdgeMotionInputs", package: "EdgeMotion")]),
         // (d) i2cdump register dumps and the chips' decode(image:).
         .executableTarget(name: "FuzzRegisterDump",
                           dependencies: ["FuzzSupport", .product(name: "EdgeMotionInputs", package: "EdgeMotion")]),

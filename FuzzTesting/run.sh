@@ -7,7 +7,7 @@
 #
 #   FuzzTesting/run.sh [--time S] [--keep-going] [--build-only] [TARGET...]
 #
-# TARGET: config request recording registerdump (default: all four).
+# TARGET: config request recording registerdump diveimport (default: all five).
 # --time S       seconds of fuzzing per target (default 60)
 # --keep-going   fork mode: carry on after a finding, so one run collects
 #                several (each in the findings folder); for long runs
@@ -38,17 +38,18 @@ while [ $# -gt 0 ]; do
     --keep-going) keep_going=1; shift ;;
     --build-only) build_only=1; shift ;;
     -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    config|request|recording|registerdump) targets+=("$1"); shift ;;
+    config|request|recording|registerdump|diveimport) targets+=("$1"); shift ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(config request recording registerdump)
+[ ${#targets[@]} -gt 0 ] || targets=(config request recording registerdump diveimport)
 case "$seconds" in ''|*[!0-9]*) echo "run.sh: --time takes whole seconds" >&2; exit 2 ;; esac
 
 binary() {
   case "$1" in
     config) echo FuzzConfig ;; request) echo FuzzRequest ;;
     recording) echo FuzzRecording ;; registerdump) echo FuzzRegisterDump ;;
+    diveimport) echo FuzzDiveImport ;;
   esac
 }
 
@@ -56,6 +57,7 @@ binary() {
 max_len() {
   case "$1" in
     config) echo 8192 ;; request) echo 8192 ;; recording) echo 20000 ;; registerdump) echo 4096 ;;
+    diveimport) echo 65536 ;;
   esac
 }
 
@@ -129,6 +131,10 @@ make_seeds() {
       doc_example "$root/docs/recordings.md" transaction-log "$dest/docs_recordings_example.log" ;;
     registerdump)
       copy_seeds "$t" "$dest" "$root"/Tests/Fixtures/dumps/*.txt ;;
+    diveimport)
+      # A short dive as `edge-agent simulate --jsonl` writes it (corpus/diveimport/),
+      # and the agent's lines of every class and stream.
+      copy_seeds "$t" "$dest" "$root"/Tests/Fixtures/recordings/sim-maglost.log.expected.jsonl ;;
   esac
   # Hand-written seeds and past findings, less the known open ones.
   local f rel

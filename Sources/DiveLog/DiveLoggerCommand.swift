@@ -4,15 +4,16 @@ import Glibc
 #endif
 import EdgeProtocol
 import EdgeClient
+import EdgeConfig
 import EdgeValues
 
 public enum DiveLoggerCommand {
     public static let usage = """
-    Usage: dive-logger [--db FILE] record [--socket PATH] [--water fresh|en13319|salt|teos10|KG_M3]
+    Usage: dive-logger [--db FILE] record [--socket PATH | --config FILE] [--water fresh|en13319|salt|teos10|KG_M3]
            dive-logger [--db FILE] import FILE|- [--epoch ISO8601] [--water W]
            dive-logger [--db FILE] list [--json]
            dive-logger [--db FILE] show N [--json]
-           dive-logger [--db FILE] export N --format subsurface|uddf|csv [--output FILE]
+           dive-logger [--db FILE] export N --format subsurface|uddf|csv [--output FILE] [--utc-offset ±HH:MM]
            dive-logger [--db FILE] plot N [--output FILE]
 
     Logs dives from the edge-agent's submersion stream (a client of the
@@ -36,13 +37,35 @@ public enum DiveLoggerCommand {
 
     record   until SIGINT/SIGTERM; if the agent goes away the dive is kept
              and continues when it comes back (the client reconnects).
+             The socket is found as `edge-agent watch` finds it: --socket
+             PATH, else service.socket_path of --config FILE, else
+             $EDGE_AGENT_SOCKET, else that of the configuration `edge-agent
+             run` would read ($EDGE_AGENT_CONFIG, /etc/edge-agent/
+             edge-agent.json5, ./config/edge-agent.json5, the build tree
+             this dive-logger belongs to), else /run/edge-agent/agent.sock.
+             It says which and why. While no agent answers it says so and
+             keeps retrying (reminding every 30 s).
     import   protocol lines from `edge-agent simulate --jsonl` or `replay`;
              --epoch says which Unix time their timestamp 0 is (default:
              this machine's boot, as for a live agent's CLOCK_MONOTONIC).
+             Lines of at most 64 KiB, files of at most 1 GiB. A sample out
+             of time order or outside what the sensors report (pressure
+             0–3.3 MPa, surface 30–115.5 kPa, depth −2…340 m, −40…+85 °C)
+             is skipped, with its line and why; then the exit status is 1.
+             A dive already in the log (same start on the agent's clock,
+             same surface pressure) is named and not logged again. Only a
+             dive log, a new file or an empty database is written: another
+             program's SQLite database is refused (also by record).
     list     number, start, duration, max/mean depth, minimum temperature.
              --json: [{"number","start","duration_s","max_depth_m",
              "mean_depth_m","min_temperature_c",...}]
     export   Subsurface XML, UDDF 3.2 or CSV, to --output or standard output.
+             Subsurface takes the dive's date and time as the local time
+             of the dive (its XML has no zone): they are written in this
+             machine's zone (TZ, else /etc/localtime) as it was at the
+             dive's start, or at --utc-offset ±HH:MM (the zone where you
+             dived, if it is another). Its sample times are whole seconds,
+             one at most per second. UDDF and list/show say UTC (…Z).
     plot     an SVG depth (downward) and temperature profile.
 
     --water names the dive's water in the log and the exports (Subsurface's
@@ -150,9 +173,28 @@ public enum DiveLoggerCommand {
 
     static func record(_ a: inout Args, db: String, settings: DiveSettings, env: [String: String],
                        out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
-        let socket = try a.option("--socket") ?? env["EDGE_AGENT_SOCKET"] ?? "/run/edge-agent/agent.sock"
+        let socketArg = try a.option("--socket")
+        let configArg = try a.option("--config")
         let w = try water(&a)
         try a.finish()
+        if socketArg != nil && configArg != nil {
+            throw Failure(description: "use either --socket PATH or --config FILE (whose service.socket_path is used), not both")
+        }
+        // The lookup `edge-agent watch` and `poll` use (AgentSocketLocator):
+        // the socket `edge-agent run` binds with the configuration it reads.
+        let socket: String, socketSource: String
+        if let socketArg {
+            (socket, socketSource) = (socketArg, "--socket")
+        } else {
+            let location: AgentSocketLocation
+            do {
+                if let configArg { location = try AgentSocketLocator.fromConfig(configArg) }
+                else { location = try AgentSocketLocator.locate(environment: env) }
+            } catch {
+                throw Failure(description: "cannot tell which socket the agent listens on: \(error)")
+            }
+            (socket, socketSource) = (location.path, location.source)
+        }
         makeDirectory(for: db)
         let store = try DiveStore(path: db, writer: true)
         let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: monotonicToUnixOffset())
@@ -173,11 +215,14 @@ public enum DiveLoggerCommand {
             switch e {
             case .connected:
                 live.withLock { StreamLiveness.reset(&$0) }
+                state.connected(true)
                 state.note("connected to the agent at \(socket)")
             case .disconnected(let why):
                 live.withLock { StreamLiveness.reset(&$0) }
+                state.connected(false)
                 state.note("the agent went away (\(why)); the dive is kept, reconnecting")
-            case .connectFailed(let why): state.noteOnce("waiting for the agent: \(why)")
+            case .connectFailed(let why):
+                state.noteOnce("no agent answers at \(socket) (\(why)); retrying until one does (Ctrl-C stops). Is `edge-agent run` running, with this socket? \(Self.socketAdvice)")
             case .shutdown(let r):
                 live.withLock { StreamLiveness.reset(&$0) }
                 state.note("the agent is shutting down (\(r)); reconnecting")
@@ -208,6 +253,7 @@ public enum DiveLoggerCommand {
                 state.fail("\(e)")
             }
         })
+        err("dive-logger: socket \(socket) (\(socketSource))")
         out("dive-logger: recording into \(db) from \(socket) (Ctrl-C stops)")
         // Until SIGINT/SIGTERM, or a refusal (checked every 100 ms).
         var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
@@ -215,6 +261,9 @@ public enum DiveLoggerCommand {
         while state.failure == nil {
             if sigtimedwait(&set, nil, &timeout) > 0 { break }
             ticks += 1
+            if let since = state.unconnectedSeconds(nowNs: monotonicNowNs()), since >= 30, ticks % 300 == 0 {
+                state.note("still no agent at \(socket) after \(Int(since)) s; retrying")
+            }
             if case .stalled(_, let silentNs)? = live.withLock({ StreamLiveness.check(&$0, thresholdNs: stallAfterNs, nowNs: monotonicNowNs()) }) {
                 state.note("no submersion sample from the agent for \(Self.seconds(silentNs)) s although it is connected (it sends one a second at least): the agent is hung or its pressure sensor stopped; nothing is logged until samples return")
             }
@@ -244,6 +293,8 @@ public enum DiveLoggerCommand {
         return 0
     }
 
+    static let socketAdvice = "The socket is --socket PATH, else service.socket_path of --config FILE, else $EDGE_AGENT_SOCKET, else that of the configuration `edge-agent run` reads ($EDGE_AGENT_CONFIG, /etc/edge-agent/edge-agent.json5, ./config/edge-agent.json5, the build tree's), else /run/edge-agent/agent.sock."
+
     /// The chips the agent takes depth from (`connection` events of these are said).
     static let pressureSensorKinds: Set<String> = ["ms5837", "bmp280"]
 
@@ -257,52 +308,46 @@ public enum DiveLoggerCommand {
         let w = try water(&a)
         var offset = monotonicToUnixOffset()
         if let e = try a.option("--epoch") {
-            guard let s = UTCTime.parse(e) else { throw Failure(description: "--epoch expects an ISO 8601 UTC time like 2026-06-01T09:30:00Z, got '\(e)'") }
-            offset = s * 1_000_000_000
+            guard let s = UTCTime.parse(e), case let (ns, false) = s.multipliedReportingOverflow(by: 1_000_000_000),
+                  ns <= 1 << 62, ns >= -(1 << 62) else {
+                throw Failure(description: "--epoch expects an ISO 8601 UTC time like 2026-06-01T09:30:00Z (years 1824…2116), got '\(e)'")
+            }
+            offset = ns
         }
         let file = try a.positional("FILE (protocol lines, or - for standard input)")
         try a.finish()
-        guard let fp = file == "-" ? fdopen(dup(0), "r") : fopen(file, "r") else {
-            throw Failure(description: "cannot open \(file): \(String(cString: strerror(errno)))")
+        let fd = file == "-" ? dup(0) : Glibc.open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: "cannot open \(file): \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure(description: "\(file) is a directory; give a file of protocol lines") }
+            if (st.st_mode & S_IFMT) == S_IFREG, Int64(st.st_size) > DiveImporter.maximumFileBytes {
+                throw Failure(description: "\(file) is \(st.st_size) bytes; import reads at most \(DiveImporter.maximumFileBytes) (1 GiB). Nothing was logged. Split it, or keep the submersion lines only (grep '\"stream\":\"submersion\"', or `edge-agent simulate --streams submersion`)")
+            }
         }
-        defer { fclose(fp) }
         makeDirectory(for: db)
         let store = try DiveStore(path: db, writer: true)
         let before = try store.records().count
         let recorder = try DiveRecorder(store: store, settings: settings, water: w, unixOffsetNanoseconds: offset)
-        var line: UnsafeMutablePointer<CChar>?
-        var cap = 0
-        var n = 0, samples = 0, refused = false, decoded = 0, bad = 0, firstBad = 0
-        var firstBadWhy = ""
-        func say() { for l in recorder.log { err("dive-logger: \(l)") }; recorder.clearLog() }
-        while getline(&line, &cap, fp) > 0 {
-            n += 1
-            let length = strlen(line!)
-            let bytes = UnsafeRawBufferPointer(start: line, count: length)
-            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { continue }
-            let m: ServerMessage
-            do { m = try ServerMessage.decode(line: bytes) } catch {
-                bad += 1
-                if firstBad == 0 { firstBad = n; firstBadWhy = "\(error)" }
-                continue
-            }
-            decoded += 1
-            switch m {
-            case .sample(.submersion(let x)):
-                samples += 1
-                recorder.feed(x)
-                if !recorder.log.isEmpty { say() }
-            case let .error(code, name, message, _, _) where code == .notEntitled || name == "notEntitled":
-                refused = true
-                err("dive-logger: line \(n): the agent refused the submersion stream (notEntitled): \(message)")
-            default:
-                continue
-            }
+        let importer = DiveImporter(recorder: recorder)
+        func say() {
+            importer.take()
+            for l in importer.messages { err("dive-logger: \(l)") }
+            importer.messages.removeAll()
         }
-        free(line)
-        if bad > 0 {
-            err("dive-logger: \(bad) of \(n) lines are not protocol lines and were skipped; the first is line \(firstBad) (\(firstBadWhy))")
+        var reader = BoundedLineReader(fd: fd, maximumLineBytes: DiveImporter.maximumLineBytes)
+        var overLimit = false
+        reading: while true {
+            switch try reader.next() {
+            case .line(let bytes): bytes.withUnsafeBytes { importer.line($0) }
+            case .tooLong: importer.longLine()
+            case .end: break reading
+            }
+            if !importer.messages.isEmpty { say() }
+            if reader.total > DiveImporter.maximumFileBytes { overLimit = true; break }
         }
+        for l in importer.summary() { err("dive-logger: \(l)") }
         do { try recorder.finishInput() } catch {
             say()
             err("dive-logger: \(recorder.pendingSampleCount) recorded samples could not be written to \(db): \(error)")
@@ -310,13 +355,22 @@ public enum DiveLoggerCommand {
         }
         say()
         let after = try store.records().count
-        out("dive-logger: \(samples) submersion samples in \(n) lines; \(after - before) new dives in \(db)")
-        if samples == 0 && refused { return 1 }
-        if decoded == 0 && bad > 0 {
+        out("dive-logger: \(importer.samples) submersion samples in \(importer.lines) lines; \(after - before) new dives in \(db)")
+        if overLimit {
+            err("dive-logger: \(file) goes on past \(DiveImporter.maximumFileBytes) bytes (1 GiB), which is as much as import reads; stopped at line \(importer.lines) (what was read up to it is logged). Split the input")
+            return 1
+        }
+        if importer.samples == 0 && importer.refused { return 1 }
+        if importer.decoded == 0 && (importer.undecodable > 0 || importer.tooLong > 0) {
             err("dive-logger: nothing in \(file) is a protocol line (from `edge-agent simulate --jsonl` or `replay`); nothing was logged")
             return 1
         }
-        return 0
+        if importer.samples > 0 && importer.skippedSamples == importer.samples {
+            err("dive-logger: every submersion sample in \(file) was skipped (see above); nothing was logged")
+            return 1
+        }
+        // Skipped samples are an error in the input, said above; the rest is logged.
+        return importer.skippedSamples > 0 ? 1 : 0
     }
 
     // MARK: reading
@@ -368,7 +422,7 @@ public enum DiveLoggerCommand {
         out("  max depth \(num(s.maxDepth, 2)) m, mean \(num(s.meanDepth, 2)) m, minimum temperature \(num(s.minTemperature, 1)) °C")
         out("  surface pressure \(num(s.surfacePressure, 0)) Pa, water \(s.water)")
         out("  ascent: max \(num(s.maxAscentRate, 1)) m/min, \(s.ascentWarnings) samples above the limit")
-        out("  safety stop (3–6 m): \(Int(s.safetyStopSeconds.rounded())) s" + (s.maxDepth > 10 ? (s.safetyStopSeconds >= 180 ? " (done)" : " (short of 3 min)") : " (not needed above 10 m)"))
+        out("  safety stop (3–6 m): \(num(s.safetyStopSeconds, 0)) s" + (s.maxDepth > 10 ? (s.safetyStopSeconds >= 180 ? " (done)" : " (short of 3 min)") : " (not needed above 10 m)"))
         out("  \(s.sampleCount) samples")
         return 0
     }
@@ -383,11 +437,18 @@ public enum DiveLoggerCommand {
     static func export(_ a: inout Args, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
         guard let format = try a.option("--format") else { throw Failure(description: "export needs --format subsurface|uddf|csv") }
         let output = try a.option("--output")
+        var zone = ExportZone.local
+        if let z = try a.option("--utc-offset") {
+            guard let parsed = ExportZone.parseOffset(z) else {
+                throw Failure(description: "--utc-offset expects the dive's offset from UTC like +02:00, -05:00 or Z (−14:00…+14:00), got '\(z)'")
+            }
+            zone = parsed
+        }
         let n = try number(&a)
         try a.finish()
         let (r, s, xs) = try open(db).dive(n)
         switch format {
-        case "subsurface": try write(DiveExport.subsurface(r, s, xs), to: output, out: out)
+        case "subsurface": try write(DiveExport.subsurface(r, s, xs, zone: zone), to: output, out: out)
         case "uddf": try write(DiveExport.uddf(r, s, xs), to: output, out: out)
         case "csv": try write(DiveExport.csv(xs), to: output, out: out)
         default: throw Failure(description: "--format must be subsurface, uddf or csv, got '\(format)'")
@@ -424,6 +485,10 @@ final class RecordState: @unchecked Sendable {
         _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
     }
     func fail(_ s: String) { locked { if failureText == nil { failureText = s } } }
+    /// Since when (monotonic ns) no connection is up; nil while connected.
+    private var unconnectedSinceNs: UInt64? = monotonicNowNs()
+    func connected(_ up: Bool) { locked { unconnectedSinceNs = up ? nil : (unconnectedSinceNs ?? monotonicNowNs()) } }
+    func unconnectedSeconds(nowNs: UInt64) -> Double? { locked { unconnectedSinceNs.map { Double(nowNs &- $0) / 1e9 } } }
     func takeNotes() -> [String] { locked { let n = notes; notes = []; return n } }
     /// The recorder, under the lock (do not note inside: the lock is not recursive).
     func withRecorder<T>(_ body: () -> T) -> T { locked(body) }

@@ -47,6 +47,9 @@ public final class DiveRecorder: @unchecked Sendable {
     public private(set) var writeFailure: DiveLogError?
     /// Samples dropped because ``maxPendingSamples`` were already waiting.
     public private(set) var droppedSamples = 0
+    /// The dive being read is this dive of the log already (the same file
+    /// imported again): its samples are not logged a second time.
+    public private(set) var skippingDuplicateOf: Int64?
 
     public init(store: DiveStore, settings: DiveSettings = DiveSettings(), water: String?,
                 unixOffsetNanoseconds: Int64) throws(DiveLogError) {
@@ -90,8 +93,20 @@ public final class DiveRecorder: @unchecked Sendable {
             }
         }
         for action in DiveDetector.update(&state, x, settings) {
+            if let dup = skippingDuplicateOf {
+                // A dive already in the log: nothing of it is logged again.
+                if case .end = action { skippingDuplicateOf = nil; log.append("the rest of dive \(dup) skipped (already in the log)") }
+                continue
+            }
             switch action {
             case let .start(at, surface):
+                // The same start on the same clock with the same surface
+                // pressure: the same samples, imported or recorded before.
+                if let existing = try? store.dive(startMonotonicNanoseconds: at, surfacePressure: surface) {
+                    skippingDuplicateOf = existing.number
+                    log.append("the dive starting at \(UTCTime.format(unixSeconds: existing.startUnixNanoseconds / 1_000_000_000)) is dive \(existing.number), already in the log (same start time on the agent's clock and the same surface pressure); not logged again")
+                    continue
+                }
                 let unix = Int64(bitPattern: at) &+ unixOffsetNanoseconds
                 var d = PendingDive(number: nil, startUnix: unix, startMonotonic: at, surfacePressure: surface)
                 d.water = water ?? DiveWater.name(impliedBy: x) ?? "salt"
@@ -175,6 +190,10 @@ public final class DiveRecorder: @unchecked Sendable {
     /// the surface ends there; one still under water stays open. Throws
     /// when something recorded could still not be written.
     public func finishInput() throws(DiveLogError) {
+        if skippingDuplicateOf != nil {
+            skippingDuplicateOf = nil
+            state = DiveDetectorState()
+        }
         if let i = backlog.indices.last, backlog[i].end == nil, let surfaced = state.surfacedAt {
             let end = Double(Int64(bitPattern: surfaced &- backlog[i].startMonotonic)) / 1e9
             backlog[i].samples.removeAll { $0.time > end + 1e-9 }

@@ -20,6 +20,9 @@ public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
     case notADatabase(path: String)
     /// An SQLite database without the dive log's tables.
     case notADiveLog(path: String)
+    /// An SQLite database another program made (another application_id or
+    /// user_version, or tables a dive log has not): never written.
+    case foreignDatabase(path: String, reason: String)
     case lockedByAnotherLogger(path: String, holder: String)
     case cannotOpen(path: String, reason: String)
     case sqlite(SQLiteError)
@@ -32,6 +35,8 @@ public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(p) is not a dive log (not an SQLite database); nothing was changed. Give another --db FILE, or move this file away"
         case let .notADiveLog(p):
             return "\(p) is an SQLite database but not a dive log (it has no dives and samples tables); nothing was changed. Give another --db FILE"
+        case let .foreignDatabase(p, r):
+            return "\(p) is an SQLite database of another program, not a dive log (\(r)); nothing was written to it. Give another --db FILE (a new file is made a dive log)"
         case let .lockedByAnotherLogger(p, h):
             return "\(p) is being written by another dive-logger (\(h)); stop it first, or give another --db FILE. Reading (list, show, export, plot) works meanwhile"
         case let .cannotOpen(p, r):
@@ -52,11 +57,46 @@ public final class DiveStore: @unchecked Sendable {
     /// writer's lock (one logger at a time records into a log). A reader
     /// opens it read-only (SQLITE_OPEN_READONLY) and changes nothing: a file
     /// that is not a dive log is refused as it is.
+    /// `PRAGMA application_id` of a dive log: "DVLG" (SQLite's file
+    /// header offset 68, for `file(1)` and other programs to tell it by).
+    public static let applicationID: Int64 = 0x4456_4C47
+    /// `PRAGMA user_version`: the schema of this logger's tables.
+    public static let schemaVersion: Int64 = 1
+
+    /// Whether the open database is a dive log this logger may write:
+    /// nil when it is (or is empty: a new log), else why not. A log written
+    /// before the application_id was set (0, user_version 0, exactly the
+    /// dives and samples tables) is a dive log.
+    static func foreignReason(_ db: SQLiteDatabase) throws(SQLiteError) -> String? {
+        let app = Int64(try db.scalarText("PRAGMA application_id") ?? "0") ?? 0
+        let version = Int64(try db.scalarText("PRAGMA user_version") ?? "0") ?? 0
+        var objects: [String] = []
+        let s = try db.prepare("SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+        while try s.step() { objects.append(s.text(0) ?? "") }
+        if app != 0 && app != applicationID {
+            return "its application_id is \(app) (0x\(String(app, radix: 16))), a dive log's is \(applicationID) (0x\(String(applicationID, radix: 16)))"
+        }
+        if version > schemaVersion && app == applicationID {
+            return "a newer dive-logger wrote it (schema \(version), this one knows \(schemaVersion))"
+        }
+        if version != 0 && version != schemaVersion {
+            return "its user_version is \(version), a dive log's is \(schemaVersion)"
+        }
+        if objects.isEmpty { return nil }
+        let ours: Set<String> = ["table dives", "table samples"]
+        let others = objects.filter { !ours.contains($0) }
+        if !others.isEmpty { return "it holds \(others.prefix(5).joined(separator: ", "))\(others.count > 5 ? " …" : ""), which a dive log has not" }
+        if objects.count != 2 { return "it holds \(objects.joined(separator: ", ")) but not both the dives and samples tables" }
+        return nil
+    }
+
     public init(path: String, writer: Bool) throws(DiveLogError) {
         self.path = path
+        var createdLock = false
         if writer {
             let lockPath = path + ".lock"
-            let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            var fd = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 { createdLock = true } else if errno == EEXIST { fd = open(lockPath, O_RDWR | O_CLOEXEC) }
             guard fd >= 0 else { throw .cannotOpen(path: lockPath, reason: String(cString: strerror(errno))) }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 var buf = [UInt8](repeating: 0, count: 64)
@@ -75,6 +115,7 @@ public final class DiveStore: @unchecked Sendable {
                 db = try SQLiteDatabase(path: path, readOnly: true)
                 let tables = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('dives', 'samples')")
                 guard tables == "2" else { throw DiveLogError.notADiveLog(path: path) }
+                if let why = try Self.foreignReason(db) { throw DiveLogError.foreignDatabase(path: path, reason: why) }
             } catch let e as DiveLogError {
                 throw e
             } catch let e as SQLiteError {
@@ -87,8 +128,14 @@ public final class DiveStore: @unchecked Sendable {
         }
         do {
             db = try SQLiteDatabase(path: path, readOnly: false)
-            // The first read tells a database from another file.
+            // The first read tells a database from another file; nothing
+            // is written (not even the WAL switch) to another program's.
             _ = try db.scalarText("PRAGMA schema_version")
+            if let why = try Self.foreignReason(db) {
+                if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+                if createdLock { unlink(path + ".lock") }
+                throw DiveLogError.foreignDatabase(path: path, reason: why)
+            }
             try db.execute("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=FULL")
             try db.execute("""
@@ -111,10 +158,17 @@ public final class DiveStore: @unchecked Sendable {
                   PRIMARY KEY (dive, time_s)
                 ) WITHOUT ROWID;
                 """)
-        } catch {
+            try db.execute("PRAGMA application_id = \(Self.applicationID); PRAGMA user_version = \(Self.schemaVersion)")
+        } catch let e as DiveLogError {
+            throw e
+        } catch let error as SQLiteError {
             if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            if createdLock, error.isNotADatabase { unlink(path + ".lock") }
             if error.isNotADatabase { throw .notADatabase(path: path) }
             throw .sqlite(error)
+        } catch {
+            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            throw .cannotOpen(path: path, reason: "\(error)")
         }
     }
 
@@ -212,6 +266,19 @@ public final class DiveStore: @unchecked Sendable {
         }
         let xs = try samples(dive: n)
         return (r, try summary(r), xs)
+    }
+
+    /// The dive that started at `startMonotonicNanoseconds` (the agent's
+    /// clock) with this surface pressure, if the log has it: the same dive,
+    /// read again.
+    public func dive(startMonotonicNanoseconds: UInt64, surfacePressure: Double) throws(DiveLogError) -> DiveRecord? {
+        let n = try wrap { () throws(SQLiteError) -> Int64? in
+            let s = try db.prepare("SELECT number FROM dives WHERE start_monotonic_ns = ? AND surface_pressure_pa = ? ORDER BY number LIMIT 1")
+            try s.bind([.int(Int64(bitPattern: startMonotonicNanoseconds)), .double(surfacePressure)])
+            return try s.step() ? s.int(0) : nil
+        }
+        guard let n else { return nil }
+        return try records().first { $0.number == n }
     }
 
     /// The last dive if it was never closed (the logger or the agent stopped mid-dive).

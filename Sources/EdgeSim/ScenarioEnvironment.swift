@@ -181,7 +181,9 @@ public enum ScenarioPressure: Decodable, Sendable, Equatable {
 public struct ScenarioTrack: Sendable, Equatable {
     /// How a move between two values is shaped.
     public enum Shape: Sendable, Equatable {
-        /// Constant rate with smoothed corners (4 s or a quarter of the move).
+        /// Constant rate with smoothed corners (4 s or a quarter of the move);
+        /// a rate-given move is lengthened by its corners, so its straight
+        /// part runs at the stated rate (``resolvingRates()``).
         case constantRate
         /// Minimum-jerk curve (slow start and end).
         case minimumJerk
@@ -240,15 +242,30 @@ public struct ScenarioTrack: Sendable, Equatable {
         return out
     }
 
+    /// The smoothed corners of a constant-rate move lasting `duration` s:
+    /// 4 s each, or a quarter of a move shorter than 16 s.
+    static func cornerSeconds(duration: Double) -> Double { min(4, duration / 4) }
+
     /// Replaces rate-given durations (stored negative, per minute) with
     /// seconds, now that the start value is known.
+    ///
+    /// A move's stated rate is its rate: with `.constantRate` the straight
+    /// part runs at exactly the rate and the smoothed corners lengthen the
+    /// move (a trapezoid of rate covers peak · (T − corner)), so a move of
+    /// d at r takes d/r plus one corner (4 s; for a straight part shorter
+    /// than 12 s, T = 4/3 · d/r, whose quarter is the corner). A
+    /// minimum-jerk move lasts d/r (its mean rate is r).
     func resolvingRates() -> ScenarioTrack {
         var t = self, v = start
         for i in t.segments.indices {
             if let target = t.segments[i].target {
                 if t.segments[i].durationSeconds < 0 {
                     let perMinute = -t.segments[i].durationSeconds
-                    t.segments[i].durationSeconds = max(abs(target - v) / perMinute * 60, 1e-3)
+                    let straight = max(abs(target - v) / perMinute * 60, 1e-3)
+                    switch shape {
+                    case .constantRate: t.segments[i].durationSeconds = straight >= 12 ? straight + 4 : straight * 4 / 3
+                    case .minimumJerk: t.segments[i].durationSeconds = straight
+                    }
                 }
                 v = target
             }

@@ -273,7 +273,7 @@ struct WorldTrack: Sendable {
             let target = seg.target ?? v, T = seg.durationSeconds
             let profile: ScenarioProfile
             switch track.shape {
-            case .constantRate: profile = .trapezoid(distance: target - v, duration: T, ramp: min(4, T / 4))
+            case .constantRate: profile = .trapezoid(distance: target - v, duration: T, ramp: ScenarioTrack.cornerSeconds(duration: T))
             case .minimumJerk: profile = ScenarioProfile(kind: .minimumJerk(total: target - v), duration: T)
             }
             pieces.append(Piece(start: t, end: t + T, from: v, to: target, name: seg.name, profile: profile))

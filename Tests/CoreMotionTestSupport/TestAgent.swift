@@ -235,7 +235,7 @@ public final class TestAgent: @unchecked Sendable {
             if case .diving = kind {
                 pressure = """
                     pressure: { mode: "water", surface_pa: 101325, density_kg_m3: 1025, start_depth_m: 0,
-                      profile: [ { hold_s: 2 }, { to_depth_m: 10, rate_m_per_min: 60 }, { hold_s: 3600 } ] },
+                      profile: [ { hold_s: 2 }, { to_depth_m: 10, duration_s: 10 }, { hold_s: 3600 } ] },
                     """
             }
             chips = """

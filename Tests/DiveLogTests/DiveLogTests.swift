@@ -236,8 +236,8 @@ final class ExportReader: NSObject, XMLParserDelegate {
     /// holds; the moves are checked only away from their 4 s corners).
     static func truthDepth(_ s: Double) -> Double? {
         switch s {
-        case 126...1016: return 18          // bottom (60 s surface + 60 s descent, 900 s, corners excluded)
-        case 1112...1282: return 5          // safety stop: 1020 + 86.7 s ascent, then 180 s
+        case 128...1020: return 18          // bottom (60 s surface + 64 s descent, 900 s, corners excluded)
+        case 1116...1292: return 5          // safety stop: 1024 + 90.7 s ascent, then 180 s
         default: return nil
         }
     }
@@ -264,8 +264,11 @@ final class ExportReader: NSObject, XMLParserDelegate {
         #expect(d["number"] as? Int == 1)
         #expect(abs((d["max_depth_m"] as! Double) - 18) < 0.05)
         #expect(abs((d["min_temperature_c"] as! Double) - 17) < 0.1)
-        // Under water from ≈ 61.7 s (0.5 m) + 1 s dwell to ≈ 1320 s.
-        #expect(abs((d["duration_s"] as! Double) - 1256) < 5)
+        // The scenario ascends at 9 m/min: no warning at the 10 m/min limit.
+        #expect(d["ascent_warnings"] as? Int == 0, "ascent warnings: \(d["ascent_warnings"] ?? "none"), max rate \(d["max_ascent_rate_m_per_min"] ?? "?") m/min")
+        #expect(abs((d["max_ascent_rate_m_per_min"] as! Double) - 9) < 0.3)
+        // Under water from ≈ 62 s (0.5 m) + 1 s dwell to ≈ 1332 s.
+        #expect(abs((d["duration_s"] as! Double) - 1267) < 5)
         let start = try #require(UTCTime.parse(d["start"] as! String)) - UTCTime.parse("2026-06-01T09:30:00Z")!
         #expect(start >= 62 && start <= 66)
 

@@ -221,13 +221,46 @@ struct ScenarioLibraryTests {
         let bottom = w.truth(atSeconds: 500, body: .board)
         #expect(abs(bottom.pressure - (101_325 + 1025 * g0 * 18)) < 1e-6)
         #expect(w.truth(atSeconds: 10, body: .board).pressure == 101_325)
-        // Descent at 18 m/min in the middle of the move.
-        let rate = (w.depthMeters(atSeconds: 95) - w.depthMeters(atSeconds: 85)) / 10 * 60
-        #expect(abs(rate - 18 * 60 / 56) < 1e-6) // 18 m in 60 s with 4 s corners: peak rate 18/56 m/s
         #expect(w.temperatureCelsius(atSeconds: 500) == 17)
         let sample = w.sample(atNanoseconds: ns(1200))
         #expect(sample.depthMeters == 5)
         #expect(w.activeEvents(atNanoseconds: ns(1200)).contains("safety stop"))
+    }
+
+    /// A move's stated rate is its rate: on the straight part of every
+    /// move of dive-18m (away from its 4 s corners) the truth's depth rate
+    /// is the rate the scenario states, and each move lasts d/r + 4 s.
+    @Test("dive-18m: each depth move's straight part runs at its stated rate")
+    func diveMovesRunAtTheirStatedRate() throws {
+        let w = try world("dive-18m")
+        // (start s, end s, rate m/min, downward?) from the scenario: descent
+        // 18 m at 18 m/min after 60 s; ascent 13 m at 9 m/min after 900 s
+        // at the bottom; 5 m at 9 m/min after 180 s at 5 m.
+        let descent = 60.0, descentEnd = descent + 18.0 / 18 * 60 + 4
+        let ascent = descentEnd + 900, ascentEnd = ascent + 13.0 / 9 * 60 + 4
+        let last = ascentEnd + 180, lastEnd = last + 5.0 / 9 * 60 + 4
+        for (from, to, rate, target) in [(descent, descentEnd, 18.0, 18.0), (ascent, ascentEnd, -9.0, 5.0), (last, lastEnd, -9.0, 0.0)] {
+            var t = from + 4.5
+            while t < to - 4.5 {
+                let r = (w.depthMeters(atSeconds: t + 0.5) - w.depthMeters(atSeconds: t)) / 0.5 * 60
+                #expect(abs(r - rate) < 1e-6, "at \(t) s: \(r) m/min, stated \(rate)")
+                t += 0.5
+            }
+            #expect(abs(w.depthMeters(atSeconds: to) - target) < 1e-9, "the move ends at \(to) s at \(target) m")
+            #expect(abs(w.depthMeters(atSeconds: to - 1) - target) > 1e-3, "and not before")
+        }
+        #expect(abs(w.durationSeconds - (lastEnd + 60)) < 1e-9, "the scenario ends a minute after the diver surfaced")
+    }
+
+    /// A short rate-given move (less than 12 s at its rate) keeps its rate
+    /// too: its corners are a quarter of the lengthened move.
+    @Test("a short rate-given depth move runs at its stated rate")
+    func shortRateGivenMove() throws {
+        let w = try ScenarioWorld(decodeScenario(#"{ name: "x", duration_s: 30, environment: { pressure: { mode: "water", profile: [ { hold_s: 1 }, { to_depth_m: 1, rate_m_per_min: 6 } ] } } }"#))
+        // 1 m at 6 m/min: 10 s straight, 13.3 s in all with 3.33 s corners.
+        let r = (w.depthMeters(atSeconds: 7.5) - w.depthMeters(atSeconds: 7)) / 0.5 * 60
+        #expect(abs(r - 6) < 1e-6, "\(r) m/min")
+        #expect(abs(w.depthMeters(atSeconds: 1 + 40.0 / 3) - 1) < 1e-9)
     }
 
     @Test("car-ride: a right turn pushes the board to its right, the climb raises it")

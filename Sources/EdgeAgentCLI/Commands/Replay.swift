@@ -156,12 +156,18 @@ public enum ReplayCommand: Subcommand {
 final class JSONLinesSink: SampleSink, @unchecked Sendable {
     var writer: JSONWriter
     let wanted: [StreamName: Double]
-    init(wanted: [StreamName: Double] = StreamName.demandEverything, capacity: Int = 1 << 20) {
+    /// Per stream, the samples let through on its capture-time grid
+    /// (``Decimator``); a stream without one: every sample.
+    var decimators: [StreamName: Decimator]
+    init(wanted: [StreamName: Double] = StreamName.demandEverything, capacity: Int = 1 << 20,
+         decimators: [StreamName: Decimator] = [:]) {
         self.wanted = wanted
+        self.decimators = decimators
         writer = JSONWriter(capacity: capacity)
     }
     func publish(_ sample: Sample, wake: Bool) -> Bool {
         guard wanted[sample.stream] != nil else { return true }
+        if decimators[sample.stream] != nil, !decimators[sample.stream]!.admit(sample.timestampNs) { return true }
         if case .submersion(let s) = sample {
             MessageEncoder.sample(.submersion(s.capped(shallow: false)), into: &writer)
         } else {
