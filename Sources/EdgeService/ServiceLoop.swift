@@ -95,6 +95,9 @@ final class ServiceLoop: @unchecked Sendable {
     var writer = JSONWriter(capacity: 4096)
     var pool = LinePool()
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
+    /// The surface and the water, from the submersion samples, so that no
+    /// pressure-bearing stream reveals a depth past a client's cap.
+    var depthDisclosure = DepthDisclosure()
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var nextClientID = 1
     /// Admitted clients: in all, per uid, and those holding no entitlement.
@@ -251,13 +254,76 @@ final class ServiceLoop: @unchecked Sendable {
     func distribute(_ sample: Sample) {
         let idx = sample.stream.index
         latest[idx] = sample
-        if case .submersion(let s) = sample { distributeSubmersion(s); return }
+        switch sample {
+        case .submersion(let s):
+            depthDisclosure.update(s)
+            distributeSubmersion(s)
+            return
+        case .altitude, .absoluteAltitude:
+            if let capped = cappedForShallow(sample) { distributeSplit(sample, shallow: capped); return }
+        default: break
+        }
         var encoded: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if encoded == nil { encoded = encode(sample) }
             c.enqueue(encoded!, sample: true)
+        }
+    }
+
+    /// `sample` (an altitude stream's) as a client without `submersion.full`
+    /// may see it, when that differs from the sample: its pressure is deeper
+    /// than 6 m under water (``DepthDisclosure``).
+    func cappedForShallow(_ sample: Sample) -> Sample? {
+        let cap = DepthDisclosure.maximumDepth(full: false)
+        switch sample {
+        case .altitude(let a):
+            let c = depthDisclosure.capped(a, maximumDepth: cap)
+            return c == a ? nil : .altitude(c)
+        case .absoluteAltitude(let a):
+            let c = depthDisclosure.capped(a, maximumDepth: cap)
+            return c.altitude.isNaN && !a.altitude.isNaN ? .absoluteAltitude(c) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// `sample` to `submersion.full` holders (capped at 40 m) and `shallow`
+    /// to every other subscriber (at most two encodings).
+    func distributeSplit(_ sample: Sample, shallow: Sample) {
+        let idx = sample.stream.index
+        let fullSample: Sample
+        switch sample {
+        case .altitude(let a): fullSample = .altitude(depthDisclosure.capped(a, maximumDepth: DepthDisclosure.maximumDepth(full: true)))
+        case .absoluteAltitude(let a):
+            fullSample = .absoluteAltitude(depthDisclosure.capped(a, maximumDepth: DepthDisclosure.maximumDepth(full: true)))
+        default: fullSample = sample
+        }
+        var fullLine: Line?, shallowLine: Line?
+        let ts = sample.timestampNs
+        for c in clients where !c.dead && c.closingDeadline == nil {
+            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
+            if c.entitlements.contains(.submersionFull) {
+                if fullLine == nil { fullLine = encode(fullSample) }
+                c.enqueue(fullLine!, sample: true)
+            } else {
+                if shallowLine == nil { shallowLine = encode(shallow) }
+                c.enqueue(shallowLine!, sample: true)
+            }
+        }
+    }
+
+    /// A stream's latest sample as `c` may see it (the submersion and
+    /// altitude streams capped for what it holds).
+    func visible(_ sample: Sample, to c: Client) -> Sample {
+        let full = c.entitlements.contains(.submersionFull)
+        let cap = DepthDisclosure.maximumDepth(full: full)
+        switch sample {
+        case .submersion(let m): return .submersion(m.capped(shallow: !full))
+        case .altitude(let a): return .altitude(depthDisclosure.capped(a, maximumDepth: cap))
+        case .absoluteAltitude(let a): return .absoluteAltitude(depthDisclosure.capped(a, maximumDepth: cap))
+        default: return sample
         }
     }
 
@@ -543,8 +609,7 @@ final class ServiceLoop: @unchecked Sendable {
             guard stream.isPermitted(by: c.entitlements) else {
                 notEntitled(c, stream, id: id); return
             }
-            if var s = latest[stream.index] {
-                if case .submersion(let m) = s { s = .submersion(m.capped(shallow: !c.entitlements.contains(.submersionFull))) }
+            if let s = latest[stream.index].map({ visible($0, to: c) }) {
                 reply(c) { MessageEncoder.sample(s, into: &$0) }
             } else {
                 let why = stream.carriesSamples ? "no sample of \(stream.rawValue) yet"
