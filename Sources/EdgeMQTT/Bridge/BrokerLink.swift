@@ -24,6 +24,8 @@ public final class BrokerLink: @unchecked Sendable {
     let statusServer: StatusServer?
     /// How often the `bridge` counters are published, ns.
     let countersIntervalNs: UInt64
+    /// Restarts of the bridge process by its supervisor (nil: unsupervised).
+    let workerRestarts: WorkerRestarts?
 
     private let stopRequested = Atomic<Bool>(false)
     private let beats = Atomic<UInt64>(0)
@@ -43,7 +45,9 @@ public final class BrokerLink: @unchecked Sendable {
     }
 
     public init(settings: BrokerSettings, bridge: Bridge, log: BridgeLog, reconnectInitialS: Double, reconnectMaxS: Double,
-                maxInflight: Int, statusServer: StatusServer?, countersIntervalS: Double = 60) {
+                maxInflight: Int, statusServer: StatusServer?, countersIntervalS: Double = 60,
+                workerRestarts: WorkerRestarts? = nil) {
+        self.workerRestarts = workerRestarts
         self.settings = settings; self.bridge = bridge; self.log = log
         backoffInitialNs = UInt64(reconnectInitialS * 1e9)
         backoffMaximumNs = UInt64(reconnectMaxS * 1e9)
@@ -421,6 +425,8 @@ private final class Runner {
         w.key("dropped"); w.int(q.dropped)
         w.key("dropped_last_outage"); w.int(droppedLastOutage)
         w.key("queue_capacity"); w.int(bridge.queue.capacity)
+        w.key("process_restarts"); w.int(link.workerRestarts?.restarts ?? 0)
+        w.key("last_process_exit"); if let e = link.workerRestarts?.lastExit { w.string(e) } else { w.null() }
         w.endObject()
         bridge.retained.set(RetainedEntry(topic: plan.bridge, payload: w.bytes, group: .state))
     }
@@ -458,6 +464,12 @@ private final class Runner {
         w.key("node"); w.string(plan.node)
         w.key("pid"); w.int(Int(getpid()))
         w.key("uptime_s"); w.double(Double(link.uptimeNs) / 1e9)
+        // The supervisor's restarts of the bridge process (docs/mqtt.md).
+        w.key("process"); w.beginObject()
+        w.key("supervised"); w.bool(link.workerRestarts != nil)
+        w.key("restarts"); w.int(link.workerRestarts?.restarts ?? 0)
+        w.key("last_exit"); if let e = link.workerRestarts?.lastExit { w.string(e) } else { w.null() }
+        w.endObject()
         // What the retained status topic says (the broker may not have it yet).
         w.key("status"); w.string(snap.online ? BridgeStatusWord.online : BridgeStatusWord.offline)
         w.key("broker"); w.beginObject()

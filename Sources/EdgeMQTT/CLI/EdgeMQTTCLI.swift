@@ -49,6 +49,11 @@ public enum EdgeMQTTCLI {
     exponential backoff); while the broker is away, messages wait in a bounded
     queue that drops the oldest (counted, reported on reconnect). SIGTERM
     publishes offline and disconnects cleanly; exit status 0.
+    The bridge runs in a child process that this one supervises: if it dies
+    of a signal (libmosquitto aborts on some malformed MQTT 5 packets) it is
+    restarted after the reconnect backoff, and `status` says how often and
+    why. MQTT 3.1.1, the default, is not affected (docs/mqtt.md, "Malformed
+    packets").
 
       --node NAME            the <node> topic level (default: the configuration's
                              node, else the host name)
@@ -86,7 +91,10 @@ public enum EdgeMQTTCLI {
     """
 
     /// Runs a command line (without the program name); returns the exit status.
-    public static func main(_ arguments: [String], log: BridgeLog = BridgeLog()) -> Int32 {
+    /// `supervise`: `run` starts the bridge as a worker process and restarts
+    /// it when it dies of a signal (``Supervisor``); the `edge-mqtt`
+    /// executable passes true, tests running commands in-process false.
+    public static func main(_ arguments: [String], log: BridgeLog = BridgeLog(), supervise: Bool = false) -> Int32 {
         var args = arguments
         guard let command = args.first else {
             print(usage)
@@ -105,6 +113,8 @@ public enum EdgeMQTTCLI {
             do {
                 let options = try Options(args, command: command)
                 switch command {
+                case "run" where supervise && !Supervisor.isWorker:
+                    return Supervisor.run(arguments: args, backoff: RunCommand.restartBackoff(options), log: log)
                 case "run": return RunCommand.run(options, log: log)
                 case "check": return CheckCommand.run(options, log: log)
                 default: return StatusCommand.run(options)
@@ -210,6 +220,19 @@ func printError(_ line: String) { BridgeLog.standardError(line + "\n") }
 // MARK: - run
 
 enum RunCommand {
+    /// The supervisor's wait between restarts of the bridge process: the
+    /// broker's reconnect back-off (defaults when the configuration cannot
+    /// be read: the worker then says why and exits 2).
+    static func restartBackoff(_ options: Options) -> Backoff {
+        var initial = 0.5, maximum = 30.0
+        if let setup = try? BridgeSetup.resolve(configPath: BridgeSetup.locateConfig(options.config), overrides: options.overrides,
+                                                readPassword: false) {
+            initial = setup.config.broker.reconnectInitialS
+            maximum = setup.config.broker.reconnectMaxS
+        }
+        return Backoff(initialNs: UInt64(initial * 1e9), maximumNs: UInt64(maximum * 1e9))
+    }
+
     static func run(_ options: Options, log defaultLog: BridgeLog) -> Int32 {
         let log = options.verbose ? BridgeLog(verbose: true) : defaultLog
         let configPath = BridgeSetup.locateConfig(options.config)
@@ -239,7 +262,7 @@ enum RunCommand {
         let b = setup.config.broker
         let link = BrokerLink(settings: setup.broker, bridge: bridge, log: log, reconnectInitialS: b.reconnectInitialS,
                               reconnectMaxS: b.reconnectMaxS, maxInflight: setup.config.queue.maxInflight,
-                              statusServer: status)
+                              statusServer: status, workerRestarts: Supervisor.reportFromEnvironment())
         let streams = setup.config.enabledStreams.map {
             "\($0.stream.rawValue)" + ($0.json ? " json every \(ScalarCatalog.format($0.jsonIntervalS, decimals: 3)) s" : "")
                 + ($0.scalars && !ScalarCatalog.entities(of: $0.stream).isEmpty ? ", scalars every \(ScalarCatalog.format($0.scalarsIntervalS, decimals: 3)) s" : "")
@@ -259,9 +282,17 @@ enum RunCommand {
         var lastBeats = (feed.heartbeat, link.heartbeat)
         var lastPingNs: UInt64 = 0
         var reason = "SIGTERM"
+        let supervised = Supervisor.isWorker
+        let parent = getppid()
         while true {
             var ts = timespec(tv_sec: 0, tv_nsec: 500_000_000)
             let sig = sigtimedwait(&set, nil, &ts)
+            if supervised && getppid() != parent {
+                // The supervisor was killed (SIGKILL, OOM): so is the bridge.
+                // No clean DISCONNECT: the broker publishes the Last Will.
+                log.info("the supervisor (pid \(parent)) is gone: exiting at once, so the broker publishes the Last Will")
+                _exit(1)
+            }
             if sig == SIGTERM || sig == SIGINT {
                 reason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
                 break

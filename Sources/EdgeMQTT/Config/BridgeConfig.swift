@@ -144,8 +144,11 @@ public struct BrokerSection: Decodable, Sendable, Equatable {
     public var host: String = "localhost"
     /// TCP port. Default 1883, or 8883 with `tls`.
     public var port: Int = 1883
-    /// "5" (default) or "3.1.1".
-    public var protocolVersion: MQTTProtocolVersion = .v5
+    /// "3.1.1" (default) or "5". 3.1.1 because Debian 12's libmosquitto
+    /// 2.0.11 aborts the process on some malformed MQTT 5 packets (an
+    /// unknown property identifier, lib/property_mosq.c); 3.1.1 never
+    /// parses properties (docs/mqtt.md, "Malformed packets").
+    public var protocolVersion: MQTTProtocolVersion = .v311
     /// Seconds between keepalive pings when idle (libmosquitto: at least 5).
     /// Default 30.
     public var keepaliveS: Int = 30
