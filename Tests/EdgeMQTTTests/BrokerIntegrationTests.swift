@@ -331,6 +331,38 @@ private final class Rig: @unchecked Sendable {
         #expect(line?.contains("ok") == true, "an allowed topic is ok: \(check.out)")
     }
 
+    /// A sender that repeats Home Assistant's birth 2000 times: every birth
+    /// is counted, but the log has at most 5 lines of it per 10 s and one
+    /// line saying how many were suppressed (issue 16 item 5: 1.17 M lines
+    /// in 20 s on c7b77b9).
+    @Test func aFloodOfHomeAssistantBirthsIsLoggedAFewTimesWithACount() throws {
+        let rig = try Rig("births")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" }, "\(rig.transcript)")
+        let n = 2000
+        let flood = try runTool("/bin/sh", ["-c", "yes online | head -n \(n) | \(which("mosquitto_pub")!) -h 127.0.0.1 -p \(rig.broker.port) -q 1 -t homeassistant/status -l"],
+                                in: rig.directory, timeout: 60)
+        #expect(flood.status == 0, "\(flood.err)")
+        #expect(waitUntil(30) { bridge.status()?.int("home_assistant_births") == n }, "\(String(describing: bridge.status()))")
+        // The window (10 s) ends: the count is written.
+        #expect(bridge.waitForLog("similar lines suppressed)", 20), "\(bridge.log.suffix(3000))")
+        let lines = bridge.log.split(separator: "\n").filter { $0.contains("Home Assistant announced itself") }
+        #expect(lines.count <= 12, "\(lines.count) lines: \(lines.prefix(20))")
+        let suppressed = lines.compactMap { line -> Int? in
+            guard line.hasSuffix(" suppressed)"), let open = line.lastIndex(of: "(") else { return nil }
+            return Int(line[line.index(after: open)...].prefix { $0.isNumber })
+        }.reduce(0, +)
+        let written = lines.filter { !$0.hasSuffix(" suppressed)") }.count
+        #expect(written + suppressed == n, "every birth is either logged or counted: \(written) + \(suppressed)")
+        #expect(bridge.status()?.int("log_lines_suppressed") == suppressed)
+    }
+
     /// The broker is down when the bridge starts: it keeps trying within
     /// the backoff cap, says so, and publishes once the broker is up.
     @Test func aBrokerDownAtStartIsWaitedFor() throws {

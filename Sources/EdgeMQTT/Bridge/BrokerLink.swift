@@ -348,7 +348,7 @@ private final class Runner {
         for (topic, entry) in bridge.retained.entries where entry.group == .discovery || topic == plan.status {
             publishedGeneration[topic] = nil
         }
-        log.info("Home Assistant announced itself (\(plan.homeAssistantStatus) = online\(m.retained ? ", retained" : "")): re-sending discovery")
+        log.limited("ha-birth", "Home Assistant announced itself (\(plan.homeAssistantStatus) = online\(m.retained ? ", retained" : "")): re-sending discovery")
         updateSummary { s in s.homeAssistantBirths = homeAssistantBirths }
     }
 
@@ -584,6 +584,7 @@ private final class Runner {
         }
         w.endArray()
         w.key("home_assistant_births"); w.int(homeAssistantBirths)
+        w.key("log_lines_suppressed"); w.int(Int(log.suppressedLines))
         w.endObject()
         w.endLine()
         return w.bytes

@@ -300,6 +300,7 @@ enum RunCommand {
             // The stall watchdog: from this thread, so a hung feed thread
             // is found too (its samples stop).
             bridge.checkLiveness()
+            log.flushSuppressed()
             if sig == SIGHUP {
                 log.info("SIGHUP: the configuration is read at start only; restart the service to apply a change (systemctl restart edge-mqtt)")
             }
