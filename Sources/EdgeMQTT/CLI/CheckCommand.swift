@@ -19,15 +19,15 @@ enum CheckCommand {
     }
 
     static func run(_ options: Options, log: BridgeLog) -> Int32 {
-        let configPath = BridgeSetup.locateConfig(options.config)
         var setup: ResolvedBridge
-        do { setup = try BridgeSetup.resolve(configPath: configPath, overrides: options.overrides) } catch {
+        do { setup = try BridgeSetup.resolve(config: options.config, overrides: options.overrides) } catch {
             printError("edge-mqtt check: \(error.description)")
             return 2
         }
         setup.broker.clientID += "-check"
         let timeoutNs = UInt64(options.timeoutS * 1e9)
-        print("config   \(setup.configPath) (node \(setup.node)\(setup.nodeFromHostName ? ", the host name" : ""))")
+        print("config   \(setup.configPath) (\(setup.configSource); node \(setup.node)\(setup.nodeFromHostName ? ", the host name" : ""))")
+        print("agent    \(setup.agentSocket) (\(setup.agentSocketSource))")
 
         // --- the agent: one sample per enabled stream, through the run path.
         let verbose = options.verbose

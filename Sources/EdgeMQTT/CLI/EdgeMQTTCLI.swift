@@ -23,9 +23,12 @@ public enum EdgeMQTTCLI {
       help     this text, or `edge-mqtt help COMMAND`
 
     Options of every command:
-      --config FILE   the configuration (default: $EDGE_MQTT_CONFIG, else
-                      /etc/edge-mqtt/edge-mqtt.json5 if present, else
-                      config/edge-mqtt.json5); keys in docs/mqtt.md
+      --config FILE   the configuration (default: $EDGE_MQTT_CONFIG, else the
+                      first that exists of /etc/edge-mqtt/edge-mqtt.json5,
+                      config/edge-mqtt.json5 here, and config/edge-mqtt.json5
+                      of the build tree or installation this executable
+                      belongs to); keys in docs/mqtt.md. `run` logs which
+                      file and which agent socket it uses, and why
       -h, --help      the command's help
       --version       print the version
 
@@ -57,7 +60,10 @@ public enum EdgeMQTTCLI {
 
       --node NAME            the <node> topic level (default: the configuration's
                              node, else the host name)
-      --agent-socket PATH    the agent's socket (default: agent.socket_path)
+      --agent-socket PATH    the agent's socket (default: agent.socket_path; when
+                             the configuration names none, the one edge-agent's
+                             clients find: $EDGE_AGENT_SOCKET, else the socket of
+                             the agent configuration `edge-agent run` would read)
       --status-socket PATH   this bridge's status socket (default: status_socket)
       --verbose              also log every retry and libmosquitto's warnings
     """
@@ -225,7 +231,7 @@ enum RunCommand {
     /// be read: the worker then says why and exits 2).
     static func restartBackoff(_ options: Options) -> Backoff {
         var initial = 0.5, maximum = 30.0
-        if let setup = try? BridgeSetup.resolve(configPath: BridgeSetup.locateConfig(options.config), overrides: options.overrides,
+        if let setup = try? BridgeSetup.resolve(config: options.config, overrides: options.overrides,
                                                 readPassword: false) {
             initial = setup.config.broker.reconnectInitialS
             maximum = setup.config.broker.reconnectMaxS
@@ -235,12 +241,13 @@ enum RunCommand {
 
     static func run(_ options: Options, log defaultLog: BridgeLog) -> Int32 {
         let log = options.verbose ? BridgeLog(verbose: true) : defaultLog
-        let configPath = BridgeSetup.locateConfig(options.config)
         let setup: ResolvedBridge
-        do { setup = try BridgeSetup.resolve(configPath: configPath, overrides: options.overrides) } catch {
+        do { setup = try BridgeSetup.resolve(config: options.config, overrides: options.overrides) } catch {
             printError("edge-mqtt: \(error.description)")
             return 2
         }
+        // Which files, and why (the same lookups as edge-agent's tools).
+        log.info("config \(setup.configPath) (\(setup.configSource)); agent socket \(setup.agentSocket) (\(setup.agentSocketSource))")
         // Signals are taken synchronously by this thread (sigtimedwait);
         // blocked before any thread starts so every thread inherits the mask.
         let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
@@ -267,7 +274,7 @@ enum RunCommand {
             "\($0.stream.rawValue)" + ($0.json ? " json every \(ScalarCatalog.format($0.jsonIntervalS, decimals: 3)) s" : "")
                 + ($0.scalars && !ScalarCatalog.entities(of: $0.stream).isEmpty ? ", scalars every \(ScalarCatalog.format($0.scalarsIntervalS, decimals: 3)) s" : "")
         }
-        log.info("config \(setup.configPath); node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); agent \(setup.agentSocket); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
+        log.info("node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
         do { try link.start() } catch {
             printError("edge-mqtt: \(error.description)")
             return 2

@@ -11,9 +11,8 @@ enum StatusCommand {
     static func run(_ options: Options) -> Int32 {
         var path = options.statusSocket
         if path == nil {
-            let configPath = BridgeSetup.locateConfig(options.config)
             do {
-                path = try BridgeSetup.resolve(configPath: configPath, readPassword: false).statusSocket
+                path = try BridgeSetup.resolve(config: options.config, readPassword: false).statusSocket
             } catch {
                 printError("edge-mqtt status: \(error.description) (or pass --socket PATH)")
                 return 2

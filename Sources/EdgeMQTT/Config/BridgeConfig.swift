@@ -117,14 +117,21 @@ struct ListIndex: CodingKey {
 /// `agent`: where the agent's socket is.
 public struct AgentSection: Decodable, Sendable, Equatable {
     /// The agent's client socket; relative to the configuration file's
-    /// directory. Default /run/edge-agent/agent.sock.
+    /// directory. When the file does not name one, `edge-mqtt` finds it as
+    /// every client does (`AgentSocketLocator`: $EDGE_AGENT_SOCKET, the
+    /// socket of the agent configuration `edge-agent run` would read, else
+    /// /run/edge-agent/agent.sock).
     public var socketPath: String = EdgeProtocolInfo.defaultSocketPath
+    /// Whether the file named `socket_path`.
+    public var socketPathGiven = false
     public init(socketPath: String = EdgeProtocolInfo.defaultSocketPath) { self.socketPath = socketPath }
     enum CodingKeys: String, CodingKey, CaseIterable { case socketPath = "socket_path" }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        socketPath = try c.decodePathIfPresent(.socketPath, what: "a socket path") ?? EdgeProtocolInfo.defaultSocketPath
+        let given = try c.decodePathIfPresent(.socketPath, what: "a socket path")
+        socketPathGiven = given != nil
+        socketPath = given ?? EdgeProtocolInfo.defaultSocketPath
         if socketPath.utf8.count > 107 {
             throw DecodingError.dataCorruptedError(forKey: .socketPath, in: c, debugDescription:
                 "socket_path must be at most 107 bytes (the limit of a Unix socket address), got \(socketPath.utf8.count)")
