@@ -129,6 +129,13 @@ public enum BridgeSetup {
             node = NodeName.fromHostName(NodeName.systemHostName())
             fromHost = true
         }
+        // Topics the prefix, the node and the discovery prefix make shared
+        // (e.g. discovery_prefix "edge/n1" turns Home Assistant's status
+        // into this node's): refused, with the pair.
+        let plan = TopicPlan(prefix: config.topics.prefix, node: node, discoveryPrefix: config.topics.discoveryPrefix)
+        if let c = plan.collisions.first {
+            throw SetupFailure("\(configPath): topics.prefix \"\(plan.prefix)\", node \"\(node)\" and topics.discovery_prefix \"\(plan.discoveryPrefix)\" give \(c.users.joined(separator: " and ")) one topic, \(c.topic); choose a prefix or discovery_prefix that is not the other's <prefix>/<node>")
+        }
         let b = config.broker
         var password: BrokerPassword?
         if readPassword, let file = b.passwordFile {
