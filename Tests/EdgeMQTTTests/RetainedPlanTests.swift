@@ -134,6 +134,34 @@ import EdgeProtocol
         #expect(store.entries["edge/n1/devices"] == nil)
     }
 
+    /// Either submersion entitlement admits the submersion stream (the
+    /// agent's rule): a `submersion.full` holder is not told it needs
+    /// `submersion.shallow` and that the stream is not published (c7b77b9
+    /// said so, then published it); a holder of neither is told both names.
+    @Test func submersionFullAdmitsTheSubmersionStream() throws {
+        func connect(_ entitlements: String) throws -> (Bridge, [String]) {
+            let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .submersion)])
+            let queue = OutboundQueue(capacity: 100)
+            let log = BridgeLog(keepLines: true, sink: { _ in })
+            let bridge = Bridge(config: c, node: "n1", queue: queue, retained: RetainedStore(wakeup: queue.wakeup), log: log)
+            let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":7,"gid":1,"entitlements":[\#(entitlements)],"maxLineBytes":4096,"queueCapacity":256}"#
+            guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { throw HarnessError("no version") }
+            bridge.handle(.connected(v))
+            return (bridge, log.kept)
+        }
+        for held in [#""motion","submersion.full""#, #""motion","submersion.shallow""#] {
+            let (bridge, lines) = try connect(held)
+            #expect(!lines.contains { $0.contains("not entitled") || $0.contains("needs") }, "\(held): \(lines)")
+            let grant = bridge.snapshot().streams.first { $0.stream == .submersion }?.grant
+            #expect(grant == .unknown, "\(held): asked for, not refused: \(String(describing: grant))")
+        }
+        let (bridge, lines) = try connect(#""motion""#)
+        #expect(lines.contains { $0.contains("submersion needs \"submersion.shallow\" or \"submersion.full\"") && $0.contains("not published") },
+                "\(lines)")
+        #expect(bridge.snapshot().streams.first { $0.stream == .submersion }?.grant
+                == .refused("needs the \"submersion.shallow\" or \"submersion.full\" entitlement"))
+    }
+
     /// The feed's events, straight into a Bridge: samples become messages at
     /// the configured rates, on capture time.
     @Test func samplesBecomeMessagesAtTheConfiguredRates() throws {
