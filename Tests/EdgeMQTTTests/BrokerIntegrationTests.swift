@@ -363,6 +363,49 @@ private final class Rig: @unchecked Sendable {
         #expect(bridge.status()?.int("log_lines_suppressed") == suppressed)
     }
 
+    /// The `bridge` counters topic comes on connection, as documented, even
+    /// when the agent grants its streams only after the broker connected
+    /// (c7b77b9 skipped it then and sent it first 60 s later).
+    @Test func theCountersComeOnConnectionWhenTheAgentAnswersLater() throws {
+        let rig = try Rig("counters")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)   // not started yet
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { bridge.status()?.string("broker", "state") == "connected" }, "\(rig.transcript)")
+        #expect(sub.last(on: "edge/n1/bridge") == nil, "nothing granted yet: no counters")
+        try rig.agent.start()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/bridge") != nil },
+                "the counters within 20 s of the agent's grant (interval 60 s): \(sub.messages.map(\.topic).suffix(20))\n\(bridge.log)")
+        let counters = json(sub.last(on: "edge/n1/bridge")?.payload ?? "")
+        #expect(counters?["broker_connections"] as? Int == 1, "\(String(describing: counters))")
+    }
+
+    /// `check` with streams sent only on a change (steps): subscribed is
+    /// enough, with a hint that says so (c7b77b9 failed it: "no sample …
+    /// is a device of it missing?").
+    @Test func checkAcceptsAStreamSentOnlyOnAChange() throws {
+        let rig = try Rig("onchange")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory,
+                              clients: "[ { uid: \(getuid()), entitlements: [\"motion\", \"altitude\", \"fitness\"] } ]")
+        try rig.agent.start()
+        let config = try BridgeProcess(directory: rig.directory, node: "oc", brokerPort: rig.broker.port, agentSocket: rig.agent.socket,
+                                       streams: #"[ { stream: "deviceMotion" }, { stream: "activity" }, { stream: "pedometer" }, { stream: "pedometerEvent" } ]"#)
+        let check = try runTool(Paths.bridgeBinary, ["check", "--config", config.configPath, "--timeout", "3"], in: rig.directory)
+        // The simulated board sends one activity at once; steps come only with steps.
+        for stream in ["pedometer", "pedometerEvent"] {
+            let line = check.out.split(separator: "\n").first { $0.contains("  \(stream) ") }.map(String.init) ?? ""
+            #expect(line.contains("ok (subscribed, not refused; sent only when it changes"), "\(check.out)\(check.err)")
+        }
+        #expect(!check.out.contains("is a device of it missing"), "\(check.out)")
+        #expect(check.status == 0, "\(check.out)\(check.err)")
+    }
+
     /// The broker is down when the bridge starts: it keeps trying within
     /// the backoff cap, says so, and publishes once the broker is up.
     @Test func aBrokerDownAtStartIsWaitedFor() throws {

@@ -146,6 +146,9 @@ private final class Runner {
     var history: [(ns: UInt64, counts: [StreamName: StreamCounts])] = []
     var lastHistoryNs: UInt64 = 0
     var lastCountersNs: UInt64 = 0
+    /// The counters went out since this connection began (they are due at
+    /// once after connecting, and again every interval).
+    var countersSinceConnect = false
     var lastDelayNs: UInt64 = 0
     var stopping = false
     var stopDeadlineNs: UInt64 = 0
@@ -320,6 +323,7 @@ private final class Runner {
         if bridge.config.topics.discovery {
             _ = session.subscribe(plan.homeAssistantStatus, qos: Int32(qos.discovery))
         }
+        countersSinceConnect = false
         publishCounters(now)
         updateSummary { s in s.connected = true; s.connections = connections; s.lastError = nil }
     }
@@ -403,15 +407,18 @@ private final class Runner {
             history.append((now, byStream))
             if history.count > 11 { history.removeFirst(history.count - 11) }
         }
-        if case .connected = phase, now - lastCountersNs >= link.countersIntervalNs { publishCounters(now) }
+        // Until the agent grants a stream (often just after the broker
+        // connects) nothing may go out: tried every turn until then.
+        if case .connected = phase, !countersSinceConnect || now - lastCountersNs >= link.countersIntervalNs { publishCounters(now) }
     }
 
     /// `<prefix>/<node>/bridge`: retained counters, only while the agent
     /// grants the bridge something (an unentitled bridge publishes nothing
     /// but its offline status).
     func publishCounters(_ now: UInt64) {
-        lastCountersNs = now
         guard bridge.grantsAnything else { return }
+        lastCountersNs = now
+        countersSinceConnect = true
         let q = bridge.queue.counts
         var w = JSONWriter(capacity: 512)
         w.beginObject()
