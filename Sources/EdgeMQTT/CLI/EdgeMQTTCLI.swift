@@ -20,6 +20,7 @@ public enum EdgeMQTTCLI {
                and one message per topic, and report what the broker refused
       status   what a running bridge is connected to, what it publishes at
                which rate, what it dropped, how often it reconnected
+      discovery  print the Home Assistant discovery payloads run publishes
       help     this text, or `edge-mqtt help COMMAND`
 
     Options of every command:
@@ -86,6 +87,18 @@ public enum EdgeMQTTCLI {
       --timeout S   how long to wait for the agent and the broker (default 5)
     """
 
+    static let discoveryHelp = """
+    Usage: edge-mqtt discovery [--config FILE] [--node NAME] [--every-stream]
+
+    Prints the Home Assistant discovery payloads `run` would publish, one JSON
+    line each ({"topic": …, "payload": {…}}), with every configured stream
+    taken as granted by the agent. Connects to nothing.
+    Home Assistant 2024.3 and newer read them (Tests/Integration/
+    ha-discovery-check.py checks each with Home Assistant's own schemas).
+
+      --every-stream   also every stream the configuration leaves out or disables
+    """
+
     static let statusHelp = """
     Usage: edge-mqtt status [--config FILE | --socket PATH] [--json]
 
@@ -114,7 +127,7 @@ public enum EdgeMQTTCLI {
         case "--version":
             print("edge-mqtt \(EdgeMQTTInfo.version)")
             return 0
-        case "run", "check", "status":
+        case "run", "check", "status", "discovery":
             if args.contains("-h") || args.contains("--help") { print(help(for: command)!); return 0 }
             do {
                 let options = try Options(args, command: command)
@@ -123,6 +136,7 @@ public enum EdgeMQTTCLI {
                     return Supervisor.run(arguments: args, backoff: RunCommand.restartBackoff(options), log: log)
                 case "run": return RunCommand.run(options, log: log)
                 case "check": return CheckCommand.run(options, log: log)
+                case "discovery": return DiscoveryCommand.run(options)
                 default: return StatusCommand.run(options)
                 }
             } catch {
@@ -130,8 +144,8 @@ public enum EdgeMQTTCLI {
                 return 2
             }
         default:
-            let hint = ["run", "check", "status", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
-            printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, help")
+            let hint = ["run", "check", "status", "discovery", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
+            printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, discovery, help")
             return 2
         }
     }
@@ -141,6 +155,7 @@ public enum EdgeMQTTCLI {
         case "run": return runHelp
         case "check": return checkHelp
         case "status": return statusHelp
+        case "discovery": return discoveryHelp
         default: return nil
         }
     }
@@ -174,6 +189,7 @@ struct Options {
     var verbose = false
     var json = false
     var timeoutS = 5.0
+    var everyStream = false
 
     init(_ arguments: [String], command: String) throws(UsageFailure) {
         var i = 0
@@ -186,6 +202,7 @@ struct Options {
             "run": ["--config", "--node", "--agent-socket", "--status-socket", "--verbose"],
             "check": ["--config", "--node", "--agent-socket", "--timeout", "--verbose"],
             "status": ["--config", "--socket", "--json"],
+            "discovery": ["--config", "--node", "--every-stream"],
         ]
         while i < arguments.count {
             var a = arguments[i]
@@ -206,6 +223,7 @@ struct Options {
             case "--status-socket", "--socket": statusSocket = try v()
             case "--verbose": verbose = true
             case "--json": json = true
+            case "--every-stream": everyStream = true
             case "--timeout":
                 let t = try v()
                 guard let s = Double(t), s.isFinite, s > 0, s <= 600 else {
