@@ -241,6 +241,17 @@ struct Options {
 
 func printError(_ line: String) { BridgeLog.standardError(line + "\n") }
 
+/// Blocks SIGTERM, SIGINT and SIGHUP (for sigtimedwait on the returned set)
+/// and ignores SIGPIPE: `run`'s and the supervisor's first step.
+func blockShutdownSignals() -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, s) }
+    pthread_sigmask(SIG_BLOCK, &set, nil)
+    signal(SIGPIPE, SIG_IGN)
+    return set
+}
+
 // MARK: - run
 
 enum RunCommand {
@@ -268,12 +279,7 @@ enum RunCommand {
         log.info("config \(setup.configPath) (\(setup.configSource)); agent socket \(setup.agentSocket) (\(setup.agentSocketSource))")
         // Signals are taken synchronously by this thread (sigtimedwait);
         // blocked before any thread starts so every thread inherits the mask.
-        let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
-        var set = sigset_t()
-        sigemptyset(&set)
-        for s in handled { sigaddset(&set, s) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        signal(SIGPIPE, SIG_IGN)
+        var set = blockShutdownSignals()
 
         let status: StatusServer
         do { status = try StatusServer(path: setup.statusSocket) } catch {

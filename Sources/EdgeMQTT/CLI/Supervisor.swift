@@ -69,12 +69,7 @@ struct SpawnFailure: Error { var errno: Int32 }
     /// Runs the worker until it exits on its own or a signal stops it.
     /// `arguments` are `run`'s own (without the program and the command).
     static func run(arguments: [String], backoff initial: Backoff, log: BridgeLog) -> Int32 {
-        let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
-        var set = sigset_t()
-        sigemptyset(&set)
-        for s in handled { sigaddset(&set, s) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        signal(SIGPIPE, SIG_IGN)
+        var set = blockShutdownSignals()
 
         let executable = selfExecutable()
         var backoff = initial
