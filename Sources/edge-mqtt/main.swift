@@ -5,4 +5,4 @@ import Glibc
 #endif
 import EdgeMQTT
 
-exit(EdgeMQTTCLI.main(Array(CommandLine.arguments.dropFirst())))
+exit(EdgeMQTTCLI.main(Array(CommandLine.arguments.dropFirst()), supervise: true))

@@ -165,7 +165,7 @@ private final class Rig: @unchecked Sendable {
         #expect(status[path: "agent", "connected"] as? Bool == true)
         let text = try runTool(Paths.bridgeBinary, ["status", "--socket", bridge.statusSocket], in: rig.directory)
         #expect(text.status == 0)
-        #expect(text.out.contains("broker   127.0.0.1:\(rig.broker.port) (MQTT 5): connected"), "\(text.out)")
+        #expect(text.out.contains("broker   127.0.0.1:\(rig.broker.port) (MQTT 3.1.1): connected"), "\(text.out)")
         #expect(text.out.contains("deviceMotion") && text.out.contains("subscribed"), "\(text.out)")
 
         // SIGTERM: offline, retained, and a clean exit.
@@ -311,7 +311,8 @@ private final class Rig: @unchecked Sendable {
         rig.agent = try Agent(directory: rig.directory)
         try rig.agent.start()
         let sub = try rig.subscribe()
-        let bridge = try rig.bridge()
+        // MQTT 5 (3.1.1, the default, cannot say why a publish was refused).
+        let bridge = try rig.bridge(broker: #"protocol: "5","#)
         #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" && sub.last(on: "edge/n1/deviceMotion") != nil },
                 "\(rig.transcript)")
         #expect(bridge.waitForLog("the broker refused a publish to homeassistant/sensor/n1/"), "\(bridge.log)")
@@ -328,6 +329,81 @@ private final class Rig: @unchecked Sendable {
         #expect(check.out.contains("homeassistant/sensor/n1/roll_deg/config") && check.out.contains("refused"), "\(check.out)")
         let line = check.out.split(separator: "\n").first { $0.contains("edge/n1/deviceMotion ") }
         #expect(line?.contains("ok") == true, "an allowed topic is ok: \(check.out)")
+    }
+
+    /// A sender that repeats Home Assistant's birth 2000 times: every birth
+    /// is counted, but the log has at most 5 lines of it per 10 s and one
+    /// line saying how many were suppressed (issue 16 item 5: 1.17 M lines
+    /// in 20 s on c7b77b9).
+    @Test func aFloodOfHomeAssistantBirthsIsLoggedAFewTimesWithACount() throws {
+        let rig = try Rig("births")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" }, "\(rig.transcript)")
+        let n = 2000
+        let flood = try runTool("/bin/sh", ["-c", "yes online | head -n \(n) | \(which("mosquitto_pub")!) -h 127.0.0.1 -p \(rig.broker.port) -q 1 -t homeassistant/status -l"],
+                                in: rig.directory, timeout: 60)
+        #expect(flood.status == 0, "\(flood.err)")
+        #expect(waitUntil(30) { bridge.status()?.int("home_assistant_births") == n }, "\(String(describing: bridge.status()))")
+        // The window (10 s) ends: the count is written.
+        #expect(bridge.waitForLog("similar lines suppressed)", 20), "\(bridge.log.suffix(3000))")
+        let lines = bridge.log.split(separator: "\n").filter { $0.contains("Home Assistant announced itself") }
+        #expect(lines.count <= 12, "\(lines.count) lines: \(lines.prefix(20))")
+        let suppressed = lines.compactMap { line -> Int? in
+            guard line.hasSuffix(" suppressed)"), let open = line.lastIndex(of: "(") else { return nil }
+            return Int(line[line.index(after: open)...].prefix { $0.isNumber })
+        }.reduce(0, +)
+        let written = lines.filter { !$0.hasSuffix(" suppressed)") }.count
+        #expect(written + suppressed == n, "every birth is either logged or counted: \(written) + \(suppressed)")
+        #expect(bridge.status()?.int("log_lines_suppressed") == suppressed)
+    }
+
+    /// The `bridge` counters topic comes on connection, as documented, even
+    /// when the agent grants its streams only after the broker connected
+    /// (c7b77b9 skipped it then and sent it first 60 s later).
+    @Test func theCountersComeOnConnectionWhenTheAgentAnswersLater() throws {
+        let rig = try Rig("counters")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)   // not started yet
+        let sub = try rig.subscribe()
+        let bridge = try rig.bridge()
+        #expect(waitUntil(20) { bridge.status()?.string("broker", "state") == "connected" }, "\(rig.transcript)")
+        #expect(sub.last(on: "edge/n1/bridge") == nil, "nothing granted yet: no counters")
+        try rig.agent.start()
+        #expect(waitUntil(20) { sub.last(on: "edge/n1/bridge") != nil },
+                "the counters within 20 s of the agent's grant (interval 60 s): \(sub.messages.map(\.topic).suffix(20))\n\(bridge.log)")
+        let counters = json(sub.last(on: "edge/n1/bridge")?.payload ?? "")
+        #expect(counters?["broker_connections"] as? Int == 1, "\(String(describing: counters))")
+    }
+
+    /// `check` with streams sent only on a change (steps): subscribed is
+    /// enough, with a hint that says so (c7b77b9 failed it: "no sample …
+    /// is a device of it missing?").
+    @Test func checkAcceptsAStreamSentOnlyOnAChange() throws {
+        let rig = try Rig("onchange")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory,
+                              clients: "[ { uid: \(getuid()), entitlements: [\"motion\", \"altitude\", \"fitness\"] } ]")
+        try rig.agent.start()
+        let config = try BridgeProcess(directory: rig.directory, node: "oc", brokerPort: rig.broker.port, agentSocket: rig.agent.socket,
+                                       streams: #"[ { stream: "deviceMotion" }, { stream: "activity" }, { stream: "pedometer" }, { stream: "pedometerEvent" } ]"#)
+        let check = try runTool(Paths.bridgeBinary, ["check", "--config", config.configPath, "--timeout", "3"], in: rig.directory)
+        // The simulated board sends one activity at once; steps come only with steps.
+        for stream in ["pedometer", "pedometerEvent"] {
+            let line = check.out.split(separator: "\n").first { $0.contains("  \(stream) ") }.map(String.init) ?? ""
+            #expect(line.contains("ok (subscribed, not refused; sent only when it changes"), "\(check.out)\(check.err)")
+        }
+        #expect(!check.out.contains("is a device of it missing"), "\(check.out)")
+        #expect(check.status == 0, "\(check.out)\(check.err)")
     }
 
     /// The broker is down when the bridge starts: it keeps trying within
@@ -551,7 +627,8 @@ private final class Rig: @unchecked Sendable {
     /// About 12 s, the frozen bridge's wait.
     @Test func aKilledOrFrozenBridgeLeavesItsLastWill() throws {
         let rig = try Rig("will")
-        defer { rig.bridges.forEach { $0.child.signal(SIGCONT) }; rig.stop() }
+        var frozenPid: pid_t = 0
+        defer { if frozenPid > 0 { kill(frozenPid, SIGCONT) }; rig.stop() }
         rig.broker = try Broker(directory: rig.directory)
         try rig.broker.start()
         rig.agent = try Agent(directory: rig.directory)
@@ -562,8 +639,13 @@ private final class Rig: @unchecked Sendable {
         #expect(waitUntil(20) { sub.last(on: "edge/k1/status")?.payload == "online" && sub.last(on: "edge/f1/status")?.payload == "online" },
                 "\(rig.transcript)")
 
+        // The bridge process holding the connection is the supervisor's
+        // child (Supervisor.swift): freeze that one; kill the supervisor
+        // (the child then exits without a clean DISCONNECT).
+        frozenPid = pid_t((frozen.status()?["pid"] as? NSNumber)?.int32Value ?? 0)
+        #expect(frozenPid > 0 && frozenPid != frozen.child.process.processIdentifier)
         let start = nowNs()
-        frozen.child.signal(SIGSTOP)
+        if frozenPid > 0 { kill(frozenPid, SIGSTOP) }
         killed.child.signal(SIGKILL)
         #expect(killed.child.waitForExit(5) != nil)
         let keepaliveS = 5.0

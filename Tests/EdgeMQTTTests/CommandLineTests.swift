@@ -22,6 +22,37 @@ import Foundation
         #expect(typo.status == 2 && typo.err.contains("did you mean 'check'?"), "\(typo.err)")
     }
 
+    /// From another directory, with no --config and no variable, `run`
+    /// finds the configuration the way `edge-agent run` finds its own (the
+    /// build tree the executable belongs to, when nothing is installed) and
+    /// the agent's socket the way the agent's clients do, and says which
+    /// and why (issue 16 item 11; on c7b77b9 it looked only for
+    /// ./config/edge-mqtt.json5 and exited 2).
+    @Test func runFindsItsConfigurationAndTheAgentsSocketFromAnotherDirectory() throws {
+        let dir = try Paths.temporaryDirectory("find")
+        defer { Paths.remove(dir) }
+        let installed = FileManager.default.fileExists(atPath: "/etc/edge-mqtt/edge-mqtt.json5")
+        let expectedConfig = installed ? "/etc/edge-mqtt/edge-mqtt.json5 (installed)"
+                                       : Paths.root + "/config/edge-mqtt.json5 (the data directory of this executable, \(Paths.root))"
+        let agentInstalled = FileManager.default.fileExists(atPath: "/etc/edge-agent/edge-agent.json5")
+        let expectedAgent = agentInstalled ? "(service.socket_path of /etc/edge-agent/edge-agent.json5)"
+                                           : "(service.socket_path of \(Paths.root)/config/edge-agent.json5)"
+        for (env, agentLine) in [([String: String](), expectedAgent),
+                                 (["EDGE_AGENT_SOCKET": dir + "/agent.sock"], "agent socket \(dir)/agent.sock ($EDGE_AGENT_SOCKET)")] {
+            let c = Child("find-\(env.count)", executable: Paths.bridgeBinary,
+                          arguments: ["run", "--status-socket", dir + "/status-\(env.count).sock", "--node", "findtest"],
+                          directory: dir, environment: env)
+            c.process.currentDirectoryURL = URL(fileURLWithPath: dir)
+            try c.start()
+            defer { c.stop() }
+            #expect(waitUntil(20) { c.stderr.contains("agent socket") || !c.isRunning }, "\(c.transcript)")
+            #expect(c.stderr.contains("config " + expectedConfig), "\(c.transcript)")
+            #expect(c.stderr.contains(agentLine), "\(c.transcript)")
+            c.signal(SIGTERM)
+            _ = c.waitForExit(10)
+        }
+    }
+
     @Test func aBadConfigurationNamesFileLineAndKeyAndExits2() throws {
         let dir = try Paths.temporaryDirectory("cli")
         defer { Paths.remove(dir) }

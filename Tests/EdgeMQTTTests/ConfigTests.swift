@@ -19,7 +19,7 @@ import EdgeProtocol
         let c = try load("{}")
         #expect(c.node == nil)
         #expect(c.agent.socketPath == "/run/edge-agent/agent.sock")
-        #expect(c.broker.host == "localhost" && c.broker.port == 1883 && c.broker.protocolVersion == .v5)
+        #expect(c.broker.host == "localhost" && c.broker.port == 1883 && c.broker.protocolVersion == .v311)
         #expect(c.broker.keepaliveS == 30 && c.broker.reconnectMaxS == 30)
         #expect(c.topics.prefix == "edge" && c.topics.discoveryPrefix == "homeassistant" && c.topics.discovery)
         #expect(c.qos == QoSSection(data: 0, scalars: 0, state: 1, discovery: 1))

@@ -133,13 +133,51 @@ import EdgeProtocol
         #expect(a == [1.5, 1013.25, 21])
     }
 
+    /// No two topics of a plan are one topic, over every stream (configured
+    /// or not) and the options that shape topics (prefix, node, discovery
+    /// prefix); a combination that would share one is refused by the set-up
+    /// with the pair named. (c7b77b9: the activity stream's JSON and its
+    /// scalar were both `<prefix>/<node>/activity`.)
+    @Test func noTwoTopicsOfAPlanCollide() throws {
+        let standard = TopicPlan(prefix: "edge", node: "n", discoveryPrefix: "homeassistant")
+        #expect(standard.collisions.isEmpty, "\(standard.collisions)")
+        #expect(standard.allTopics.contains { $0.topic == "edge/n/activity" } && standard.allTopics.contains { $0.topic == "edge/n/bridge" })
+        let dir = try Paths.temporaryDirectory("plan")
+        defer { Paths.remove(dir) }
+        let prefixes = ["edge", "a/b", "homeassistant", "fleet/site1"]
+        let nodes = ["n", "b", "status", "sensor", "activity", "config", "site1"]
+        let discoveryPrefixes = ["homeassistant", "edge", "edge/n", "a/b", "a", "fleet/site1/sensor", "fleet", "a/b/b"]
+        var refused = 0
+        for p in prefixes {
+            for n in nodes {
+                for d in discoveryPrefixes {
+                    let plan = TopicPlan(prefix: p, node: n, discoveryPrefix: d)
+                    // An independent count: the topics as a set.
+                    let distinct = Set(plan.allTopics.map(\.topic)).count
+                    #expect((distinct == plan.allTopics.count) == plan.collisions.isEmpty)
+                    let path = dir + "/\(refused)-\(distinct).json5"
+                    try Paths.write("{ node: '\(n)', topics: { prefix: '\(p)', discovery_prefix: '\(d)' } }", to: path)
+                    do {
+                        _ = try BridgeSetup.resolve(configPath: path, readPassword: false)
+                        #expect(plan.collisions.isEmpty, "accepted, yet \(plan.collisions)")
+                    } catch {
+                        refused += 1
+                        #expect(!plan.collisions.isEmpty && error.description.contains(plan.collisions[0].topic), "\(error)")
+                    }
+                }
+            }
+        }
+        // e.g. prefix edge, node n, discovery prefix edge/n: Home Assistant's status is the node's.
+        #expect(refused > 0)
+    }
+
     @Test func everyEntityHasATopicOfItsOwn() {
         let plan = TopicPlan(prefix: "edge", node: "n", discoveryPrefix: "homeassistant")
         let topics = ScalarCatalog.entities.map(plan.scalar)
         #expect(Set(topics).count == topics.count)
         #expect(topics.contains("edge/n/attitude/roll_deg") && topics.contains("edge/n/altitude/relative_m")
                 && topics.contains("edge/n/pressure/hpa") && topics.contains("edge/n/heading_deg")
-                && topics.contains("edge/n/steps") && topics.contains("edge/n/activity") && topics.contains("edge/n/depth_m"))
+                && topics.contains("edge/n/steps") && topics.contains("edge/n/activity/state") && topics.contains("edge/n/depth_m"))
         #expect(Set(ScalarCatalog.entities.map(\.key)).count == ScalarCatalog.entities.count)
         for e in ScalarCatalog.entities {
             let w = e.deviceClass == nil && e.options == nil

@@ -67,7 +67,8 @@ import EdgeProtocol
 
     /// The entities beyond motion and altitude, field by field against Home
     /// Assistant's sensor documentation (device classes and units, state
-    /// classes; `enum` with options and neither unit nor state class):
+    /// classes; `enum` with neither unit nor state class, nor `options`, which
+    /// Home Assistant 2024.3's MQTT sensor does not know):
     /// depth is a distance in m, steps a total that only grows (the agent's
     /// count restarts with it: total_increasing takes a drop as a new
     /// cycle), activity an enum whose options hold every name the bridge
@@ -98,10 +99,11 @@ import EdgeProtocol
         let activity = try entity("activity")
         #expect(activity["device_class"] as? String == "enum" && activity["unit_of_measurement"] == nil
                 && activity["state_class"] == nil && activity["expire_after"] == nil && activity["value_template"] == nil)
-        let options = Set((activity["options"] as? [String]) ?? [])
-        // Every combination of CMMotionActivity's six flags.
+        #expect(activity["options"] == nil, "not in Home Assistant 2024.3's MQTT sensor schema")
+        let options = Set(ScalarCatalog.entities(of: .activity).first?.options ?? [])
+        // Every combination of CMMotionActivity's six flags: one of the documented names.
         let published = Set((UInt8(0)..<64).map { ScalarCatalog.activityName(ActivityFlags(rawValue: $0)) })
-        #expect(published.isSubset(of: options), "every published state is an option: \(published) ⊄ \(options)")
+        #expect(published.isSubset(of: options), "every published state is a documented name: \(published) ⊄ \(options)")
 
         let heading = try entity("heading_deg")
         #expect(heading["device_class"] == nil && heading["unit_of_measurement"] as? String == "°"
@@ -132,6 +134,34 @@ import EdgeProtocol
                            RetainedEntry(topic: "homeassistant/sensor/n1/a/config", text: "{}", group: .discovery)])
         #expect(store.pending(published: published, statusTopic: "edge/n1/status").map(\.0.topic) == ["edge/n1/status"])
         #expect(store.entries["edge/n1/devices"] == nil)
+    }
+
+    /// Either submersion entitlement admits the submersion stream (the
+    /// agent's rule): a `submersion.full` holder is not told it needs
+    /// `submersion.shallow` and that the stream is not published (c7b77b9
+    /// said so, then published it); a holder of neither is told both names.
+    @Test func submersionFullAdmitsTheSubmersionStream() throws {
+        func connect(_ entitlements: String) throws -> (Bridge, [String]) {
+            let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .submersion)])
+            let queue = OutboundQueue(capacity: 100)
+            let log = BridgeLog(keepLines: true, sink: { _ in })
+            let bridge = Bridge(config: c, node: "n1", queue: queue, retained: RetainedStore(wakeup: queue.wakeup), log: log)
+            let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":7,"gid":1,"entitlements":[\#(entitlements)],"maxLineBytes":4096,"queueCapacity":256}"#
+            guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { throw HarnessError("no version") }
+            bridge.handle(.connected(v))
+            return (bridge, log.kept)
+        }
+        for held in [#""motion","submersion.full""#, #""motion","submersion.shallow""#] {
+            let (bridge, lines) = try connect(held)
+            #expect(!lines.contains { $0.contains("not entitled") || $0.contains("needs") }, "\(held): \(lines)")
+            let grant = bridge.snapshot().streams.first { $0.stream == .submersion }?.grant
+            #expect(grant == .unknown, "\(held): asked for, not refused: \(String(describing: grant))")
+        }
+        let (bridge, lines) = try connect(#""motion""#)
+        #expect(lines.contains { $0.contains("submersion needs \"submersion.shallow\" or \"submersion.full\"") && $0.contains("not published") },
+                "\(lines)")
+        #expect(bridge.snapshot().streams.first { $0.stream == .submersion }?.grant
+                == .refused("needs the \"submersion.shallow\" or \"submersion.full\" entitlement"))
     }
 
     /// The feed's events, straight into a Bridge: samples become messages at

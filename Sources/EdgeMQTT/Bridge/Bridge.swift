@@ -154,8 +154,10 @@ public final class Bridge: Sendable {
                     StreamLiveness.reset(&s.streams[name]!.live)
                     s.streams[name]!.jsonGate.reset()
                     s.streams[name]!.scalarGate.reset()
-                    if !v.entitlements.contains(name.entitlement) {
-                        s.streams[name]!.grant = .refused("needs the \"\(name.entitlement)\" entitlement")
+                    // The agent's own rule (either submersion entitlement
+                    // admits the submersion stream), not a second copy.
+                    if !name.isPermitted(by: Set(v.entitlements)) {
+                        s.streams[name]!.grant = .refused("needs the \(name.entitlementDescription) entitlement")
                         missing.append((name, name.entitlement))
                     }
                 }
@@ -236,7 +238,7 @@ public final class Bridge: Sendable {
     private func reportMissing(_ missing: [(StreamName, Entitlement)], uid: UInt32) {
         guard !missing.isEmpty else { return }
         let all = missing.count == state.withLock { $0.streams.count }
-        let needs = missing.map { "\($0.0.rawValue) needs \"\($0.1)\"" }.joined(separator: ", ")
+        let needs = missing.map { "\($0.0.rawValue) needs \($0.0.entitlementDescription)" }.joined(separator: ", ")
         let grant = Set(missing.map(\.1.rawValue)).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
         let advice = "grant them in the agent's configuration (clients: [ { uid: \(uid), entitlements: [\(grant)] } ], or by user name)"
         if all {

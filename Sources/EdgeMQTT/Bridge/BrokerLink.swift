@@ -24,6 +24,8 @@ public final class BrokerLink: @unchecked Sendable {
     let statusServer: StatusServer?
     /// How often the `bridge` counters are published, ns.
     let countersIntervalNs: UInt64
+    /// Restarts of the bridge process by its supervisor (nil: unsupervised).
+    let workerRestarts: WorkerRestarts?
 
     private let stopRequested = Atomic<Bool>(false)
     private let beats = Atomic<UInt64>(0)
@@ -43,7 +45,9 @@ public final class BrokerLink: @unchecked Sendable {
     }
 
     public init(settings: BrokerSettings, bridge: Bridge, log: BridgeLog, reconnectInitialS: Double, reconnectMaxS: Double,
-                maxInflight: Int, statusServer: StatusServer?, countersIntervalS: Double = 60) {
+                maxInflight: Int, statusServer: StatusServer?, countersIntervalS: Double = 60,
+                workerRestarts: WorkerRestarts? = nil) {
+        self.workerRestarts = workerRestarts
         self.settings = settings; self.bridge = bridge; self.log = log
         backoffInitialNs = UInt64(reconnectInitialS * 1e9)
         backoffMaximumNs = UInt64(reconnectMaxS * 1e9)
@@ -142,6 +146,9 @@ private final class Runner {
     var history: [(ns: UInt64, counts: [StreamName: StreamCounts])] = []
     var lastHistoryNs: UInt64 = 0
     var lastCountersNs: UInt64 = 0
+    /// The counters went out since this connection began (they are due at
+    /// once after connecting, and again every interval).
+    var countersSinceConnect = false
     var lastDelayNs: UInt64 = 0
     var stopping = false
     var stopDeadlineNs: UInt64 = 0
@@ -316,6 +323,7 @@ private final class Runner {
         if bridge.config.topics.discovery {
             _ = session.subscribe(plan.homeAssistantStatus, qos: Int32(qos.discovery))
         }
+        countersSinceConnect = false
         publishCounters(now)
         updateSummary { s in s.connected = true; s.connections = connections; s.lastError = nil }
     }
@@ -344,7 +352,7 @@ private final class Runner {
         for (topic, entry) in bridge.retained.entries where entry.group == .discovery || topic == plan.status {
             publishedGeneration[topic] = nil
         }
-        log.info("Home Assistant announced itself (\(plan.homeAssistantStatus) = online\(m.retained ? ", retained" : "")): re-sending discovery")
+        log.limited("ha-birth", "Home Assistant announced itself (\(plan.homeAssistantStatus) = online\(m.retained ? ", retained" : "")): re-sending discovery")
         updateSummary { s in s.homeAssistantBirths = homeAssistantBirths }
     }
 
@@ -399,15 +407,18 @@ private final class Runner {
             history.append((now, byStream))
             if history.count > 11 { history.removeFirst(history.count - 11) }
         }
-        if case .connected = phase, now - lastCountersNs >= link.countersIntervalNs { publishCounters(now) }
+        // Until the agent grants a stream (often just after the broker
+        // connects) nothing may go out: tried every turn until then.
+        if case .connected = phase, !countersSinceConnect || now - lastCountersNs >= link.countersIntervalNs { publishCounters(now) }
     }
 
     /// `<prefix>/<node>/bridge`: retained counters, only while the agent
     /// grants the bridge something (an unentitled bridge publishes nothing
     /// but its offline status).
     func publishCounters(_ now: UInt64) {
-        lastCountersNs = now
         guard bridge.grantsAnything else { return }
+        lastCountersNs = now
+        countersSinceConnect = true
         let q = bridge.queue.counts
         var w = JSONWriter(capacity: 512)
         w.beginObject()
@@ -421,6 +432,8 @@ private final class Runner {
         w.key("dropped"); w.int(q.dropped)
         w.key("dropped_last_outage"); w.int(droppedLastOutage)
         w.key("queue_capacity"); w.int(bridge.queue.capacity)
+        w.key("process_restarts"); w.int(link.workerRestarts?.restarts ?? 0)
+        w.key("last_process_exit"); if let e = link.workerRestarts?.lastExit { w.string(e) } else { w.null() }
         w.endObject()
         bridge.retained.set(RetainedEntry(topic: plan.bridge, payload: w.bytes, group: .state))
     }
@@ -458,6 +471,12 @@ private final class Runner {
         w.key("node"); w.string(plan.node)
         w.key("pid"); w.int(Int(getpid()))
         w.key("uptime_s"); w.double(Double(link.uptimeNs) / 1e9)
+        // The supervisor's restarts of the bridge process (docs/mqtt.md).
+        w.key("process"); w.beginObject()
+        w.key("supervised"); w.bool(link.workerRestarts != nil)
+        w.key("restarts"); w.int(link.workerRestarts?.restarts ?? 0)
+        w.key("last_exit"); if let e = link.workerRestarts?.lastExit { w.string(e) } else { w.null() }
+        w.endObject()
         // What the retained status topic says (the broker may not have it yet).
         w.key("status"); w.string(snap.online ? BridgeStatusWord.online : BridgeStatusWord.offline)
         w.key("broker"); w.beginObject()
@@ -572,6 +591,7 @@ private final class Runner {
         }
         w.endArray()
         w.key("home_assistant_births"); w.int(homeAssistantBirths)
+        w.key("log_lines_suppressed"); w.int(Int(log.suppressedLines))
         w.endObject()
         w.endLine()
         return w.bytes

@@ -20,12 +20,16 @@ public enum EdgeMQTTCLI {
                and one message per topic, and report what the broker refused
       status   what a running bridge is connected to, what it publishes at
                which rate, what it dropped, how often it reconnected
+      discovery  print the Home Assistant discovery payloads run publishes
       help     this text, or `edge-mqtt help COMMAND`
 
     Options of every command:
-      --config FILE   the configuration (default: $EDGE_MQTT_CONFIG, else
-                      /etc/edge-mqtt/edge-mqtt.json5 if present, else
-                      config/edge-mqtt.json5); keys in docs/mqtt.md
+      --config FILE   the configuration (default: $EDGE_MQTT_CONFIG, else the
+                      first that exists of /etc/edge-mqtt/edge-mqtt.json5,
+                      config/edge-mqtt.json5 here, and config/edge-mqtt.json5
+                      of the build tree or installation this executable
+                      belongs to); keys in docs/mqtt.md. `run` logs which
+                      file and which agent socket it uses, and why
       -h, --help      the command's help
       --version       print the version
 
@@ -49,10 +53,18 @@ public enum EdgeMQTTCLI {
     exponential backoff); while the broker is away, messages wait in a bounded
     queue that drops the oldest (counted, reported on reconnect). SIGTERM
     publishes offline and disconnects cleanly; exit status 0.
+    The bridge runs in a child process that this one supervises: if it dies
+    of a signal (libmosquitto aborts on some malformed MQTT 5 packets) it is
+    restarted after the reconnect backoff, and `status` says how often and
+    why. MQTT 3.1.1, the default, is not affected (docs/mqtt.md, "Malformed
+    packets").
 
       --node NAME            the <node> topic level (default: the configuration's
                              node, else the host name)
-      --agent-socket PATH    the agent's socket (default: agent.socket_path)
+      --agent-socket PATH    the agent's socket (default: agent.socket_path; when
+                             the configuration names none, the one edge-agent's
+                             clients find: $EDGE_AGENT_SOCKET, else the socket of
+                             the agent configuration `edge-agent run` would read)
       --status-socket PATH   this bridge's status socket (default: status_socket)
       --verbose              also log every retry and libmosquitto's warnings
     """
@@ -75,6 +87,18 @@ public enum EdgeMQTTCLI {
       --timeout S   how long to wait for the agent and the broker (default 5)
     """
 
+    static let discoveryHelp = """
+    Usage: edge-mqtt discovery [--config FILE] [--node NAME] [--every-stream]
+
+    Prints the Home Assistant discovery payloads `run` would publish, one JSON
+    line each ({"topic": …, "payload": {…}}), with every configured stream
+    taken as granted by the agent. Connects to nothing.
+    Home Assistant 2024.3 and newer read them (Tests/Integration/
+    ha-discovery-check.py checks each with Home Assistant's own schemas).
+
+      --every-stream   also every stream the configuration leaves out or disables
+    """
+
     static let statusHelp = """
     Usage: edge-mqtt status [--config FILE | --socket PATH] [--json]
 
@@ -86,7 +110,10 @@ public enum EdgeMQTTCLI {
     """
 
     /// Runs a command line (without the program name); returns the exit status.
-    public static func main(_ arguments: [String], log: BridgeLog = BridgeLog()) -> Int32 {
+    /// `supervise`: `run` starts the bridge as a worker process and restarts
+    /// it when it dies of a signal (``Supervisor``); the `edge-mqtt`
+    /// executable passes true, tests running commands in-process false.
+    public static func main(_ arguments: [String], log: BridgeLog = BridgeLog(), supervise: Bool = false) -> Int32 {
         var args = arguments
         guard let command = args.first else {
             print(usage)
@@ -100,13 +127,16 @@ public enum EdgeMQTTCLI {
         case "--version":
             print("edge-mqtt \(EdgeMQTTInfo.version)")
             return 0
-        case "run", "check", "status":
+        case "run", "check", "status", "discovery":
             if args.contains("-h") || args.contains("--help") { print(help(for: command)!); return 0 }
             do {
                 let options = try Options(args, command: command)
                 switch command {
+                case "run" where supervise && !Supervisor.isWorker:
+                    return Supervisor.run(arguments: args, backoff: RunCommand.restartBackoff(options), log: log)
                 case "run": return RunCommand.run(options, log: log)
                 case "check": return CheckCommand.run(options, log: log)
+                case "discovery": return DiscoveryCommand.run(options)
                 default: return StatusCommand.run(options)
                 }
             } catch {
@@ -114,8 +144,8 @@ public enum EdgeMQTTCLI {
                 return 2
             }
         default:
-            let hint = ["run", "check", "status", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
-            printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, help")
+            let hint = ["run", "check", "status", "discovery", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
+            printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, discovery, help")
             return 2
         }
     }
@@ -125,6 +155,7 @@ public enum EdgeMQTTCLI {
         case "run": return runHelp
         case "check": return checkHelp
         case "status": return statusHelp
+        case "discovery": return discoveryHelp
         default: return nil
         }
     }
@@ -158,6 +189,7 @@ struct Options {
     var verbose = false
     var json = false
     var timeoutS = 5.0
+    var everyStream = false
 
     init(_ arguments: [String], command: String) throws(UsageFailure) {
         var i = 0
@@ -170,6 +202,7 @@ struct Options {
             "run": ["--config", "--node", "--agent-socket", "--status-socket", "--verbose"],
             "check": ["--config", "--node", "--agent-socket", "--timeout", "--verbose"],
             "status": ["--config", "--socket", "--json"],
+            "discovery": ["--config", "--node", "--every-stream"],
         ]
         while i < arguments.count {
             var a = arguments[i]
@@ -190,6 +223,7 @@ struct Options {
             case "--status-socket", "--socket": statusSocket = try v()
             case "--verbose": verbose = true
             case "--json": json = true
+            case "--every-stream": everyStream = true
             case "--timeout":
                 let t = try v()
                 guard let s = Double(t), s.isFinite, s > 0, s <= 600 else {
@@ -207,25 +241,45 @@ struct Options {
 
 func printError(_ line: String) { BridgeLog.standardError(line + "\n") }
 
+/// Blocks SIGTERM, SIGINT and SIGHUP (for sigtimedwait on the returned set)
+/// and ignores SIGPIPE: `run`'s and the supervisor's first step.
+func blockShutdownSignals() -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, s) }
+    pthread_sigmask(SIG_BLOCK, &set, nil)
+    signal(SIGPIPE, SIG_IGN)
+    return set
+}
+
 // MARK: - run
 
 enum RunCommand {
+    /// The supervisor's wait between restarts of the bridge process: the
+    /// broker's reconnect back-off (defaults when the configuration cannot
+    /// be read: the worker then says why and exits 2).
+    static func restartBackoff(_ options: Options) -> Backoff {
+        var initial = 0.5, maximum = 30.0
+        if let setup = try? BridgeSetup.resolve(config: options.config, overrides: options.overrides,
+                                                readPassword: false) {
+            initial = setup.config.broker.reconnectInitialS
+            maximum = setup.config.broker.reconnectMaxS
+        }
+        return Backoff(initialNs: UInt64(initial * 1e9), maximumNs: UInt64(maximum * 1e9))
+    }
+
     static func run(_ options: Options, log defaultLog: BridgeLog) -> Int32 {
         let log = options.verbose ? BridgeLog(verbose: true) : defaultLog
-        let configPath = BridgeSetup.locateConfig(options.config)
         let setup: ResolvedBridge
-        do { setup = try BridgeSetup.resolve(configPath: configPath, overrides: options.overrides) } catch {
+        do { setup = try BridgeSetup.resolve(config: options.config, overrides: options.overrides) } catch {
             printError("edge-mqtt: \(error.description)")
             return 2
         }
+        // Which files, and why (the same lookups as edge-agent's tools).
+        log.info("config \(setup.configPath) (\(setup.configSource)); agent socket \(setup.agentSocket) (\(setup.agentSocketSource))")
         // Signals are taken synchronously by this thread (sigtimedwait);
         // blocked before any thread starts so every thread inherits the mask.
-        let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
-        var set = sigset_t()
-        sigemptyset(&set)
-        for s in handled { sigaddset(&set, s) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        signal(SIGPIPE, SIG_IGN)
+        var set = blockShutdownSignals()
 
         let status: StatusServer
         do { status = try StatusServer(path: setup.statusSocket) } catch {
@@ -239,12 +293,12 @@ enum RunCommand {
         let b = setup.config.broker
         let link = BrokerLink(settings: setup.broker, bridge: bridge, log: log, reconnectInitialS: b.reconnectInitialS,
                               reconnectMaxS: b.reconnectMaxS, maxInflight: setup.config.queue.maxInflight,
-                              statusServer: status)
+                              statusServer: status, workerRestarts: Supervisor.reportFromEnvironment())
         let streams = setup.config.enabledStreams.map {
             "\($0.stream.rawValue)" + ($0.json ? " json every \(ScalarCatalog.format($0.jsonIntervalS, decimals: 3)) s" : "")
                 + ($0.scalars && !ScalarCatalog.entities(of: $0.stream).isEmpty ? ", scalars every \(ScalarCatalog.format($0.scalarsIntervalS, decimals: 3)) s" : "")
         }
-        log.info("config \(setup.configPath); node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); agent \(setup.agentSocket); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
+        log.info("node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
         do { try link.start() } catch {
             printError("edge-mqtt: \(error.description)")
             return 2
@@ -259,9 +313,17 @@ enum RunCommand {
         var lastBeats = (feed.heartbeat, link.heartbeat)
         var lastPingNs: UInt64 = 0
         var reason = "SIGTERM"
+        let supervised = Supervisor.isWorker
+        let parent = getppid()
         while true {
             var ts = timespec(tv_sec: 0, tv_nsec: 500_000_000)
             let sig = sigtimedwait(&set, nil, &ts)
+            if supervised && getppid() != parent {
+                // The supervisor was killed (SIGKILL, OOM): so is the bridge.
+                // No clean DISCONNECT: the broker publishes the Last Will.
+                log.info("the supervisor (pid \(parent)) is gone: exiting at once, so the broker publishes the Last Will")
+                _exit(1)
+            }
             if sig == SIGTERM || sig == SIGINT {
                 reason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
                 break
@@ -269,6 +331,7 @@ enum RunCommand {
             // The stall watchdog: from this thread, so a hung feed thread
             // is found too (its samples stop).
             bridge.checkLiveness()
+            log.flushSuppressed()
             if sig == SIGHUP {
                 log.info("SIGHUP: the configuration is read at start only; restart the service to apply a change (systemctl restart edge-mqtt)")
             }

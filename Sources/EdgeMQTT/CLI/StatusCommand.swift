@@ -11,9 +11,8 @@ enum StatusCommand {
     static func run(_ options: Options) -> Int32 {
         var path = options.statusSocket
         if path == nil {
-            let configPath = BridgeSetup.locateConfig(options.config)
             do {
-                path = try BridgeSetup.resolve(configPath: configPath, readPassword: false).statusSocket
+                path = try BridgeSetup.resolve(config: options.config, readPassword: false).statusSocket
             } catch {
                 printError("edge-mqtt status: \(error.description) (or pass --socket PATH)")
                 return 2
@@ -85,6 +84,9 @@ enum StatusCommand {
     static func render(_ s: StatusView) -> String {
         var out: [String] = []
         out.append("edge-mqtt \(s.string("version") ?? "?"), node \(s.string("node") ?? "?"), pid \(int(s.number("pid"))), up \(duration(s.number("uptime_s")))")
+        if let n = s.number("process", "restarts"), n > 0 {
+            out.append("process  restarted \(int(n)) time(s) by its supervisor; last: \(s.string("process", "last_exit") ?? "?")")
+        }
         var broker = "broker   \(s.string("broker", "address") ?? "?") (MQTT \(s.string("broker", "protocol") ?? "?")\(s.bool("broker", "tls") == true ? ", TLS" : "")"
         if let u = s.string("broker", "user") { broker += ", user \(u)" }
         broker += "): \(s.string("broker", "state") ?? "?")"

@@ -117,14 +117,21 @@ struct ListIndex: CodingKey {
 /// `agent`: where the agent's socket is.
 public struct AgentSection: Decodable, Sendable, Equatable {
     /// The agent's client socket; relative to the configuration file's
-    /// directory. Default /run/edge-agent/agent.sock.
+    /// directory. When the file does not name one, `edge-mqtt` finds it as
+    /// every client does (`AgentSocketLocator`: $EDGE_AGENT_SOCKET, the
+    /// socket of the agent configuration `edge-agent run` would read, else
+    /// /run/edge-agent/agent.sock).
     public var socketPath: String = EdgeProtocolInfo.defaultSocketPath
+    /// Whether the file named `socket_path`.
+    public var socketPathGiven = false
     public init(socketPath: String = EdgeProtocolInfo.defaultSocketPath) { self.socketPath = socketPath }
     enum CodingKeys: String, CodingKey, CaseIterable { case socketPath = "socket_path" }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        socketPath = try c.decodePathIfPresent(.socketPath, what: "a socket path") ?? EdgeProtocolInfo.defaultSocketPath
+        let given = try c.decodePathIfPresent(.socketPath, what: "a socket path")
+        socketPathGiven = given != nil
+        socketPath = given ?? EdgeProtocolInfo.defaultSocketPath
         if socketPath.utf8.count > 107 {
             throw DecodingError.dataCorruptedError(forKey: .socketPath, in: c, debugDescription:
                 "socket_path must be at most 107 bytes (the limit of a Unix socket address), got \(socketPath.utf8.count)")
@@ -144,8 +151,11 @@ public struct BrokerSection: Decodable, Sendable, Equatable {
     public var host: String = "localhost"
     /// TCP port. Default 1883, or 8883 with `tls`.
     public var port: Int = 1883
-    /// "5" (default) or "3.1.1".
-    public var protocolVersion: MQTTProtocolVersion = .v5
+    /// "3.1.1" (default) or "5". 3.1.1 because Debian 12's libmosquitto
+    /// 2.0.11 aborts the process on some malformed MQTT 5 packets (an
+    /// unknown property identifier, lib/property_mosq.c); 3.1.1 never
+    /// parses properties (docs/mqtt.md, "Malformed packets").
+    public var protocolVersion: MQTTProtocolVersion = .v311
     /// Seconds between keepalive pings when idle (libmosquitto: at least 5).
     /// Default 30.
     public var keepaliveS: Int = 30

@@ -18,7 +18,7 @@ public struct BrokerSettings: Sendable {
     public var tls: TLSSection?
     public var connectTimeoutS: Double
 
-    public init(host: String, port: Int, protocolVersion: MQTTProtocolVersion = .v5, keepaliveS: Int = 30,
+    public init(host: String, port: Int, protocolVersion: MQTTProtocolVersion = .v311, keepaliveS: Int = 30,
                 clientID: String, username: String? = nil, password: BrokerPassword? = nil,
                 tls: TLSSection? = nil, connectTimeoutS: Double = 10) {
         self.host = host; self.port = port; self.protocolVersion = protocolVersion; self.keepaliveS = keepaliveS

@@ -14,12 +14,15 @@ public final class BridgeLog: Sendable {
     private let verboseFlag: Bool
     private let lines = Locked<[String]>([])
     private let keep: Bool
+    /// Repeated lines of one key: at most 5 per 10 s, then a count.
+    private let limiter: Locked<LogLimiter>
 
     /// `sink` gets each line with its newline; `keepLines` also keeps them
     /// (for tests and for `check`'s report).
-    public init(verbose: Bool = false, keepLines: Bool = false,
+    public init(verbose: Bool = false, keepLines: Bool = false, limits: LogLimiter.Settings = LogLimiter.Settings(),
                 sink: @escaping @Sendable (String) -> Void = BridgeLog.standardError) {
         self.sink = sink; verboseFlag = verbose; keep = keepLines
+        limiter = Locked(LogLimiter(settings: limits))
     }
 
     public static let standardError: @Sendable (String) -> Void = { text in
@@ -36,10 +39,35 @@ public final class BridgeLog: Sendable {
     public var isVerbose: Bool { verboseFlag }
 
     public func info(_ message: String) {
+        flushSuppressed()
+        emit(message)
+    }
+
+    private func emit(_ message: String) {
         let line = "edge-mqtt: " + message
         if keep { lines.withLock { $0.append(line) } }
         sink(line + "\n")
     }
+
+    /// A line that a sender outside the bridge can repeat at will (Home
+    /// Assistant's birth): lines of one `key` are rate limited (EdgeValues'
+    /// ``LogLimiter``), and the suppressed ones are counted in one line.
+    public func limited(_ key: String, _ message: String) {
+        let now = monotonicNowNs()
+        let out = limiter.withLock { l in l.expire(nowNs: now) + l.update(key: key, line: message, nowNs: now) }
+        for m in out { emit(m) }
+    }
+
+    /// Writes the count of every window of suppressed lines that has ended
+    /// (the main loop calls it every 0.5 s, so a burst that stopped is reported).
+    public func flushSuppressed() {
+        let now = monotonicNowNs()
+        let out = limiter.withLock { $0.expire(nowNs: now) }
+        for m in out { emit(m) }
+    }
+
+    /// Lines suppressed so far.
+    public var suppressedLines: UInt64 { limiter.withLock { $0.state.suppressedTotal } }
 
     /// Only with `--verbose` (libmosquitto's own lines, every retry).
     public func debug(_ message: String) {

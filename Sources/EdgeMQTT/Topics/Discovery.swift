@@ -10,6 +10,8 @@ public enum EdgeMQTTInfo {
 
 /// Home Assistant MQTT discovery payloads (home-assistant.io, "MQTT" →
 /// "MQTT Discovery", single-component payloads; "MQTT Sensor" for the keys).
+/// Supported: Home Assistant 2024.3 and newer; every payload is checked with
+/// 2024.3's own MQTT platform schemas by Tests/Integration/ha-discovery-check.py.
 ///
 /// One retained payload per entity on `<discovery_prefix>/sensor/<node>/<key>/config`.
 /// Every entity carries the same `device` block (identifiers
@@ -48,9 +50,12 @@ public struct DiscoveryBuilder: Sendable {
         if let u = entity.unit { w.key("unit_of_measurement"); w.string(u) }
         if let d = entity.deviceClass { w.key("device_class"); w.string(d) }
         if let s = entity.stateClass { w.key("state_class"); w.string(s) }
-        if let options = entity.options {
-            w.key("options"); w.beginArray(); for o in options { w.string(o) }; w.endArray()
-        } else {
+        // An `enum` sensor goes without `options`: the MQTT sensor schema
+        // of Home Assistant 2024.3 (the newest release Python 3.11 installs)
+        // has no such key and its discovery drops it; an enum sensor with no
+        // options takes any state. The names the bridge sends are
+        // `entity.options` (docs/mqtt.md lists them).
+        if entity.options == nil {
             w.key("suggested_display_precision"); w.int(entity.decimals)
         }
         if let i = entity.icon { w.key("icon"); w.string(i) }
@@ -72,8 +77,7 @@ public struct DiscoveryBuilder: Sendable {
         w.key("unique_id"); w.string(plan.uniqueID(CalibrationEntity.key))
         w.key("state_topic"); w.string(plan.calibration)
         w.key("value_template"); w.string(CalibrationEntity.valueTemplate)
-        w.key("device_class"); w.string("enum")
-        w.key("options"); w.beginArray(); for o in CalibrationEntity.options { w.string(o) }; w.endArray()
+        w.key("device_class"); w.string("enum")   // no `options`: see config(for:intervalS:)
         w.key("entity_category"); w.string("diagnostic")
         w.key("icon"); w.string("mdi:compass-outline")
         common(&w)

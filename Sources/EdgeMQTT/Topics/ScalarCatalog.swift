@@ -64,7 +64,8 @@ public enum ScalarCatalog {
         // The fitness streams (the `fitness` entitlement).
         ScalarEntity(key: "steps", suffix: "steps", source: .stream(.pedometer), name: "Steps",
                      unit: "steps", deviceClass: nil, stateClass: "total_increasing", decimals: 0, icon: "mdi:walk"),
-        ScalarEntity(key: "activity", suffix: "activity", source: .stream(.activity), name: "Activity",
+        // Not `activity`: that is the activity stream's JSON topic.
+        ScalarEntity(key: "activity", suffix: "activity/state", source: .stream(.activity), name: "Activity",
                      unit: nil, deviceClass: "enum", stateClass: nil, decimals: 0,
                      options: ["unknown", "stationary", "walking", "running", "automotive", "cycling"]),
     ]

@@ -46,6 +46,33 @@ public struct TopicPlan: Sendable, Equatable {
     public var deviceIdentifier: String { "edge-mqtt_" + node }
     /// `unique_id` of `key`'s entity: unique across a fleet (the node is in it).
     public func uniqueID(_ key: String) -> String { deviceIdentifier + "_" + key }
+
+    /// Every topic this plan can publish or subscribe to, with what it is
+    /// for (every stream's data topic, whether configured or not: the
+    /// configuration may enable any of them).
+    public var allTopics: [(topic: String, what: String)] {
+        var list: [(String, String)] = []
+        for s in StreamName.allCases { list.append((data(s), "the \(s.rawValue) stream's JSON")) }
+        for e in ScalarCatalog.entities { list.append((scalar(e), "the \(e.key) scalar")) }
+        list += [(status, "the status"), (devices, "the devices"), (calibration, "the calibration"), (bridge, "the bridge counters")]
+        for e in ScalarCatalog.entities { list.append((discovery(e.key), "the \(e.key) discovery")) }
+        list.append((discovery(CalibrationEntity.key), "the \(CalibrationEntity.key) discovery"))
+        list.append((homeAssistantStatus, "Home Assistant's status (subscribed)"))
+        return list
+    }
+
+    /// Topics that two things of the plan share: each with what shares it.
+    /// Empty for every plan the configuration admits (BridgeSetup refuses
+    /// the others).
+    public var collisions: [(topic: String, users: [String])] {
+        var users: [String: [String]] = [:]
+        var order: [String] = []
+        for (t, w) in allTopics {
+            if users[t] == nil { order.append(t) }
+            users[t, default: []].append(w)
+        }
+        return order.compactMap { t in users[t]!.count > 1 ? (t, users[t]!) : nil }
+    }
 }
 
 /// The diagnostic entity that shows the magnetometer's calibration, read

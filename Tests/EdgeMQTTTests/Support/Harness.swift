@@ -382,7 +382,8 @@ final class BridgeProcess: @unchecked Sendable {
     /// host and port; `rest` more top-level keys.
     init(directory: String, node: String, brokerPort: Int, agentSocket: String, broker: String = "",
          streams: String = #"[ { stream: "deviceMotion", json_interval_s: 0.1, scalars_interval_s: 0.5 }, { stream: "altitude", json_interval_s: 0.5, scalars_interval_s: 0.5 } ]"#,
-         rest: String = "", name: String = "bridge", arguments: [String] = []) throws {
+         rest: String = "", name: String = "bridge", arguments: [String] = [],
+         backoff: String = "reconnect_initial_s: 0.1, reconnect_max_s: 1") throws {
         self.node = node
         statusSocket = directory + "/\(name)-status.sock"
         configPath = directory + "/\(name).json5"
@@ -391,7 +392,7 @@ final class BridgeProcess: @unchecked Sendable {
         {
           node: "\(node)",
           agent: { socket_path: "\(agentSocket)" },
-          broker: { host: "127.0.0.1", port: \(brokerPort), reconnect_initial_s: 0.1, reconnect_max_s: 1, keepalive_s: 5, \(broker) },
+          broker: { host: "127.0.0.1", port: \(brokerPort), \(backoff), keepalive_s: 5, \(broker) },
           streams: \(streams),
           status_socket: "\(statusSocket)",
           \(rest)

@@ -19,7 +19,9 @@ enum HomeAssistantSchema {
     static let sensorKeys: Set<String> = [
         "availability", "availability_mode", "availability_template", "availability_topic", "device", "device_class",
         "enabled_by_default", "encoding", "entity_category", "entity_picture", "expire_after", "force_update", "icon",
-        "json_attributes_template", "json_attributes_topic", "last_reset_value_template", "name", "object_id", "options",
+        "json_attributes_template", "json_attributes_topic", "last_reset_value_template", "name", "object_id",
+        // Not `options`: the MQTT sensor of Home Assistant 2024.3 has no such
+        // key (its discovery drops it; Tests/Integration/ha-discovery-check.py).
         "payload_available", "payload_not_available", "platform", "suggested_display_precision", "qos", "state_class",
         "state_topic", "unique_id", "unit_of_measurement", "value_template",
         // From the discovery page: recommended on every discovery payload.
