@@ -4,18 +4,24 @@ import EdgeProtocol
 /// Attitude fusion of the primary IMU with the magnetometer (VQF), and the
 /// motion streams it feeds: accelerometer, gyroscope, device motion.
 ///
-/// A field joins the filter with the last IMU sample of the tick it
-/// arrived in, and only while it is fresh: device motion claims a north
-/// frame, a heading and a field only while the magnetometer delivers -
-/// a field older than ``fieldLifetimeNanoseconds`` is never presented as
-/// current; the sample falls back to `xArbitraryZVertical` and says so.
+/// A field joins the filter with the first IMU sample captured at or after
+/// it (else the last sample of the tick it arrived in), and only while it is
+/// fresh: device motion claims a north frame, a heading and a field only
+/// while the field *in the filter* was captured within
+/// ``fieldLifetimeNanoseconds`` before the sample - a field older than that
+/// is never presented as current, even while a newer one waits to be fused
+/// (after an IMU outage the first samples of a FIFO batch used to carry the
+/// field from before it); the sample falls back to `xArbitraryZVertical`
+/// and says so.
 struct FusionStage {
     var filter: AttitudeFilter
     /// The configured frame (served while the magnetometer is live).
     let frame: ReferenceFrame
     /// The newest field not yet fused, board frame, µT.
     var pendingField: Vector3?
-    /// Capture time of the newest field fused, ns.
+    /// Capture time of ``pendingField``, ns.
+    var pendingFieldNanoseconds: UInt64 = 0
+    /// Capture time of the field in the filter, ns (nil: none, or lost).
     var lastFieldNanoseconds: UInt64?
     /// How long a fused field stays current, ns (the magnetometer's stall limit).
     var fieldLifetimeNanoseconds: UInt64
@@ -29,7 +35,7 @@ struct FusionStage {
     /// A new field (calibrated, board frame) captured at `t`.
     mutating func field(_ f: Vector3, at t: UInt64) {
         pendingField = f
-        lastFieldNanoseconds = t
+        pendingFieldNanoseconds = t
     }
 
     /// The magnetometer stopped (missing, idle, restarted): forget its field.
@@ -49,7 +55,11 @@ struct FusionStage {
     mutating func motion(accel acc: Vector3, gyro gyr: Vector3, dt: Double, at t: UInt64, last: Bool,
                          publisher p: inout Publisher) {
         var mag: Vector3? = nil
-        if last, let m = pendingField { mag = m; pendingField = nil }
+        if let m = pendingField, last || t >= pendingFieldNanoseconds {
+            mag = m
+            pendingField = nil
+            lastFieldNanoseconds = pendingFieldNanoseconds
+        }
         filter.update(gyro: gyr, accel: acc, mag: mag, dt: dt)
         if p.wants(.accelerometer) { p.publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if p.wants(.accelerometerBatch) { p.publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
