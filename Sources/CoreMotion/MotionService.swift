@@ -239,7 +239,8 @@ final class EmbeddedAgentHandle: @unchecked Sendable {
     /// The engine and the service in this process (``EmbeddedAgent``), on a
     /// socket in a new directory only this user may enter (mode 0700).
     static func startEmbedded(configPath: String?) throws -> EmbeddedAgentHandle {
-        var template = Array("/tmp/edge-motion-\(getpid())-XXXXXX".utf8CString)
+        removeDirectoriesOfEndedProcesses()
+        var template = Array("\(directoryPrefix)\(getpid())-XXXXXX".utf8CString)
         guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw AgentClientError.system(call: "mkdtemp", path: "/tmp", errno: errno)
         }
@@ -249,13 +250,65 @@ final class EmbeddedAgentHandle: @unchecked Sendable {
             let agent = try EmbeddedAgent.start(configPath: configPath, socketPath: socket)
             let board = agent.boardName
             let config = agent.configPath ?? "the built-in configuration"
+            removeAtExit(directory)
             return EmbeddedAgentHandle(socketPath: socket, description: "\(board), \(config)") {
                 agent.stop()
-                rmdir(directory)
+                removeDirectory(directory)
             }
         } catch {
-            rmdir(directory)
+            removeDirectory(directory)
             throw error
+        }
+    }
+
+    /// Where the in-process agents' socket directories are made:
+    /// `/tmp/edge-motion-PID-XXXXXX`.
+    static let directoryPrefix = "/tmp/edge-motion-"
+
+    /// The socket and its directory (what ``startEmbedded(configPath:)`` made).
+    static func removeDirectory(_ directory: String) {
+        unlink(directory + "/agent.sock")
+        rmdir(directory)
+    }
+
+    /// Directories to remove when the process exits: an app that ends
+    /// without stopping its managers (most command-line programs) used to
+    /// leave its socket directory behind.
+    nonisolated(unsafe) static var atExit: [String] = []
+    static let atExitLock = NSLock()
+    nonisolated(unsafe) static var atExitRegistered = false
+
+    static func removeAtExit(_ directory: String) {
+        atExitLock.lock(); defer { atExitLock.unlock() }
+        atExit.append(directory)
+        if !atExitRegistered {
+            atExitRegistered = true
+            atexit {
+                // The listener is closed by the kernel with the process; only
+                // the names are left to remove.
+                EmbeddedAgentHandle.atExitLock.lock()
+                let list = EmbeddedAgentHandle.atExit
+                EmbeddedAgentHandle.atExitLock.unlock()
+                for d in list { EmbeddedAgentHandle.removeDirectory(d) }
+            }
+        }
+    }
+
+    /// Socket directories of this user's processes that ended without
+    /// exiting (SIGKILL, a crash): removed at the next start.
+    static func removeDirectoriesOfEndedProcesses() {
+        guard let dir = opendir("/tmp") else { return }
+        defer { closedir(dir) }
+        let prefix = "edge-motion-"
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix) else { continue }
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0 else { continue }
+            let path = "/tmp/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { removeDirectory(path) }
         }
     }
 }

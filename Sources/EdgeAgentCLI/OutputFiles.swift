@@ -76,7 +76,7 @@ enum OutputFiles {
             let n = readlink(target, &buf, buf.count - 1)
             guard n > 0 else { break }
             buf[n] = 0
-            let link = String(cString: buf)
+            let link = String(nulTerminated: buf)
             target = link.hasPrefix("/") ? link : directory(of: target) + "/" + link
         }
         let name = target.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? target
@@ -97,7 +97,7 @@ enum OutputFiles {
         var full = path
         if !path.hasPrefix("/") {
             var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if getcwd(&buf, buf.count) != nil { full = String(cString: buf) + "/" + path }
+            if getcwd(&buf, buf.count) != nil { full = String(nulTerminated: buf) + "/" + path }
         }
         var parts: [Substring] = []
         for p in full.split(separator: "/") {

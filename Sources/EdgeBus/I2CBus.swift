@@ -14,7 +14,7 @@
 /// chunk) re-address `register + offset` for each chunk. A caller that reads
 /// a non-incrementing port (the MPU-6050's FIFO_R_W) reads at most
 /// ``maximumChunk`` bytes per transfer so no re-addressing happens.
-public protocol I2CBus: AnyObject {
+public protocol I2CBus: AnyObject, SendableMetatype {
     /// Human-readable name used in errors, e.g. `/dev/i2c-1` or `simulated`.
     var name: String { get }
 

@@ -41,7 +41,7 @@ public enum BoardLocator {
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         if n > 0 {
             buffer[n] = 0
-            paths.append(String(cString: buffer))
+            paths.append(String(nulTerminated: buffer))
         }
         return unique(paths.map(normalize))
     }
@@ -208,7 +208,7 @@ public enum BoardLocator {
     static func workingDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }
-        return String(cString: buffer)
+        return String(nulTerminated: buffer)
     }
 
     static func isDirectory(_ path: String) -> Bool {

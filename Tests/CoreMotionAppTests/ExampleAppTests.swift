@@ -92,6 +92,30 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
         }
     }
 
+    /// Issue 16, item 15: the in-process agent left its socket directory
+    /// (/tmp/edge-motion-PID-…) behind when the app exited without stopping
+    /// its managers. Now it goes at exit, and one left by a process that was
+    /// killed goes at the next start.
+    @Test func theInProcessAgentLeavesNoSocketDirectoryBehind() throws {
+        // A directory of a process that no longer exists (pid_max is at most 2^22).
+        let deadPID: Int32 = 4_194_303
+        let stale = "/tmp/edge-motion-\(deadPID)-test\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: stale, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: stale + "/agent.sock", contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: stale) }
+
+        let run = try runExample("tilt-example", ["--seconds", "1"], socket: "/tmp/edge-no-agent-\(getpid()).sock")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.lines.contains { $0.hasSuffix("level") }, "the in-process agent served it: \(run.output)")
+        #expect(!FileManager.default.fileExists(atPath: stale), "a dead process's directory is removed at the next start")
+        let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []).filter { $0.hasPrefix("edge-motion-") }
+        let ofEnded = all.filter { name in
+            let pid = Int32(name.dropFirst("edge-motion-".count).prefix { $0 != "-" }) ?? 0
+            return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH
+        }
+        #expect(ofEnded.isEmpty, "the example's directory is gone with it: \(ofEnded)")
+    }
+
     /// Two processes on one agent keep their own rates: this one's
     /// accelerometer at 100 Hz while the tilt example takes device motion at
     /// 20 Hz in another.

@@ -84,7 +84,7 @@ public enum ReplayCommand: Subcommand {
         defer { fclose(fp) }
         var buf = [CChar](repeating: 0, count: 512)
         guard fgets(&buf, 512, fp) != nil else { return "" }
-        return String(cString: buf)
+        return String(nulTerminated: buf)
     }
 
     static func replayLog(_ file: String, realtime: Bool, sink: JSONLinesSink, console: Console) throws -> Int32 {
