@@ -216,20 +216,21 @@ public enum DiveLoggerCommand {
             case .connected:
                 live.withLock { StreamLiveness.reset(&$0) }
                 state.connected(true)
-                state.note("connected to the agent at \(socket)")
+                state.note("connected to the agent at \(socket)", key: "connection")
             case .disconnected(let why):
                 live.withLock { StreamLiveness.reset(&$0) }
                 state.connected(false)
-                state.note("the agent went away (\(why)); the dive is kept, reconnecting")
+                state.note("the agent went away (\(why)); the dive is kept, reconnecting", key: "connection")
             case .connectFailed(let why):
                 state.noteOnce("no agent answers at \(socket) (\(why)); retrying until one does (Ctrl-C stops). Is `edge-agent run` running, with this socket? \(Self.socketAdvice)")
             case .shutdown(let r):
                 live.withLock { StreamLiveness.reset(&$0) }
-                state.note("the agent is shutting down (\(r)); reconnecting")
+                state.note("the agent is shutting down (\(r)); reconnecting", key: "connection")
             case .device(let d) where Self.pressureSensorKinds.contains(d.kind):
                 state.note(d.connected
                     ? "the agent's pressure sensor \(d.deviceID) is back"
-                    : "the agent's pressure sensor \(d.deviceID) stopped (\(d.state.rawValue): \(d.reason ?? "no reason given")); no depth is logged until it is back")
+                    : "the agent's pressure sensor \(d.deviceID) stopped (\(d.state.rawValue): \(d.reason ?? "no reason given")); no depth is logged until it is back",
+                    key: "sensor " + d.deviceID)
             case .device: break
             }
         }
@@ -261,6 +262,7 @@ public enum DiveLoggerCommand {
         while state.failure == nil {
             if sigtimedwait(&set, nil, &timeout) > 0 { break }
             ticks += 1
+            if ticks % 5 == 0 { state.flushSuppressed() }
             if let since = state.unconnectedSeconds(nowNs: monotonicNowNs()), since >= 30, ticks % 300 == 0 {
                 state.note("still no agent at \(socket) after \(Int(since)) s; retrying")
             }
@@ -278,6 +280,7 @@ public enum DiveLoggerCommand {
             }
         }
         sub.cancel(); observation.cancel(); client.close()
+        state.flushSuppressed(all: true)
         for line in state.takeNotes() { err("dive-logger: \(line)") }
         let unwritten = state.withRecorder { () -> (DiveLogError, Int)? in
             defer { recorder.clearLog() }
@@ -480,6 +483,20 @@ final class RecordState: @unchecked Sendable {
     }
     func note(_ s: String) { locked { say(s) } }
     func noteOnce(_ s: String) { locked { if said.insert(s).inserted { say(s) } } }
+    /// Lines something outside the logger can repeat at will (a pressure
+    /// sensor that flaps, an agent that restarts in a loop): at most 5 of one
+    /// `key` per 10 s, then one line counting the rest (EdgeValues' LogLimiter).
+    private var limiter = LogLimiter()
+    func note(_ s: String, key: String) {
+        let now = monotonicNowNs()
+        locked { for line in limiter.expire(nowNs: now) + limiter.update(key: key, line: s, nowNs: now) { say(line) } }
+    }
+    /// Says how many lines were suppressed in windows that have ended
+    /// (`all`: in every window, when the logger stops).
+    func flushSuppressed(all: Bool = false) {
+        let now = all ? UInt64.max : monotonicNowNs()
+        locked { for line in limiter.expire(nowNs: now) { say(line) } }
+    }
     func say(_ s: String) {
         let line = "dive-logger: \(s)\n"
         _ = line.withCString { Glibc.write(2, $0, strlen($0)) }

@@ -120,3 +120,29 @@ public struct LogLimiter: Sendable {
         return summaries.map { $0.2 }
     }
 }
+
+/// A ``LogLimiter`` behind a lock, writing through `write`: for lines that
+/// threads log as things happen (the agent's reload and history messages).
+public final class LimitedLog: Sendable {
+    private let limiter: Locked<LogLimiter>
+    private let write: @Sendable (String) -> Void
+
+    public init(settings: LogLimiter.Settings = LogLimiter.Settings(), write: @escaping @Sendable (String) -> Void) {
+        limiter = Locked(LogLimiter(settings: settings))
+        self.write = write
+    }
+
+    /// Writes `text` unless lines of `key` are being suppressed (then it is
+    /// counted, and the count written when its window ends).
+    public func line(_ key: String, _ text: String) {
+        let now = monotonicNowNs()
+        for l in limiter.withLock({ $0.expire(nowNs: now) + $0.update(key: key, line: text, nowNs: now) }) { write(l) }
+    }
+
+    /// Writes the counts of windows that have ended (`all`: of every window,
+    /// before the process stops).
+    public func flush(all: Bool = false) {
+        let now = all ? UInt64.max : monotonicNowNs()
+        for l in limiter.withLock({ $0.expire(nowNs: now) }) { write(l) }
+    }
+}

@@ -813,6 +813,51 @@ struct DiveLoggerTestFailure: Error, CustomStringConvertible {
     /// with its socket open (SIGSTOP: no event can say so; the logger's
     /// stall watchdog does, once) and comes back (SIGCONT). The dive goes on
     /// through both: one dive, 3 m.
+    /// Issue 16, item 5: a line something outside the logger can repeat at
+    /// will is rate limited. A pressure sensor that drops off the bus eight
+    /// times in sixteen seconds is said five times per 10 s, and the rest are
+    /// counted ("(N similar lines suppressed)"), not written 16 times.
+    @Test func aFlappingSensorIsSaidAFewTimesWithACount() throws {
+        let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
+        try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
+        let dir = temporaryDirectory()
+        try Self.files(dir)
+        let outages = (0..<8).map { i in "{ kind: \"disappear\", address: 0x76, from_s: \(20 + 2 * i), to_s: \(21 + 2 * i) }" }
+        let scenario = try String(contentsOfFile: dir + "/scenario.json5", encoding: .utf8)
+            .replacingOccurrences(of: "imperfections: { default: \"ideal\" },",
+                                  with: "imperfections: { default: \"ideal\" },\n  faults: [ \(outages.joined(separator: ", ")) ],")
+        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
+        let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
+            .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
+        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
+        let agent = Process()
+        agent.executableURL = URL(fileURLWithPath: agentBinary)
+        agent.arguments = ["run", "--config", dir + "/edge-agent.json5", "--socket", socket, "--quiet"]
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = FileHandle.nullDevice
+        let started = Date()
+        try agent.run()
+        defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }; agent.waitUntilExit() }
+        let logger = try RecordingLogger(db: db, socket: socket, errPath: dir + "/logger.err")
+        defer { withExtendedLifetime(logger) {} }
+        // The scenario runs in real time: the eighth outage ends at 35 s of
+        // it. Wait until it has played past that (bounded), then stop.
+        _ = logger.until(120) { Date().timeIntervalSince(started) > 39 }
+        kill(logger.process.processIdentifier, SIGTERM)
+        logger.process.waitUntilExit()
+        let text = logger.transcript()
+        let said = text.split(separator: "\n").filter { $0.contains("pressure sensor ms5837@0x76") && !$0.contains("suppressed") }.count
+        let suppressed = text.split(separator: "\n").filter { $0.contains("pressure sensor ms5837@0x76") && $0.contains("suppressed") }
+            .compactMap { line -> Int? in
+                guard let r = line.range(of: "(", options: .backwards) else { return nil }
+                return Int(line[r.upperBound...].prefix { $0.isNumber })
+            }
+        #expect(said <= 10, "at most 5 lines per 10 s: \(said)\n\(text)")
+        #expect(!suppressed.isEmpty, "the rest are counted:\n\(text)")
+        #expect(said + suppressed.reduce(0, +) >= 14, "every stop and return is said or counted (16 events): \(said) + \(suppressed)\n\(text)")
+    }
+
     @Test func saysWhenTheDepthSensorStopsAndWhenTheAgentHangs() throws {
         let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
         try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")

@@ -160,6 +160,11 @@ public enum RunCommand: Subcommand {
         let status = quiet ? nil : statusEvery
         if status != nil { engineSettings.alwaysOn.formUnion([.deviceMotion, .altitude]) }
 
+        // Lines something outside the agent can repeat at will (SIGHUPs, a
+        // flapping disk under the history): at most 5 of a kind per 10 s,
+        // then a count.
+        let runtimeLog = LimitedLog { [console] in console.error($0) }
+        let runtimeOut = LimitedLog { [console] in console.print($0) }
         var recorder: HistoryRecorder?
         if let h = config.fitness.history {
             let path = EngineSetup.path(h.path, config: selection.configPath)
@@ -168,7 +173,7 @@ public enum RunCommand: Subcommand {
             } catch {
                 throw RunError("fitness history: \(error)")
             }
-            recorder?.onHealthChange = { [console] change in console.error("edge-agent: " + change.description) }
+            recorder?.onHealthChange = { [runtimeLog] change in runtimeLog.line("history", "edge-agent: " + change.description) }
             console.print("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
             do {
                 server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder))
@@ -180,7 +185,7 @@ public enum RunCommand: Subcommand {
                                  calibration: calibration, calibrationFiles: calibrationFiles,
                                  calibrationRequired: calibrationRequired, server: server,
                                  dataReady: dataReady, duration: duration, console: console, status: status,
-                                 history: recorder)
+                                 history: recorder, log: runtimeLog, out: runtimeOut)
         if let linux = session.bus.base as? LinuxI2CBus {
             return try runEngine(bus: linux, context)
         } else if let sim = session.bus.base as? SimulatedBus {
@@ -203,6 +208,10 @@ public enum RunCommand: Subcommand {
         var status: Double?
         /// The fitness history's recorder (config fitness.history), if on.
         var history: HistoryRecorder?
+        /// The rate-limited log of what happens while it runs (standard
+        /// error), and of what it does (standard output).
+        var log: LimitedLog
+        var out: LimitedLog
     }
 
     final class Progress: Sendable {
@@ -325,18 +334,20 @@ public enum RunCommand: Subcommand {
                 do {
                     let cal = try CalibrationLoader.resolve(c.calibrationFiles, for: c.session, readIdentity: false,
                                                             required: c.calibrationRequired,
-                                                            warn: { console.error("edge-agent: SIGHUP: warning: " + $0) })
+                                                            warn: { c.log.line("sighup", "edge-agent: SIGHUP: warning: " + $0) })
                     loop.enqueue { $0.apply(calibration: cal.engine) }
                     uncalibratedChips = cal.statusChips
-                    console.print("edge-agent: SIGHUP: calibration reloaded from \(c.calibrationFiles.list.isEmpty ? "(none)" : c.calibrationFiles.list.map(\.path).joined(separator: " and "))")
-                    for u in cal.uncalibrated where u.skipped { console.error("edge-agent: SIGHUP: warning: \(u.chip) runs uncalibrated: \(u.reason)") }
+                    c.out.line("sighup", "edge-agent: SIGHUP: calibration reloaded from \(c.calibrationFiles.list.isEmpty ? "(none)" : c.calibrationFiles.list.map(\.path).joined(separator: " and "))")
+                    for u in cal.uncalibrated where u.skipped { c.log.line("sighup", "edge-agent: SIGHUP: warning: \(u.chip) runs uncalibrated: \(u.reason)") }
                 } catch {
-                    console.error("edge-agent: SIGHUP: calibration not reloaded, keeping the old one: \(error)")
+                    c.log.line("sighup", "edge-agent: SIGHUP: calibration not reloaded, keeping the old one: \(error)")
                 }
                 try? notify.ready(status: "serving \(c.session.profile.name) on \(c.server.socketPath)")
             default:
                 break
             }
+            c.log.flush()
+            c.out.flush()
             let now = clock.nowNanoseconds
             // Ping the watchdog only while the loop makes progress.
             let tick = progress.lastTick.load(ordering: .relaxed)
@@ -365,6 +376,8 @@ public enum RunCommand: Subcommand {
         withExtendedLifetime(historySink) {}
         let stats = c.server.statistics()   // before stop(): it forgets its clients
         c.server.stop(reason: stopReason)
+        c.log.flush(all: true)
+        c.out.flush(all: true)
         console.print("edge-agent: stopped after \(hub.ticks) ticks; \(loop.statistics.summary)")
         console.print(publishedLine(stats, alwaysOn: c.settings.alwaysOn))
         return exitStatus
