@@ -2,8 +2,7 @@
 // number within what the depth sensors can report. Pure: Limits, State,
 // a `check` that says why a sample is refused.
 //
-// The ranges come from the sensors (docs/submersion.md,
-// /work/shared/reference/sensors.md):
+// The ranges come from the sensors' datasheets (docs/submersion.md):
 // * TE MS5837-30BA (datasheet REV C2, 12/2019, "Specifications"): pressure
 //   0–30 bar (0–3 MPa), operating temperature −20…+85 °C;
 // * Bosch BMP280 (BST-BMP280-DS001-26, Table 1 "Operating range"):

@@ -115,6 +115,8 @@ let documentedNumbers: [DocumentedNumber] = [
     .config("service.delivery_interval_ms", ["0", "1000", "20"], ["-0.001", "1000.001"], whole: false),
     .config("service.max_clients", ["1", "4096"], ["0", "4097"], whole: true),
     .config("service.max_clients_per_uid", ["1", "4096"], ["0", "4097"], whole: true),
+    .config("service.guaranteed_clients_per_uid", ["1", "4096"], ["0", "4097"], whole: true),
+    .config("service.reserved_client_slots", ["0", "4096"], ["-1", "4097"], whole: true),
     .config("service.max_unentitled_clients", ["0", "4096"], ["-1", "4097"], whole: true),
     .config("service.demand_raise_limit", ["1", "100000"], ["0", "100001"], whole: true),
     .config("service.demand_raise_window_s", ["0.001", "86400"], ["0", "86400.5"], whole: false),
