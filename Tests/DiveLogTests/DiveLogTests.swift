@@ -707,6 +707,30 @@ struct DiveLoggerTestFailure: Error, CustomStringConvertible {
 }
 
 @Suite(.serialized) struct DiveLoggerRecordTests {
+    /// A real `edge-agent run` on the test's board and scenario (see
+    /// ``files(_:)``) with the MS5837 faults given (scenario fault objects),
+    /// quick recovery, and its socket in `dir`. Kill it in a `defer`.
+    static func startAgent(_ dir: String, faults: [String]) throws -> Process {
+        let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
+        try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
+        try files(dir)
+        let scenario = try String(contentsOfFile: dir + "/scenario.json5", encoding: .utf8)
+            .replacingOccurrences(of: "imperfections: { default: \"ideal\" },",
+                                  with: "imperfections: { default: \"ideal\" },\n  faults: [ \(faults.joined(separator: ", ")) ],")
+        try #require(faults.isEmpty || scenario.contains("faults: ["))
+        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
+        let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
+            .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
+        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
+        let agent = Process()
+        agent.executableURL = URL(fileURLWithPath: agentBinary)
+        agent.arguments = ["run", "--config", dir + "/edge-agent.json5", "--socket", dir + "/agent.sock", "--quiet"]
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        return agent
+    }
+
     static func files(_ dir: String) throws {
         let scenario = """
             {
@@ -818,27 +842,12 @@ struct DiveLoggerTestFailure: Error, CustomStringConvertible {
     /// times in sixteen seconds is said five times per 10 s, and the rest are
     /// counted ("(N similar lines suppressed)"), not written 16 times.
     @Test func aFlappingSensorIsSaidAFewTimesWithACount() throws {
-        let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
-        try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
         let dir = temporaryDirectory()
-        try Self.files(dir)
         let outages = (0..<8).map { i in "{ kind: \"disappear\", address: 0x76, from_s: \(20 + 2 * i), to_s: \(21 + 2 * i) }" }
-        let scenario = try String(contentsOfFile: dir + "/scenario.json5", encoding: .utf8)
-            .replacingOccurrences(of: "imperfections: { default: \"ideal\" },",
-                                  with: "imperfections: { default: \"ideal\" },\n  faults: [ \(outages.joined(separator: ", ")) ],")
-        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
-        let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
-            .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
-        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
-        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
-        let agent = Process()
-        agent.executableURL = URL(fileURLWithPath: agentBinary)
-        agent.arguments = ["run", "--config", dir + "/edge-agent.json5", "--socket", socket, "--quiet"]
-        agent.standardOutput = FileHandle.nullDevice
-        agent.standardError = FileHandle.nullDevice
         let started = Date()
-        try agent.run()
+        let agent = try Self.startAgent(dir, faults: outages)
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }; agent.waitUntilExit() }
+        let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
         let logger = try RecordingLogger(db: db, socket: socket, errPath: dir + "/logger.err")
         defer { withExtendedLifetime(logger) {} }
         // The scenario runs in real time: the eighth outage ends at 35 s of
@@ -859,27 +868,10 @@ struct DiveLoggerTestFailure: Error, CustomStringConvertible {
     }
 
     @Test func saysWhenTheDepthSensorStopsAndWhenTheAgentHangs() throws {
-        let agentBinary = repositoryRoot + "/.build/debug/edge-agent"
-        try #require(FileManager.default.isExecutableFile(atPath: agentBinary), "swift build --product edge-agent first")
         let dir = temporaryDirectory()
-        try Self.files(dir)
         // The MS5837 is off the bus 12-14 s into the scenario, at the bottom (9-19 s).
-        let scenario = try String(contentsOfFile: dir + "/scenario.json5", encoding: .utf8)
-            .replacingOccurrences(of: "imperfections: { default: \"ideal\" },",
-                                  with: "imperfections: { default: \"ideal\" },\n  faults: [ { kind: \"disappear\", address: 0x76, from_s: 12, to_s: 14 } ],")
-        try #require(scenario.contains("disappear"))
-        try scenario.write(toFile: dir + "/scenario.json5", atomically: true, encoding: .utf8)
-        let config = try String(contentsOfFile: dir + "/edge-agent.json5", encoding: .utf8)
-            .replacingOccurrences(of: "always_on: [],", with: "always_on: [],\n  faults: { failures_before_reset: 3, reprobe_interval_s: 0.1 },")
-        try config.write(toFile: dir + "/edge-agent.json5", atomically: true, encoding: .utf8)
+        let agent = try Self.startAgent(dir, faults: ["{ kind: \"disappear\", address: 0x76, from_s: 12, to_s: 14 }"])
         let socket = dir + "/agent.sock", db = dir + "/dives.sqlite"
-
-        let agent = Process()
-        agent.executableURL = URL(fileURLWithPath: agentBinary)
-        agent.arguments = ["run", "--config", dir + "/edge-agent.json5", "--socket", socket, "--quiet"]
-        agent.standardOutput = FileHandle.nullDevice
-        agent.standardError = FileHandle.nullDevice
-        try agent.run()
         defer {
             kill(agent.processIdentifier, SIGCONT)
             if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }

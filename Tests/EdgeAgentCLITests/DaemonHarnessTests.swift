@@ -89,6 +89,20 @@ enum DaemonPaths {
     }
 }
 
+/// The sqlite3 shell's answer to `sql` on `db`, read-only (the second
+/// reader of the files the agent writes). Reads before waiting: a long
+/// answer is more than a pipe holds.
+func sqlite3Shell(_ db: String, _ sql: String) -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    p.arguments = ["-readonly", db, sql]
+    let out = Pipe(); p.standardOutput = out; p.standardError = Pipe()
+    guard (try? p.run()) != nil else { return "" }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
 // MARK: - the agent process
 
 /// `edge-agent` in a child process, stdout and stderr going to files.

@@ -8,16 +8,7 @@ import Glibc
 /// SIGKILL, a restart appends to the same file, and the file is 0600. Read
 /// back with the sqlite3 shell (a second reader of the format).
 @Suite(.serialized) struct FitnessHistoryDaemonTests {
-    func sqlite3(_ db: String, _ sql: String) -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = ["-readonly", db, sql]
-        let out = Pipe(); p.standardOutput = out; p.standardError = Pipe()
-        guard (try? p.run()) != nil else { return "" }
-        p.waitUntilExit()
-        return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    func sqlite3(_ db: String, _ sql: String) -> String { sqlite3Shell(db, sql) }
 
     func activityRows(_ db: String) -> Int { Int(sqlite3(db, "SELECT count(*) FROM activity")) ?? 0 }
 

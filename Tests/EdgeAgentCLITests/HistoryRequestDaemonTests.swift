@@ -30,17 +30,7 @@ import Glibc
         return t0
     }
 
-    func sqlite3(_ db: String, _ sql: String) -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = ["-readonly", db, sql]
-        let out = Pipe(); p.standardOutput = out; p.standardError = Pipe()
-        guard (try? p.run()) != nil else { return "" }
-        // Read before waiting: a week of rows is more than a pipe holds.
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    func sqlite3(_ db: String, _ sql: String) -> String { sqlite3Shell(db, sql) }
 
     /// The agent's resident set, kB (/proc/PID/status VmRSS).
     func rssKB(_ pid: Int32) -> Int {
