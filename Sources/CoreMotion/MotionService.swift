@@ -297,11 +297,8 @@ final class EmbeddedAgentHandle: @unchecked Sendable {
     /// Socket directories of this user's processes that ended without
     /// exiting (SIGKILL, a crash): removed at the next start.
     static func removeDirectoriesOfEndedProcesses() {
-        guard let dir = opendir("/tmp") else { return }
-        defer { closedir(dir) }
         let prefix = "edge-motion-"
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] {
             guard name.hasPrefix(prefix) else { continue }
             let rest = name.dropFirst(prefix.count)
             guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0 else { continue }

@@ -149,17 +149,21 @@ import Glibc
         // Bounds: 1 MiB a client, 16 MiB in all, plus what replies cost to
         // build (before: 3.44 GB for 20 such clients).
         let grew = (peak - before) / 1024
-        #expect(grew < 48, "resident memory grew \(grew) MB (from \(before / 1024) MB) with 20 clients not reading")
+        // A sanitized agent (CI's ASan and TSan runs set EDGE_AGENT_TEST_BINARY)
+        // keeps freed memory in its allocator's quarantine: its resident set
+        // says nothing of the bounds, so it is only printed there.
+        let plainAgent = ProcessInfo.processInfo.environment["EDGE_AGENT_TEST_BINARY"] == nil
+        #expect(!plainAgent || grew < 48, "resident memory grew \(grew) MB (from \(before / 1024) MB) with 20 clients not reading")
         // Given back once they are gone (before: 2.58 GB still held).
         var after = rssKB(agent.pid)
         let ad = DaemonDeadline(seconds: 20)
-        while after - before > 16 * 1024 && !ad.expired {
+        while plainAgent && after - before > 16 * 1024 && !ad.expired {
             c.request(#"{"class":"ping"}"#)   // wakes the service thread, which gives memory back
             _ = c.next(DaemonDeadline(seconds: 2))
             daemonPause(ms: 200)
             after = rssKB(agent.pid)
         }
-        #expect(after - before <= 16 * 1024, "still \(after / 1024) MB resident after the clients left (from \(before / 1024) MB)")
+        #expect(!plainAgent || after - before <= 16 * 1024, "still \(after / 1024) MB resident after the clients left (from \(before / 1024) MB)")
         print("history byte bounds: RSS before \(before / 1024) MB, peak \(peak / 1024) MB, after \(after / 1024) MB")
     }
 }
