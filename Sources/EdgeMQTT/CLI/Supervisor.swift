@@ -137,7 +137,7 @@ struct SpawnFailure: Error { var errno: Int32 }
     }
 
     /// Starts the worker with this process's environment plus the worker
-    /// variables, minus WATCHDOG_PID (the worker pings systemd's watchdog
+    /// variables and `SWIFT_BACKTRACE=enable=no` (unless set), minus WATCHDOG_PID (the worker pings systemd's watchdog
     /// itself: the unit says NotifyAccess=all). Default signal mask and
     /// dispositions; stdin, stdout and stderr shared.
     static func spawn(_ executable: String, _ arguments: [String], restarts: Int, lastExit: String?) -> Result<pid_t, SpawnFailure> {
@@ -149,6 +149,11 @@ struct SpawnFailure: Error { var errno: Int32 }
             if ![workerVariable, restartsVariable, lastExitVariable, "WATCHDOG_PID"].contains(name) { env.append(s) }
             p += 1
         }
+        // The worker dies of libmosquitto's assert, not of a Swift error: the
+        // Swift runtime's backtracer adds ~100 lines to the journal per abort
+        // and delays the restart (under ThreadSanitizer it hung the dying
+        // worker for good). Off unless the user asked for it.
+        if !env.contains(where: { $0.hasPrefix("SWIFT_BACKTRACE=") }) { env.append("SWIFT_BACKTRACE=enable=no") }
         env.append("\(workerVariable)=1")
         env.append("\(restartsVariable)=\(restarts)")
         if let lastExit { env.append("\(lastExitVariable)=\(lastExit)") }
