@@ -25,6 +25,7 @@ import Glibc
         // pending together count once); the pause is for the agent to take
         // each, nothing is timed.
         var sent = 0
+        let floodStarted = Date()
         for _ in 0..<30 {
             let before = agent.stdout.components(separatedBy: "SIGHUP").count + agent.stderr.components(separatedBy: "SIGHUP").count
             agent.signal(SIGHUP)
@@ -37,6 +38,8 @@ import Glibc
             }
             daemonPause(ms: 30)
         }
+        // The limit is per 10-s window: a slow machine spreads the flood over more.
+        let windows = Int(Date().timeIntervalSince(floodStarted) / 10) + 1
         agent.signal(SIGTERM)
         let exit = agent.waitForExit(DaemonDeadline(seconds: 30))
         #expect(exit?.status == 0, "\(agent.transcript)")
@@ -46,7 +49,7 @@ import Glibc
             guard let r = line.range(of: "(", options: .backwards) else { return nil }
             return Int(line[r.upperBound...].prefix { $0.isNumber })
         }
-        #expect(written <= 10, "at most 5 per 10 s (the flood lasts a few seconds): \(written)\n\(agent.transcript)")
+        #expect(written <= 5 * (windows + 1), "at most 5 per 10 s (\(windows) windows): \(written)\n\(agent.transcript)")
         #expect(!counted.isEmpty, "the rest are counted\n\(agent.transcript)")
         #expect(written + counted.reduce(0, +) >= 20, "every reload said or counted: \(written) + \(counted) of 30\n\(agent.transcript)")
     }
