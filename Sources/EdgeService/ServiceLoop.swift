@@ -537,7 +537,7 @@ final class ServiceLoop: @unchecked Sendable {
         body(&writer)
         c.enqueue(currentLine())
         // A long reply grew the writer: give that memory back.
-        if writer.bytes.capacity > LinePool.maximumKeptCapacity { freedLongLines = true }
+        if writer.bytes.count > LinePool.maximumKeptCapacity { freedLongLines = true }   // an unpooled line
         if writer.bytes.capacity > Self.maximumWriterCapacity { writer = JSONWriter(capacity: 4096) }
         enforceByteBounds(c)
     }
