@@ -485,19 +485,14 @@ final class RecordState: @unchecked Sendable {
     func noteOnce(_ s: String) { locked { if said.insert(s).inserted { say(s) } } }
     /// Lines something outside the logger can repeat at will (a pressure
     /// sensor that flaps, an agent that restarts in a loop): at most 5 of one
-    /// `key` per 10 s, then one line counting the rest (EdgeValues' LogLimiter).
-    private var limiter = LogLimiter()
-    func note(_ s: String, key: String) {
-        let now = monotonicNowNs()
-        locked { for line in limiter.expire(nowNs: now) + limiter.update(key: key, line: s, nowNs: now) { say(line) } }
-    }
+    /// `key` per 10 s, then one line counting the rest (EdgeValues' LimitedLog).
+    private let limited = LimitedLog { RecordState.write($0) }
+    func note(_ s: String, key: String) { limited.line(key, s) }
     /// Says how many lines were suppressed in windows that have ended
     /// (`all`: in every window, when the logger stops).
-    func flushSuppressed(all: Bool = false) {
-        let now = all ? UInt64.max : monotonicNowNs()
-        locked { for line in limiter.expire(nowNs: now) { say(line) } }
-    }
-    func say(_ s: String) {
+    func flushSuppressed(all: Bool = false) { limited.flush(all: all) }
+    func say(_ s: String) { Self.write(s) }
+    static func write(_ s: String) {
         let line = "dive-logger: \(s)\n"
         _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
     }

@@ -139,6 +139,9 @@ public final class LimitedLog: Sendable {
         for l in limiter.withLock({ $0.expire(nowNs: now) + $0.update(key: key, line: text, nowNs: now) }) { write(l) }
     }
 
+    /// Lines suppressed so far, all keys.
+    public var suppressedTotal: UInt64 { limiter.withLock { $0.state.suppressedTotal } }
+
     /// Writes the counts of windows that have ended (`all`: of every window,
     /// before the process stops).
     public func flush(all: Bool = false) {

@@ -33,19 +33,20 @@ import EdgeProtocol
 
         let hog = try TestClient(path: server.socketPath, receiveBuffer: 4096)
         _ = try #require(hog.readMessage())
-        // 40 replies of ~75 KB: 3 MB, three times the 1 MiB bound; the hog reads nothing.
-        for i in 0..<40 {
-            hog.request(#"{"class":"history","stream":"activity","from_s":0,"to_s":2000000000,"id":\#(i)}"#)
-        }
-        // The agent stays responsive for others meanwhile.
-        #expect(reader.barrier() != nil)
+        // 40 requests for replies of ~75 KB: 3 MB, three times the 1 MiB
+        // bound, sent in one write before the hog reads anything. (It reads
+        // at once after: the agent keeps a cut-off connection open for 1 s
+        // to deliver its last line, and a pause here would race that.)
+        hog.send((0..<40).map { #"{"class":"history","stream":"activity","from_s":0,"to_s":2000000000,"id":\#($0)}"# + "\n" }.joined())
 
-        // Now the hog reads: some replies, then notReading, then EOF.
+        // The hog reads: some replies, then notReading, then EOF.
         var codes: [String] = [], replies = 0
         while let m = hog.readMessage(timeoutMs: 10_000) {
             if m.string("class") == "history" { replies += 1 }
             if m.string("class") == "error", let code = m.string("code") { codes.append(code) }
         }
+        // The agent stayed responsive for others.
+        #expect(reader.barrier() != nil)
         #expect(codes == ["notReading"], "codes: \(codes)")
         #expect(replies < 40, "the bound cut it off before all 40 replies (\(replies))")
         #expect(hog.closed)

@@ -113,11 +113,7 @@ final class LiveService: @unchecked Sendable {
         }
     }
 
-    private func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    private func now() -> UInt64 { monotonicNowNs() }
 
     private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }

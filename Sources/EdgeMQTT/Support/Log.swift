@@ -15,14 +15,19 @@ public final class BridgeLog: Sendable {
     private let lines = Locked<[String]>([])
     private let keep: Bool
     /// Repeated lines of one key: at most 5 per 10 s, then a count.
-    private let limiter: Locked<LogLimiter>
+    private let limited: LimitedLog
 
     /// `sink` gets each line with its newline; `keepLines` also keeps them
     /// (for tests and for `check`'s report).
     public init(verbose: Bool = false, keepLines: Bool = false, limits: LogLimiter.Settings = LogLimiter.Settings(),
                 sink: @escaping @Sendable (String) -> Void = BridgeLog.standardError) {
         self.sink = sink; verboseFlag = verbose; keep = keepLines
-        limiter = Locked(LogLimiter(settings: limits))
+        let lines = self.lines, keep = keepLines
+        limited = LimitedLog(settings: limits) { message in
+            let line = "edge-mqtt: " + message
+            if keep { lines.withLock { $0.append(line) } }
+            sink(line + "\n")
+        }
     }
 
     public static let standardError: @Sendable (String) -> Void = { text in
@@ -53,21 +58,15 @@ public final class BridgeLog: Sendable {
     /// Assistant's birth): lines of one `key` are rate limited (EdgeValues'
     /// ``LogLimiter``), and the suppressed ones are counted in one line.
     public func limited(_ key: String, _ message: String) {
-        let now = monotonicNowNs()
-        let out = limiter.withLock { l in l.expire(nowNs: now) + l.update(key: key, line: message, nowNs: now) }
-        for m in out { emit(m) }
+        limited.line(key, message)
     }
 
     /// Writes the count of every window of suppressed lines that has ended
     /// (the main loop calls it every 0.5 s, so a burst that stopped is reported).
-    public func flushSuppressed() {
-        let now = monotonicNowNs()
-        let out = limiter.withLock { $0.expire(nowNs: now) }
-        for m in out { emit(m) }
-    }
+    public func flushSuppressed() { limited.flush() }
 
     /// Lines suppressed so far.
-    public var suppressedLines: UInt64 { limiter.withLock { $0.state.suppressedTotal } }
+    public var suppressedLines: UInt64 { limited.suppressedTotal }
 
     /// Only with `--verbose` (libmosquitto's own lines, every retry).
     public func debug(_ message: String) {
