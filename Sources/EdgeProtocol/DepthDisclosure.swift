@@ -47,6 +47,13 @@ public struct DepthDisclosure: Sendable, Hashable {
         pressure.isFinite && (pressure - surfacePressure) / pressurePerMetre > maximumDepth
     }
 
+    /// Whether a pressure altitude (m, the international barometric formula
+    /// from the standard sea-level pressure) is a pressure deeper than
+    /// `maximumDepth` (m) under water.
+    public func isBeyond(altitude: Double, maximumDepth: Double) -> Bool {
+        altitude.isFinite && isBeyond(pressure: PressureAltitude.pressure(altitude: altitude), maximumDepth: maximumDepth)
+    }
+
     /// The altitude sample as a client with the given cap may see it:
     /// pressure and relative altitude withheld (NaN, null on the wire) when
     /// the pressure is beyond the cap.
@@ -65,8 +72,7 @@ public struct DepthDisclosure: Sendable, Hashable {
     /// sea-level reference may differ from the standard one by a few kPa,
     /// a few tenths of a metre of water.
     public func capped(_ a: AbsoluteAltitudeSample, maximumDepth: Double) -> AbsoluteAltitudeSample {
-        let pressure = PressureAltitude.pressure(altitude: a.altitude)
-        guard a.altitude.isFinite, isBeyond(pressure: pressure, maximumDepth: maximumDepth) else { return a }
+        guard isBeyond(altitude: a.altitude, maximumDepth: maximumDepth) else { return a }
         var s = a
         s.altitude = .nan
         return s

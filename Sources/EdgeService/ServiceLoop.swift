@@ -254,13 +254,18 @@ final class ServiceLoop: @unchecked Sendable {
     func distribute(_ sample: Sample) {
         let idx = sample.stream.index
         latest[idx] = sample
+        let shallowCap = DepthDisclosure.maximumDepth(full: false)
         switch sample {
         case .submersion(let s):
             depthDisclosure.update(s)
-            distributeSubmersion(s)
+            distributeSplit(sample)
             return
-        case .altitude, .absoluteAltitude:
-            if let capped = cappedForShallow(sample) { distributeSplit(sample, shallow: capped); return }
+        case .altitude(let a) where depthDisclosure.isBeyond(pressure: a.pressure, maximumDepth: shallowCap):
+            distributeSplit(sample)
+            return
+        case .absoluteAltitude(let a) where depthDisclosure.isBeyond(altitude: a.altitude, maximumDepth: shallowCap):
+            distributeSplit(sample)
+            return
         default: break
         }
         var encoded: Line?
@@ -272,75 +277,37 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// `sample` (an altitude stream's) as a client without `submersion.full`
-    /// may see it, when that differs from the sample: its pressure is deeper
-    /// than 6 m under water (``DepthDisclosure``).
-    func cappedForShallow(_ sample: Sample) -> Sample? {
-        let cap = DepthDisclosure.maximumDepth(full: false)
-        switch sample {
-        case .altitude(let a):
-            let c = depthDisclosure.capped(a, maximumDepth: cap)
-            return c == a ? nil : .altitude(c)
-        case .absoluteAltitude(let a):
-            let c = depthDisclosure.capped(a, maximumDepth: cap)
-            return c.altitude.isNaN && !a.altitude.isNaN ? .absoluteAltitude(c) : nil
-        default:
-            return nil
-        }
-    }
-
-    /// `sample` to `submersion.full` holders (capped at 40 m) and `shallow`
-    /// to every other subscriber (at most two encodings).
-    func distributeSplit(_ sample: Sample, shallow: Sample) {
+    /// A sample whose content depends on the submersion entitlement (the
+    /// submersion stream; an altitude stream's deeper than 6 m under water)
+    /// to `submersion.full` holders and to everyone else, capped for each
+    /// (``visible(_:full:)``): at most two encodings.
+    func distributeSplit(_ sample: Sample) {
         let idx = sample.stream.index
-        let fullSample: Sample
-        switch sample {
-        case .altitude(let a): fullSample = .altitude(depthDisclosure.capped(a, maximumDepth: DepthDisclosure.maximumDepth(full: true)))
-        case .absoluteAltitude(let a):
-            fullSample = .absoluteAltitude(depthDisclosure.capped(a, maximumDepth: DepthDisclosure.maximumDepth(full: true)))
-        default: fullSample = sample
-        }
         var fullLine: Line?, shallowLine: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
             guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if c.entitlements.contains(.submersionFull) {
-                if fullLine == nil { fullLine = encode(fullSample) }
+                if fullLine == nil { fullLine = encode(visible(sample, full: true)) }
                 c.enqueue(fullLine!, sample: true)
             } else {
-                if shallowLine == nil { shallowLine = encode(shallow) }
+                if shallowLine == nil { shallowLine = encode(visible(sample, full: false)) }
                 c.enqueue(shallowLine!, sample: true)
             }
         }
     }
 
-    /// A stream's latest sample as `c` may see it (the submersion and
-    /// altitude streams capped for what it holds).
-    func visible(_ sample: Sample, to c: Client) -> Sample {
-        let full = c.entitlements.contains(.submersionFull)
+    /// A stream's sample as a client holding `submersion.full` (`full`) or
+    /// not may see it: the submersion stream capped at 6 m or 40 m
+    /// (``SubmersionSample/capped(shallow:)``), the altitude streams'
+    /// pressure withheld beyond the same depths (``DepthDisclosure``).
+    func visible(_ sample: Sample, full: Bool) -> Sample {
         let cap = DepthDisclosure.maximumDepth(full: full)
         switch sample {
         case .submersion(let m): return .submersion(m.capped(shallow: !full))
         case .altitude(let a): return .altitude(depthDisclosure.capped(a, maximumDepth: cap))
         case .absoluteAltitude(let a): return .absoluteAltitude(depthDisclosure.capped(a, maximumDepth: cap))
         default: return sample
-        }
-    }
-
-    /// Submersion samples are capped per client: `submersion.shallow` alone
-    /// sees 6 m at most, `submersion.full` 40 m (at most two encodings).
-    func distributeSubmersion(_ s: SubmersionSample) {
-        let idx = StreamName.submersion.index
-        var full: Line?, shallow: Line?
-        for c in clients where !c.dead && c.closingDeadline == nil {
-            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(s.timestampNs) else { continue }
-            if c.entitlements.contains(.submersionFull) {
-                if full == nil { full = encode(.submersion(s.capped(shallow: false))) }
-                c.enqueue(full!, sample: true)
-            } else {
-                if shallow == nil { shallow = encode(.submersion(s.capped(shallow: true))) }
-                c.enqueue(shallow!, sample: true)
-            }
         }
     }
 
@@ -609,7 +576,7 @@ final class ServiceLoop: @unchecked Sendable {
             guard stream.isPermitted(by: c.entitlements) else {
                 notEntitled(c, stream, id: id); return
             }
-            if let s = latest[stream.index].map({ visible($0, to: c) }) {
+            if let s = latest[stream.index].map({ visible($0, full: c.entitlements.contains(.submersionFull)) }) {
                 reply(c) { MessageEncoder.sample(s, into: &$0) }
             } else {
                 let why = stream.carriesSamples ? "no sample of \(stream.rawValue) yet"
