@@ -22,6 +22,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CoreMotion", targets: ["CoreMotion"]),
+        // Opt-in: an agent inside the app's process when none answers
+        // (EdgeMotionInProcessAgent.install()). CoreMotion alone links only
+        // the agent's client.
+        .library(name: "CoreMotionInProcessAgent", targets: ["CoreMotionInProcessAgent"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
         // Core Motion apps as an iOS developer writes them (Examples/).
@@ -36,7 +40,7 @@ let package = Package(
         // `swift test` here never build or instrument them).
         .library(name: "EdgeMotionInputs",
                  targets: ["EdgeConfig", "EdgeProtocol", "EdgeService", "EdgeBus", "EdgeChipsCore", "EdgeChips", "EdgeSim",
-                           "EdgeEngine", "EdgeAgentCLI", "EdgeHistory", "DiveLog"]),
+                           "EdgeEngine", "EdgeRuntime", "EdgeAgentCLI", "EdgeHistory", "DiveLog"]),
     ],
     targets: [
         // --- C modules -------------------------------------------------------
@@ -72,10 +76,17 @@ let package = Package(
         // EdgeValues: testable and reusable with no bus, no libi2c, no libgpiod.
         .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
+        // Where the agent's files are, wherever a tool or app runs from: the
+        // configuration lookup, data directories, board and scenario
+        // references, the client's two keys of a configuration
+        // (service.socket_path and socket_group), bounded file reads.
+        // EdgeValues, FoundationEssentials and Glibc only: every layer may use it.
+        .target(name: "EdgeLocations", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+
         // --- I/O layers -----------------------------------------------------
         // I2CBus protocol, clocks, scripted / recording / replaying / retrying
         // buses, the data-ready seam: no device files.
-        .target(name: "EdgeBus", dependencies: ["EdgeValues", "CEdgeShims"], swiftSettings: crossModule),
+        .target(name: "EdgeBus", dependencies: ["EdgeValues", "EdgeLocations", "CEdgeShims"], swiftSettings: crossModule),
         // The Linux implementations: /dev/i2c-N (libi2c), GPIO lines
         // (libgpiod 1.6), the per-bus lock.
         .target(name: "EdgeLinux", dependencies: ["EdgeBus", "CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
@@ -92,7 +103,7 @@ let package = Package(
         // requests and samples, replies matched by id; the shared,
         // multiplexed, reconnecting client used by CoreMotion, watch, poll and
         // the benchmarks. Glibc sockets, no Foundation.
-        .target(name: "EdgeClient", dependencies: ["EdgeProtocol"], swiftSettings: crossModule),
+        .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations"], swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out,
         // systemd notify.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
@@ -101,12 +112,21 @@ let package = Package(
         .target(name: "EdgeEngine",
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
-        .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
+        .target(name: "EdgeConfig", dependencies: ["EdgeLocations", "EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
         // The fitness history: SQLite (WAL, synchronous=FULL), retention, range queries.
         .target(name: "EdgeHistory", dependencies: ["CSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
+        // The agent as one value (AgentRuntime): board selection and
+        // session, calibration loading, policy, server, history, hub, loop
+        // and thread, with start, stop, reload and statistics. `run` is the
+        // runtime plus signals, a status line and sd_notify; EmbeddedAgent
+        // (the in-process agent) is the runtime on a private socket.
+        .target(name: "EdgeRuntime",
+                dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeValues",
+                               "EdgeProtocol", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"],
+                swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
-                dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
+                dependencies: ["EdgeRuntime", "EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // The MQTT bridge: topics, Home Assistant discovery, the bounded
@@ -122,16 +142,20 @@ let package = Package(
         .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
-        // NSObject, NSNumber), backed by the agent through EdgeClient; when no
-        // agent answers, by an EmbeddedAgent (EdgeAgentCLI) on a private socket.
-        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeConfig", "EdgeFusion", "EdgeValues", "EdgeAgentCLI",
-                                                   "EdgeHistory"]),
-        .executableTarget(name: "tilt-example", dependencies: ["CoreMotion"], path: "Examples/tilt-example"),
+        // NSObject, NSNumber), backed by the agent through EdgeClient. It
+        // must not link the engine, the drivers, the simulators or SQLite
+        // (LayeringTests): an app gets those only by adding
+        // CoreMotionInProcessAgent.
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeValues", "EdgeFusion", "EdgeHistory"]),
+        // The in-process agent for Core Motion apps that opt in: an
+        // EmbeddedAgent (EdgeRuntime) on a private socket when none answers.
+        .target(name: "CoreMotionInProcessAgent", dependencies: ["CoreMotion", "EdgeRuntime"]),
+        .executableTarget(name: "tilt-example", dependencies: ["CoreMotion", "CoreMotionInProcessAgent"], path: "Examples/tilt-example"),
         .executableTarget(name: "altitude-example", dependencies: ["CoreMotion"], path: "Examples/altitude-example"),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",
-                          dependencies: ["EdgeAgentCLI", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
+                          dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
                                          "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion",
                                          "EdgeMQTT"]),
 
@@ -142,7 +166,7 @@ let package = Package(
         // symbolic links to the Swift 6 targets' directories, so the same
         // files compile twice. The Surface targets are compile-only: every
         // Apple signature the module provides, used as the SDK declares it.
-        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion"], path: "Tests/CoreMotionTestSupport"),
+        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion", "CoreMotionInProcessAgent"], path: "Tests/CoreMotionTestSupport"),
         .target(name: "CoreMotionSurface", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurface"),
         .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -162,11 +186,11 @@ let package = Package(
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLinux"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
         .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient"]),
-        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeProtocol"]),
+        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeRuntime", "EdgeProtocol"]),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],

@@ -9,9 +9,13 @@
 //   swift run tilt-example --seconds 5  for five seconds
 //
 // The data comes from the running agent, or, when none answers, from an
-// agent the library starts inside this process on the configured board
-// (the simulated board by default).
+// agent started inside this process on the configured board (the
+// simulated board by default): the opt-in of the CoreMotionInProcessAgent
+// product, the one line an iOS app would not have.
 import CoreMotion
+import CoreMotionInProcessAgent
+
+EdgeMotionInProcessAgent.install()
 
 let motion = CMMotionManager()
 let seconds = CommandLine.arguments.firstIndex(of: "--seconds").flatMap { i in

@@ -87,7 +87,7 @@ open class CMMotionActivityManager: NSObject {
                 do {
                     let rows = try h.activities(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(end))
                     result = (rows.map { r in
-                        let d = Date(timeIntervalSince1970: Double(r.startUnixNs) / 1e9)
+                        let d = Date(timeIntervalSince1970: r.startS)
                         let mono = ProcessInfo.processInfo.systemUptime - Date().timeIntervalSince(d)
                         return CMMotionActivity(timestamp: mono, startDate: d, flags: r.flags, confidence: r.confidence)
                     }, nil)

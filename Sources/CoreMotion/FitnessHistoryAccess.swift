@@ -1,15 +1,11 @@
 import EdgeClient
-import EdgeConfig
 import EdgeHistory
 import EdgeProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Dates for the fitness API: the agent's CLOCK_MONOTONIC ns to `Date`, and
-/// the agent's history file for queries (read directly: the protocol has no
-/// history request yet, so a query works where this process may read the
-/// file: the agent's own user, or the in-process agent).
+/// Dates for the fitness API: the agent's CLOCK_MONOTONIC ns to `Date`.
 enum FitnessTime {
     static func monotonicNs() -> Int64 { Int64(monotonicNowNs()) }
     static func realtimeNs() -> Int64 { Int64(realtimeNowNs()) }
@@ -25,20 +21,10 @@ enum FitnessTime {
     }
 }
 
-/// Reads the agent's fitness history: by asking the agent (`history`
-/// requests: any user with the `fitness` entitlement, the file stays the
-/// agent's), else — an agent from before the request — from its file,
-/// where this process may read it (the agent's own user).
-protocol FitnessHistoryReader {
-    func pedometer(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> PedometerTotals
-    func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [ActivityRecord]
-    func close()
-}
-
-extension FitnessHistory: FitnessHistoryReader {}
-
-/// The agent's answers to `history` requests over the shared connection.
-struct AgentHistoryReader: FitnessHistoryReader {
+/// The agent's fitness history, through its answers to `history` requests
+/// over the shared connection (any user with the `fitness` entitlement; the
+/// file stays the agent's: the library never opens it).
+struct AgentHistoryReader {
     let client: AgentClient
 
     func ask(_ stream: StreamName, _ from: Int64, _ to: Int64) throws -> HistoryReply {
@@ -64,15 +50,15 @@ struct AgentHistoryReader: FitnessHistoryReader {
         return out
     }
 
-    func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [ActivityRecord] {
+    func activities(fromUnixNs from: Int64, toUnixNs to: Int64) throws -> [HistoryReply.Activity] {
         // A long answer comes in pages: each says where the next begins.
-        var out: [ActivityRecord] = []
+        var out: [HistoryReply.Activity] = []
         var pageFrom = from
         while true {
             guard case .activities(let list, let next) = try ask(.activity, pageFrom, to) else {
                 throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered an activity history request with pedometer totals")
             }
-            out += list.map { ActivityRecord(startUnixNs: Int64(($0.startS * 1e9).rounded()), flags: $0.flags, confidence: $0.confidence) }
+            out += list
             guard let next else { return out }
             guard next > pageFrom else {
                 throw NSError.coreMotion(CMErrorNotAvailable, "the agent's history pages do not advance (next page at \(next) ns)")
@@ -85,46 +71,11 @@ struct AgentHistoryReader: FitnessHistoryReader {
 }
 
 enum FitnessHistoryAccess {
-    /// The history of the agent this process talks to: its answers to
-    /// `history` requests when it serves them, else its file; or why there
-    /// is none.
-    static func open() -> Result<any FitnessHistoryReader, NSError> {
+    /// The history of the agent this process talks to, or why there is none.
+    static func open() -> Result<AgentHistoryReader, NSError> {
         let (source, error) = MotionService.shared.connectedSource()
         if let error { return .failure(error) }
         guard let source else { return .failure(.coreMotion(CMErrorNotAvailable, "no agent")) }
-        // One probe: an agent that knows the request answers it (or says why
-        // it cannot); one from before it says unknownRequest.
-        do {
-            _ = try source.client.request(.history(.activity, fromNs: 0, toNs: 0), timeoutMs: 5000)
-            return .success(AgentHistoryReader(client: source.client))
-        } catch let e {
-            if case .refused(let code, _, _, _) = e, code == .unknownRequest {
-                return openFile().map { $0 as any FitnessHistoryReader }
-            }
-            return .success(AgentHistoryReader(client: source.client))  // its errors come with each query
-        }
-    }
-
-    /// The agent's history file (agents without the `history` request).
-    static func openFile() -> Result<FitnessHistory, NSError> {
-        let (source, error) = MotionService.shared.connectedSource()
-        if let error { return .failure(error) }
-        guard let path = source?.location.configPath else {
-            return .failure(.coreMotion(CMErrorNotAvailable, "the agent's configuration is not known to this process, so its fitness history cannot be read (set EdgeMotionAgent.configurationPath)"))
-        }
-        let config: AgentConfig
-        do { config = try ConfigLoader.load(AgentConfig.self, from: path) } catch {
-            return .failure(.coreMotion(CMErrorNotAvailable, "cannot read the agent's configuration \(path): \(error)"))
-        }
-        guard let h = config.fitness.history else {
-            return .failure(.coreMotion(CMErrorNotAvailable, "the agent keeps no fitness history: set fitness.enabled and fitness.history in \(path)"))
-        }
-        let file = BoardLocator.resolve(h.path, nextTo: path)
-        do {
-            return .success(try FitnessHistory(path: file, retentionSeconds: h.retentionDays * 86400, create: false))
-        } catch {
-            return .failure(.coreMotion(error.code == 23 || error.errno == EACCES ? CMErrorNotAuthorized : CMErrorNotAvailable,
-                                        "cannot read the fitness history: \(error)"))
-        }
+        return .success(AgentHistoryReader(client: source.client))
     }
 }

@@ -1,6 +1,5 @@
-import EdgeAgentCLI
 import EdgeClient
-import EdgeConfig
+import EdgeValues
 import EdgeProtocol
 #if canImport(Glibc)
 import Glibc
@@ -33,21 +32,14 @@ final class MotionService: @unchecked Sendable {
         let location: AgentSocketLocation
         /// The agent started in this process, if it is one.
         let embedded: EmbeddedAgentHandle?
-        /// The configuration's frame and declination, when the socket came
-        /// from a configuration file (the agent reads the same file).
-        let configuredFrame: ReferenceFrame?
-        let declinationDeg: Double?
+        /// The agent's north frame and declination, as its version line says.
+        var configuredFrame: ReferenceFrame? { client.version?.frame.flatMap(ReferenceFrame.init(rawValue:)) }
+        var declinationDeg: Double? { client.version?.declinationDeg }
         let lock = NSLock()
         var devicesCache: (atNs: UInt64, list: [DeviceInfo])?
 
         init(client: AgentClient, location: AgentSocketLocation, embedded: EmbeddedAgentHandle?) {
             self.client = client; self.location = location; self.embedded = embedded
-            var frame: ReferenceFrame?, declination: Double?
-            if let path = location.configPath, let c = try? ConfigLoader.load(AgentConfig.self, from: path) {
-                frame = ReferenceFrame(rawValue: c.fusion.frame)
-                declination = c.fusion.declinationDeg
-            }
-            configuredFrame = frame; declinationDeg = declination
         }
 
         var description: String {
@@ -124,8 +116,8 @@ final class MotionService: @unchecked Sendable {
             try s.client.connect(timeoutMs: timeoutMs)
             return (s, nil)
         } catch {
-            if error.isNoAgent, s.embedded == nil, inProcessAllowed, socketOverride == nil {
-                let starter = EmbeddedAgentHandle.starter
+            if error.isNoAgent, s.embedded == nil, inProcessAllowed, socketOverride == nil,
+               let starter = EmbeddedAgentHandle.starterLock.withLock({ EmbeddedAgentHandle.starter }) {
                 let noAgent = error
                 do {
                     let e = try starter(s.location.configPath)
@@ -141,6 +133,9 @@ final class MotionService: @unchecked Sendable {
                 } catch {
                     return (s, .coreMotion(CMErrorNotAvailable, "\(noAgent.description) No agent could be started in this process either: \(error)"))
                 }
+            }
+            if error.isNoAgent, s.embedded == nil {
+                return (s, .coreMotion(CMErrorNotAvailable, "\(error.description) Start one (`edge-agent run`), or let this app run its own: link the CoreMotionInProcessAgent product and call EdgeMotionInProcessAgent.install()."))
             }
             return (s, Self.error(error))
         }
@@ -213,101 +208,31 @@ final class MotionService: @unchecked Sendable {
         case .notEntitled: return .coreMotion(CMErrorNotEntitled, e.description)
         case .permissionDenied: return .coreMotion(CMErrorNotAuthorized, e.description)
         case .refused(.unknownStream?, _, _, _): return .coreMotion(CMErrorNotAvailable, "this agent does not serve the stream (an older agent?): \(e.description)")
+        case .refused(.unknownRequest?, _, _, _): return .coreMotion(CMErrorNotAvailable, "this agent does not know the request (an agent older than this library: update edge-agent): \(e.description)")
         default: return .coreMotion(CMErrorNotAvailable, e.description)
         }
     }
 }
 
 /// An agent running inside this process (the fallback when none answers).
-/// The module that can start one sets ``starter``; until an engine is
-/// linked, nothing is started and the handlers say no agent answers.
-final class EmbeddedAgentHandle: @unchecked Sendable {
-    let socketPath: String
-    let description: String
+/// The `CoreMotionInProcessAgent` product sets ``starter`` when an app opts
+/// in (`EdgeMotionInProcessAgent.install()`); until then nothing is started
+/// and the handlers say that no agent answers, and how to opt in.
+package final class EmbeddedAgentHandle: @unchecked Sendable {
+    package let socketPath: String
+    package let description: String
     private let stopAgent: @Sendable () -> Void
 
-    init(socketPath: String, description: String, stop: @escaping @Sendable () -> Void) {
+    package init(socketPath: String, description: String, stop: @escaping @Sendable () -> Void) {
         self.socketPath = socketPath; self.description = description; self.stopAgent = stop
     }
 
     func stop() { stopAgent() }
 
     /// Starts an agent for the configuration at the given path (nil: the
-    /// default lookup) on a private socket.
-    nonisolated(unsafe) static var starter: @Sendable (String?) throws -> EmbeddedAgentHandle = startEmbedded
-
-    /// The engine and the service in this process (``EmbeddedAgent``), on a
-    /// socket in a new directory only this user may enter (mode 0700).
-    static func startEmbedded(configPath: String?) throws -> EmbeddedAgentHandle {
-        removeDirectoriesOfEndedProcesses()
-        var template = Array("\(directoryPrefix)\(getpid())-XXXXXX".utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw AgentClientError.system(call: "mkdtemp", path: "/tmp", errno: errno)
-        }
-        let directory = String(cString: p)
-        let socket = directory + "/agent.sock"
-        do {
-            let agent = try EmbeddedAgent.start(configPath: configPath, socketPath: socket)
-            let board = agent.boardName
-            let config = agent.configPath ?? "the built-in configuration"
-            removeAtExit(directory)
-            return EmbeddedAgentHandle(socketPath: socket, description: "\(board), \(config)") {
-                agent.stop()
-                removeDirectory(directory)
-            }
-        } catch {
-            removeDirectory(directory)
-            throw error
-        }
-    }
-
-    /// Where the in-process agents' socket directories are made:
-    /// `/tmp/edge-motion-PID-XXXXXX`.
-    static let directoryPrefix = "/tmp/edge-motion-"
-
-    /// The socket and its directory (what ``startEmbedded(configPath:)`` made).
-    static func removeDirectory(_ directory: String) {
-        unlink(directory + "/agent.sock")
-        rmdir(directory)
-    }
-
-    /// Directories to remove when the process exits: an app that ends
-    /// without stopping its managers (most command-line programs) used to
-    /// leave its socket directory behind.
-    nonisolated(unsafe) static var atExit: [String] = []
-    static let atExitLock = NSLock()
-    nonisolated(unsafe) static var atExitRegistered = false
-
-    static func removeAtExit(_ directory: String) {
-        atExitLock.lock(); defer { atExitLock.unlock() }
-        atExit.append(directory)
-        if !atExitRegistered {
-            atExitRegistered = true
-            atexit {
-                // The listener is closed by the kernel with the process; only
-                // the names are left to remove.
-                EmbeddedAgentHandle.atExitLock.lock()
-                let list = EmbeddedAgentHandle.atExit
-                EmbeddedAgentHandle.atExitLock.unlock()
-                for d in list { EmbeddedAgentHandle.removeDirectory(d) }
-            }
-        }
-    }
-
-    /// Socket directories of this user's processes that ended without
-    /// exiting (SIGKILL, a crash): removed at the next start.
-    static func removeDirectoriesOfEndedProcesses() {
-        let prefix = "edge-motion-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] {
-            guard name.hasPrefix(prefix) else { continue }
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0 else { continue }
-            let path = "/tmp/" + name
-            var st = stat()
-            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { removeDirectory(path) }
-        }
-    }
+    /// default lookup) on a private socket; nil: no in-process agent linked.
+    nonisolated(unsafe) package static var starter: (@Sendable (String?) throws -> EmbeddedAgentHandle)?
+    package static let starterLock = NSLock()
 }
 
 /// Carries a non-Sendable value (a handler, an app's sample object) to the

@@ -1,6 +1,7 @@
 import EdgeBus
 import EdgeChips
 import EdgeConfig
+import EdgeRuntime
 
 /// One converted reading of one chip, in the board frame, SI units.
 struct ChipReading {

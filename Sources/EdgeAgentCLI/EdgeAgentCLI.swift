@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EdgeProtocol
 import EdgeService
+import EdgeRuntime
 
 /// A subcommand of `edge-agent`. Each lives in `Commands/<Name>.swift`.
 public protocol Subcommand {
@@ -29,17 +30,6 @@ extension Subcommand {
 public struct UsageError: Error, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
-/// A file the command was told to use (configuration, board profile,
-/// scenario, calibration) is missing or invalid. Bad use like a wrong option
-/// (exit 2), printed as the file's own error, without the pointer to `--help`.
-public struct SetupError: Error, CustomStringConvertible {
-    public var message: String
-    public init(_ error: any Error, hint: String? = nil) {
-        message = "\(error)" + (hint.map { "\n(\($0))" } ?? "")
-    }
     public var description: String { message }
 }
 

@@ -7,6 +7,7 @@ import Darwin
 #endif
 
 import EdgeConfig
+import EdgeRuntime
 
 /// Keeps the tools from writing over what they read: `fuse --output IN.csv`
 /// used to truncate its own input and exit 0.

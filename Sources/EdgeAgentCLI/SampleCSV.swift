@@ -7,6 +7,7 @@ import Darwin
 #endif
 import EdgeBus
 import EdgeFusion
+import EdgeLocations
 
 /// One row of a sample CSV (``SampleCSV``): one instant of the sensor
 /// stream. A nil group is a sensor that is absent (or had no new sample at

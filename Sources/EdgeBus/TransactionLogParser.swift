@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeLocations
 
 /// A transaction log that cannot be read: which file, which line, what was
 /// expected and what was found.

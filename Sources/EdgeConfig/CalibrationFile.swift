@@ -8,6 +8,7 @@ import Glibc
 #endif
 import EdgeFusion
 import EdgeValues
+import EdgeLocations
 
 /// The calibration file (`calibration.json`, written by `edge-agent
 /// calibrate`, read by the agent at start and on SIGHUP): per chip, keyed

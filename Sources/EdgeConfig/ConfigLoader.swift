@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import EdgeBus
+import EdgeLocations
 
 /// A configuration or board-profile file that could not be used: which file,
 /// which key path, what was expected, and for syntax errors the line and column.

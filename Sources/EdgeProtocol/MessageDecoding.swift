@@ -27,6 +27,12 @@ public enum ServerMessage: Sendable, Hashable {
         public var entitlements: [Entitlement]
         public var maxLineBytes: Int
         public var queueCapacity: Int
+        /// The agent's north reference frame (`fusion.frame`); nil from an
+        /// agent that does not say.
+        public var frame: String? = nil
+        /// The magnetic declination the agent applies, degrees east
+        /// positive; nil: none configured (no true north).
+        public var declinationDeg: Double? = nil
     }
 
     /// Why a line could not be decoded.
@@ -49,7 +55,8 @@ public enum ServerMessage: Sendable, Hashable {
                 agentVersion: try r.string("agentVersion"), uid: try r.uint32("uid"),
                 gid: try r.uint32("gid"),
                 entitlements: try r.strings("entitlements").map(Entitlement.init(rawValue:)),
-                maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity")))
+                maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity"),
+                frame: r.optionalString("frame"), declinationDeg: r.optionalDouble("declination_deg")))
         case "sample":
             return .sample(try r.sample())
         case "devices":

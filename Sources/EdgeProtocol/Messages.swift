@@ -87,10 +87,14 @@ public enum MessageEncoder {
     // MARK: control messages
 
     /// The first line on every connection.
-    /// `{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":…,"uid":…,"gid":…,"entitlements":[…],"maxLineBytes":…,"queueCapacity":…}`
+    /// `{"class":"version","protocol":…,"agent":"edge-agent","agentVersion":…,"uid":…,"gid":…,"entitlements":[…],"maxLineBytes":…,"queueCapacity":…,"frame":…,"declination_deg":…}`
+    /// `frame` is the reference frame the agent's north attitude is in
+    /// (its configuration's `fusion.frame`), `declination_deg` the magnetic
+    /// declination it was given (absent: none, so no true north).
     public static func version(agentVersion: String, uid: UInt32, gid: UInt32,
                                entitlements: [Entitlement], maxLineBytes: Int,
-                               queueCapacity: Int, into w: inout JSONWriter) {
+                               queueCapacity: Int, frame: String? = nil, declinationDeg: Double? = nil,
+                               into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("version")
         w.key("protocol"); w.int(EdgeProtocolInfo.version)
@@ -103,6 +107,8 @@ public enum MessageEncoder {
         w.endArray()
         w.key("maxLineBytes"); w.int(maxLineBytes)
         w.key("queueCapacity"); w.int(queueCapacity)
+        if let frame { w.key("frame"); w.string(frame) }
+        if let d = declinationDeg, d.isFinite { w.key("declination_deg"); w.double(d) }
         w.endObject(); w.endLine()
     }
 

@@ -72,6 +72,10 @@ public struct ServiceConfiguration: Sendable, Hashable {
     var idlePollTimeoutMs: Int32 = 1000
     /// Agent version in the version line.
     public var agentVersion: String = "0.1.0"
+    /// Told to clients in the version line: the agent's north reference
+    /// frame and its magnetic declination in degrees (nil: none).
+    public var agentFrame: String?
+    public var agentDeclinationDeg: Double?
 
     public init(socketPath: String = EdgeProtocolInfo.defaultSocketPath, socketGroup: String? = nil) {
         self.socketPath = socketPath

@@ -375,7 +375,8 @@ final class ServiceLoop: @unchecked Sendable {
             writer.reset()
             MessageEncoder.version(agentVersion: config.agentVersion, uid: uid, gid: gid,
                                    entitlements: entitlements.sorted(), maxLineBytes: config.maxLineBytes,
-                                   queueCapacity: config.queueCapacity, into: &writer)
+                                   queueCapacity: config.queueCapacity, frame: config.agentFrame,
+                                   declinationDeg: config.agentDeclinationDeg, into: &writer)
             client.enqueue(currentLine())
             clients.append(client)
             // The version line is always the first line; a refusal goes out

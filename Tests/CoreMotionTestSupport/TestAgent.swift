@@ -5,6 +5,7 @@
 // things happen.
 import Foundation
 import CoreMotion
+import CoreMotionInProcessAgent
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -449,6 +450,7 @@ public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> B
 /// source to itself.
 public func withInProcessFallback<T>(_ kind: TestAgentKind = .restFlat, _ body: () async throws -> T) async throws -> T {
     await AgentAccess.shared.acquire(exclusive: true)
+    EdgeMotionInProcessAgent.install()
     var directory: String?
     do {
         let files = try TestAgent(kind: kind) // its files; no process
@@ -478,6 +480,7 @@ public func withDataSourceToItself<T>(_ body: () async throws -> T) async throws
         EdgeMotionAgent.configurationPath = nil
         EdgeMotionAgent.allowsInProcessAgent = true
     }
+    EdgeMotionInProcessAgent.install()
     reset()
     do {
         let r = try await body()

@@ -7,6 +7,7 @@ import EdgeProtocol
 import EdgeValues
 import EdgeAgentCLI
 @testable import DiveLog
+import EdgeRuntime
 
 let repositoryRoot: String = {
     var url = URL(fileURLWithPath: #filePath)

@@ -12,6 +12,7 @@ import EdgeConfig
 import EdgeBus
 import EdgeSim
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 @Suite struct BoundedInputsCLITests {
     static func fifo(_ dir: String, _ name: String) throws -> String {

@@ -6,6 +6,7 @@ import EdgeFusion
 import EdgeSim
 @testable import EdgeAgentCLI
 import EdgeLinux
+import EdgeRuntime
 
 /// The calibrate command's core on the simulated board, on a virtual clock,
 /// as `edge-agent calibrate SENSOR --scenario scenarios/calibrate-*.json5`

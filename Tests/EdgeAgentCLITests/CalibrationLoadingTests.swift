@@ -4,6 +4,7 @@ import EdgeConfig
 import EdgeEngine
 import EdgeFusion
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 @Suite struct CalibrationLoadingTests {
     @Test func fileMapsOntoTheEngine() throws {

@@ -6,6 +6,7 @@ import EdgeEngine
 import EdgeFusion
 import EdgeSim
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 /// What the engine makes of the default board after `seconds` of desk-idle:
 /// errors against the scenario's truth.

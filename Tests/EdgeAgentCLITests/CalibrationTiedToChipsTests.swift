@@ -6,6 +6,7 @@ import EdgeEngine
 import EdgeFusion
 import EdgeSim
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 /// A calibration belongs to the chips it was measured on. The simulated
 /// board's calibration scenarios calibrate the chips the agent then runs

@@ -45,6 +45,7 @@ import EdgeService
 import EdgeBus
 import EdgeFusion
 import EdgeSim
+import EdgeRuntime
 
 /// `fusion.declination_deg` reaches the filter in degrees, as `fuse
 /// --declination` hands it: the daemon once converted it to radians first,

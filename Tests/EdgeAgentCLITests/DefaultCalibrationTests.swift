@@ -4,6 +4,7 @@ import EdgeBus
 import EdgeConfig
 import EdgeEngine
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 /// The repository's default configuration runs the simulated board
 /// calibrated: config/calibration.json is what `edge-agent calibrate

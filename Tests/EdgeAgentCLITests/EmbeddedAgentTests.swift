@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 /// An agent inside the test process, as the CoreMotion library starts one
 /// when no agent answers: the same protocol on a private socket.

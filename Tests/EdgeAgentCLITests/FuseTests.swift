@@ -3,6 +3,7 @@ import Foundation
 import EdgeConfig
 import EdgeFusion
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 /// `edge-agent fuse`: golden outputs on a committed synthetic recording, and
 /// the error paths.

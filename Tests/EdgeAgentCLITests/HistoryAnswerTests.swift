@@ -12,6 +12,7 @@ import EdgeValues
 @testable import EdgeAgentCLI
 #if canImport(Glibc)
 import Glibc
+import EdgeRuntime
 #endif
 
 @Suite struct HistoryAnswerTests {

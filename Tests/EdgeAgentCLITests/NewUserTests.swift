@@ -12,6 +12,7 @@ import EdgeConfig
 import EdgeProtocol
 import EdgeService
 @testable import EdgeAgentCLI
+import EdgeLocations
 
 /// The real binary in a child process with its own working directory.
 struct ToolRun {

@@ -3,6 +3,7 @@ import Foundation
 import EdgeBus
 import EdgeConfig
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 let repositoryRoot: String = {
     var url = URL(fileURLWithPath: #filePath)

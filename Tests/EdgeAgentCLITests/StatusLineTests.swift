@@ -6,6 +6,7 @@ import Foundation
 import EdgeConfig
 import EdgeProtocol
 @testable import EdgeAgentCLI
+import EdgeRuntime
 
 @Suite struct StatusLineTests {
     /// The widest values each field can take: negative angles and altitude,
@@ -49,7 +50,7 @@ import EdgeProtocol
 
     /// `run` draws through it: the old formatter's 137 columns at typical values.
     @Test func runFormatsWithTheWidth() {
-        var s = RunCommand.StatusSnapshot()
+        var s = RuntimeStatus()
         s.rollDeg = -12.3; s.pitchDeg = 4.5; s.yawDeg = -170.2; s.relativeAltitude = -0.42; s.pressure = 100_812.5
         s.p99Microseconds = 1234; s.overruns = 2
         let line = RunCommand.statusLine(s, clients: 3, seconds: 123.4, uncalibrated: [], columns: 120)

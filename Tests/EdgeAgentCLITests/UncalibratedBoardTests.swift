@@ -15,6 +15,8 @@ import EdgeBus
 import EdgeSim
 import EdgeFusion
 @testable import EdgeAgentCLI
+import EdgeRuntime
+import EdgeLocations
 
 @Suite struct UncalibratedBoardTests {
     static var repositoryConfig: String { DaemonPaths.packageRoot + "/config/edge-agent.json5" }

@@ -10,6 +10,7 @@ import Glibc
 #endif
 import EdgeBus
 @testable import EdgeConfig
+import EdgeLocations
 
 /// A private directory under /tmp, removed by the caller.
 func boundedTestDirectory(_ tag: String) throws -> String {

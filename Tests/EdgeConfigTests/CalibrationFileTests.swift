@@ -3,6 +3,7 @@ import EdgeValues
 import Foundation
 import EdgeFusion
 @testable import EdgeConfig
+import EdgeLocations
 
 @Suite struct CalibrationFileTests {
     static func tempDir() -> String {

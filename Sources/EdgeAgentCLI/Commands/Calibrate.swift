@@ -10,6 +10,8 @@ import EdgeBus
 import EdgeChips
 import EdgeConfig
 import EdgeFusion
+import EdgeRuntime
+import EdgeLocations
 
 /// `edge-agent calibrate gyro|accel|mag`: guided calibration of one chip,
 /// written to the calibration file (docs/calibration.md).

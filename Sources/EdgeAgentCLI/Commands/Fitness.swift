@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import EdgeActivity
+import EdgeRuntime
 
 /// `edge-agent steps|activity|floors IN.csv OUT.csv`: the agent's pedometer,
 /// activity classifier and floor counter (EdgeActivity.FitnessPipeline, the

@@ -12,6 +12,7 @@ import Darwin
 #endif
 import EdgeConfig
 import EdgeFusion
+import EdgeRuntime
 
 /// `edge-agent fuse`: runs the attitude filter offline over a CSV recording
 /// and writes Core Motion-style samples, one row per input row.

@@ -6,6 +6,7 @@ import Foundation
 import EdgeBus
 import EdgeChips
 import EdgeConfig
+import EdgeRuntime
 
 /// `edge-agent probe`: scan the bus like i2cdetect, identify what answers,
 /// check the board profile against it.

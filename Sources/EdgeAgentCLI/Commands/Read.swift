@@ -6,6 +6,7 @@ import Foundation
 import EdgeBus
 import EdgeChips
 import EdgeConfig
+import EdgeRuntime
 
 /// `edge-agent read`: configured, converted readings from every chip.
 public enum ReadCommand: Subcommand {

@@ -13,6 +13,7 @@ import EdgeEngine
 import EdgeFusion
 import EdgeProtocol
 import EdgeSim
+import EdgeRuntime
 
 /// `edge-agent record`: run an engine on the configured board and record
 /// every bus transaction (or the samples, with --csv).

@@ -11,6 +11,7 @@ import EdgeConfig
 import EdgeEngine
 import EdgeFusion
 import EdgeProtocol
+import EdgeRuntime
 
 /// `edge-agent replay`: feed a recording through the real drivers and
 /// pipeline (a transaction log) or through the pipeline (a sample CSV), and

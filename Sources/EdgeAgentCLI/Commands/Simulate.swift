@@ -12,6 +12,7 @@ import EdgeConfig
 import EdgeEngine
 import EdgeProtocol
 import EdgeSim
+import EdgeRuntime
 
 /// `edge-agent simulate`: play a scenario through the simulated chips and the
 /// real drivers on a virtual clock, and write the sensor stream as CSV.

@@ -13,6 +13,8 @@ import EdgeClient
 import EdgeConfig
 import EdgeProtocol
 import EdgeValues
+import EdgeRuntime
+import EdgeLocations
 
 /// `edge-agent watch`: a live view of a running agent, as one of its clients.
 public enum WatchCommand: Subcommand {
@@ -113,7 +115,17 @@ public enum WatchCommand: Subcommand {
                 location = try AgentSocketLocator.locate(environment: env, executablePaths: executablePaths)
             }
         } catch {
-            throw SetupError(error, hint: BoardSession.configHint(error, configArg: configArg, environment: env))
+            throw SetupError(error, hint: BoardSession.configHint(unreadable: error.unreadable, configArg: configArg, environment: env))
+        }
+        // The socket lookup reads only the service keys (it is the Core
+        // Motion library's too); a tool says what is wrong with the rest of
+        // the file as `run` would.
+        if let path = location.configPath {
+            do {
+                _ = try ConfigLoader.load(AgentConfig.self, from: path)
+            } catch {
+                throw SetupError(error, hint: BoardSession.configHint(error, configArg: configArg, environment: env))
+            }
         }
         return SocketChoice(path: location.path, source: location.source, explicit: configArg != nil,
                             configPath: location.configPath, configuredGroup: location.configuredGroup)

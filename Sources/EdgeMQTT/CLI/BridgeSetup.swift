@@ -5,6 +5,8 @@ import Musl
 #endif
 import EdgeConfig
 import EdgeProtocol
+import EdgeLocations
+import EdgeClient
 
 /// The configuration resolved for one bridge: its file, the node name, the
 /// paths made absolute, the password read.

@@ -12,16 +12,16 @@ import EdgeValues
 /// With the agent's recorder it adds what the recorder holds but has not
 /// committed yet (the last couple of seconds, or everything since the disk
 /// filled): an answer counts every record the agent made, once.
-final class FitnessHistorySource: HistorySource {
+package final class FitnessHistorySource: HistorySource {
     private let history: Locked<FitnessHistory>
     private let recorder: HistoryRecorder?
 
-    init(path: String, retentionSeconds: Double, recorder: HistoryRecorder?) throws(HistoryError) {
+    package init(path: String, retentionSeconds: Double, recorder: HistoryRecorder?) throws(HistoryError) {
         history = Locked(try FitnessHistory(path: path, retentionSeconds: retentionSeconds, create: false))
         self.recorder = recorder
     }
 
-    func history(_ stream: StreamName, fromNs from: Int64, toNs to: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError> {
+    package func history(_ stream: StreamName, fromNs from: Int64, toNs to: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError> {
         guard let recorder else { return read(stream, from: from, to: to, maxRows: maxRows, adding: HistoryRecorder.Uncommitted()) }
         return recorder.withUncommitted { read(stream, from: from, to: to, maxRows: maxRows, adding: $0) }
     }
@@ -55,7 +55,7 @@ final class FitnessHistorySource: HistorySource {
 
     /// The file's totals over [from, to] plus the uncommitted intervals
     /// ending in it (the file's rule: an interval counts where it ends).
-    static func pedometer(_ committed: PedometerTotals, adding records: [PedometerRecord],
+    package static func pedometer(_ committed: PedometerTotals, adding records: [PedometerRecord],
                           from: Int64, to: Int64) -> PedometerTotals {
         var t = committed
         for r in records where r.endUnixNs >= from && r.endUnixNs <= to { t.add(r.totals) }
@@ -64,7 +64,7 @@ final class FitnessHistorySource: HistorySource {
 
     /// The file's activities plus the uncommitted ones, by the file's rule:
     /// those that began in [from, to], and the one under way at `from`.
-    static func activities(_ committed: [ActivityRecord], adding records: [ActivityRecord],
+    package static func activities(_ committed: [ActivityRecord], adding records: [ActivityRecord],
                            from: Int64, to: Int64) -> [ActivityRecord] {
         guard !records.isEmpty else { return committed }
         let all = (committed + records.filter { $0.startUnixNs <= to }).sorted { $0.startUnixNs < $1.startUnixNs }
@@ -72,5 +72,5 @@ final class FitnessHistorySource: HistorySource {
         return all.filter { $0.startUnixNs >= underWay }
     }
 
-    func close() { history.withLock { $0.close() } }
+    package func close() { history.withLock { $0.close() } }
 }

@@ -1,3 +1,5 @@
+import EdgeLocations
+
 /// Which socket a client of the agent connects to, and why that one.
 public struct AgentSocketLocation: Equatable, Sendable {
     public var path: String
@@ -20,7 +22,7 @@ public struct AgentSocketLocation: Equatable, Sendable {
 public enum AgentSocketLocator {
     /// Environment variable naming the agent's socket.
     public static let environmentVariable = "EDGE_AGENT_SOCKET"
-    /// The system service's socket (deploy/edge-agent.json5; `AgentConfig`'s default).
+    /// The system service's socket (deploy/edge-agent.json5; the agent's default).
     public static let systemSocketPath = "/run/edge-agent/agent.sock"
 
     /// `$EDGE_AGENT_SOCKET` when set and not empty; else `service.socket_path`
@@ -30,7 +32,7 @@ public enum AgentSocketLocator {
     /// executable belongs to); else the system service's socket.
     /// - Throws: the configuration's load error (file, key, line).
     public static func locate(environment: [String: String],
-                              executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws(ConfigError) -> AgentSocketLocation {
+                              executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws(ServiceSectionError) -> AgentSocketLocation {
         if let p = environment[environmentVariable], !p.isEmpty {
             return AgentSocketLocation(path: p, source: "$\(environmentVariable)")
         }
@@ -44,10 +46,11 @@ public enum AgentSocketLocator {
 
     /// The socket of the configuration at `path`: its `service.socket_path`,
     /// relative to the file's directory.
-    public static func fromConfig(_ path: String) throws(ConfigError) -> AgentSocketLocation {
-        let config = try ConfigLoader.load(AgentConfig.self, from: path)
-        return AgentSocketLocation(path: BoardLocator.resolve(config.service.socketPath, nextTo: path),
-                                   source: "service.socket_path of \(path)", configPath: path,
-                                   configuredGroup: config.service.socketGroup)
+    public static func fromConfig(_ path: String) throws(ServiceSectionError) -> AgentSocketLocation {
+        let service = try ServiceSection.read(path)
+        return AgentSocketLocation(path: BoardLocator.resolve(service.socketPath ?? systemSocketPath, nextTo: path),
+                                   source: service.socketPath == nil ? "the system service's socket (\(path) sets no service.socket_path)"
+                                                                     : "service.socket_path of \(path)",
+                                   configPath: path, configuredGroup: service.socketGroup)
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import EdgeBus
 import EdgeConfig
 import EdgeSim
+import EdgeLocations
 
 /// Builds the simulated board a profile describes: its scenario (relative to
 /// the profile file) becomes the world, each profile chip a register model.
@@ -16,16 +17,17 @@ import EdgeSim
 /// (`calibrate --scenario`) changes the motion and the environment, not the
 /// chips, so a calibration measured on it fits the chips the agent then runs
 /// with.
-enum SimulatedBoardFactory {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+package enum SimulatedBoardFactory {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
     /// Loads a scenario: the file as given, else found in the data
     /// directories (``BoardLocator/resolveScenario(_:executablePaths:)``),
     /// so `scenarios/lift-3m.json5` or `lift-3m` work from any directory.
     /// A scenario that is missing or invalid is a ``SetupError`` (exit 2).
-    static func loadScenario(_ path: String) throws(SetupError) -> Scenario {
+    package static func loadScenario(_ path: String) throws(SetupError) -> Scenario {
         let (found, searched) = BoardLocator.resolveScenario(path)
         guard let found else {
             throw SetupError(ConfigError(kind: .notFound, file: path, message:
@@ -39,14 +41,14 @@ enum SimulatedBoardFactory {
     }
 
     /// The scenario file a simulated profile names, resolved next to the profile.
-    static func scenarioPath(profile: BoardProfile, profilePath: String) -> String? {
+    package static func scenarioPath(profile: BoardProfile, profilePath: String) -> String? {
         profile.simulation.map { BoardLocator.resolve($0.scenario, nextTo: profilePath) }
     }
 
     /// - Parameter scenarioOverride: a scenario to play instead of the
     ///   profile's: its motion, environment and faults, on the board's chips.
     ///   It must not declare imperfections of its own.
-    static func make(profile: BoardProfile, profilePath: String, clock: any TimeSource,
+    package static func make(profile: BoardProfile, profilePath: String, clock: any TimeSource,
                      scenarioOverride: String? = nil) throws -> SimulatedBoard {
         guard let boardPath = scenarioPath(profile: profile, profilePath: profilePath) else {
             throw Failure(description: "\(profilePath): a simulated board needs simulation.scenario")
@@ -74,7 +76,7 @@ enum SimulatedBoardFactory {
 
     /// - Parameters:
     ///   - chipsFrom: the scenario whose imperfections the chips get (default: the world's).
-    static func make(profile: BoardProfile, world: ScenarioWorld, scenarioPath: String,
+    package static func make(profile: BoardProfile, world: ScenarioWorld, scenarioPath: String,
                      clock: any TimeSource, seed: UInt64, chipsFrom: Scenario? = nil,
                      chipsPath: String? = nil) throws -> SimulatedBoard {
         var specs: [SimulatedChipSpec] = []
@@ -92,7 +94,7 @@ enum SimulatedBoardFactory {
     }
 
     /// The imperfections `scenario` gives the chip (realistic when it says nothing).
-    static func imperfections(of chip: ChipSpec, in scenario: Scenario, path: String) throws -> ChipImperfections {
+    package static func imperfections(of chip: ChipSpec, in scenario: Scenario, path: String) throws -> ChipImperfections {
         // In the chip models' own format: "realistic", "ideal" or {mpu6050: {...}}.
         guard let value = scenario.imperfections(forAddress: chip.address) else { return .realistic }
         do {
@@ -108,7 +110,7 @@ enum SimulatedBoardFactory {
     /// id: the board's noise seed and a fingerprint of the imperfections its
     /// model gets (presets resolved to their values, so a change to the
     /// `realistic` preset is a different chip too).
-    static func chipIdentities(profile: BoardProfile, profilePath: String) throws -> [String: CalibrationOrigin.Simulation] {
+    package static func chipIdentities(profile: BoardProfile, profilePath: String) throws -> [String: CalibrationOrigin.Simulation] {
         guard let path = scenarioPath(profile: profile, profilePath: profilePath) else { return [:] }
         let scenario = try loadScenario(path)
         let seed = profile.simulation?.seed ?? scenario.seed
@@ -121,7 +123,7 @@ enum SimulatedBoardFactory {
     }
 
     /// `.realistic` / `.ideal` as the kind's values.
-    static func resolved(_ imp: ChipImperfections, kind: ChipSpec.Kind) -> ChipImperfections {
+    package static func resolved(_ imp: ChipImperfections, kind: ChipSpec.Kind) -> ChipImperfections {
         switch (kind, imp) {
         case (.mpu6050, .realistic): return .mpu6050(.realistic)
         case (.mpu6050, .ideal): return .mpu6050(.ideal)
@@ -134,7 +136,7 @@ enum SimulatedBoardFactory {
     }
 
     /// `fnv1a64:` and 16 hex digits of the canonical JSON (sorted keys).
-    static func fingerprint(_ imp: ChipImperfections) -> String {
+    package static func fingerprint(_ imp: ChipImperfections) -> String {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
         let bytes = Array((try? e.encode(imp)) ?? Data())

@@ -8,24 +8,25 @@ import EdgeLinux
 import EdgeChips
 import EdgeConfig
 import EdgeSim
+import EdgeLocations
 
 /// What the tools need to talk to a board: the profile, the bus (Linux or
 /// simulated) and the clock. Shared by `probe`, `read` and later `run`.
-final class BoardSession {
-    let profile: BoardProfile
+package final class BoardSession {
+    package let profile: BoardProfile
     /// Where the profile came from (`--bus N` makes one up: "(--bus N)").
-    let profileSource: String
-    let bus: AnyI2CBus
-    let clock: any TimeSource
+    package let profileSource: String
+    package let bus: AnyI2CBus
+    package let clock: any TimeSource
     /// e.g. "I2C_RDWR" or "SMBus (I2C block reads, 32 bytes a chunk)".
-    let transport: String
+    package let transport: String
     /// The simulated board, when the bus is simulated.
-    let simulated: SimulatedBoard?
+    package let simulated: SimulatedBoard?
     /// Held for a Linux bus while the session lives: a second agent or tool
     /// refuses clearly instead of fighting over the chips.
-    var lock: BusLock?
+    package var lock: BusLock?
 
-    init(profile: BoardProfile, source: String, bus: AnyI2CBus, clock: any TimeSource,
+    package init(profile: BoardProfile, source: String, bus: AnyI2CBus, clock: any TimeSource,
          transport: String, simulated: SimulatedBoard?) {
         self.profile = profile; self.profileSource = source; self.bus = bus; self.clock = clock
         self.transport = transport; self.simulated = simulated
@@ -33,7 +34,7 @@ final class BoardSession {
 
     /// The default board for `--bus N`: the three chips at their default
     /// addresses, identity mountings.
-    static func defaultProfile(bus n: Int) -> BoardProfile {
+    package static func defaultProfile(bus n: Int) -> BoardProfile {
         BoardProfile(name: "default chips on /dev/i2c-\(n)", bus: .linux(n), chips: [
             ChipSpec(kind: .mpu6050, address: 0x68),
             ChipSpec(kind: .bmp280, address: 0x76),
@@ -42,24 +43,27 @@ final class BoardSession {
     }
 
     /// Options shared by the tools: `--board FILE | --bus N` and `--config FILE`.
-    struct Selection {
-        var profile: BoardProfile
-        var profilePath: String?
-        var config: AgentConfig
-        var configPath: String?
+    package struct Selection {
+        package var profile: BoardProfile
+        package var profilePath: String?
+        package var config: AgentConfig
+        package var configPath: String?
+        package init(profile: BoardProfile, profilePath: String?, config: AgentConfig, configPath: String?) {
+            self.profile = profile; self.profilePath = profilePath; self.config = config; self.configPath = configPath
+        }
     }
 
-    /// Reads `--board`, `--bus`, `--config` and resolves them: an explicit
-    /// board wins, else `--bus N` (default chips), else the config's board
+    /// Resolves a board (`boardArg`: a name or a file), a bus (`busArg`:
+    /// the default chips on /dev/i2c-N) and a configuration (`configArg`):
+    /// an explicit board wins, else the bus, else the config's board
     /// (default config: the simulated board). The configuration and the
-    /// board are found from any working directory (``BoardLocator``); a
-    /// file that is missing or invalid is a ``SetupError`` (exit 2).
-    static func select(_ a: inout Arguments, environment: [String: String],
-                       executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws -> Selection {
-        let boardArg = try a.option("--board")
-        let busArg = try a.int("--bus", in: 0...255)
-        let configArg = try a.option("--config")
-        if boardArg != nil && busArg != nil { throw UsageError("use either --board NAME|FILE or --bus N, not both") }
+    /// board are found from any working directory (``BoardLocator``); a file
+    /// that is missing or invalid is a ``SetupError`` (exit 2). The command
+    /// line's `--board`, `--bus`, `--config` come here (EdgeAgentCLI).
+    package static func select(board boardArg: String?, bus busArg: Int?, config configArg: String?,
+                               environment: [String: String],
+                               executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws -> Selection {
+        precondition(boardArg == nil || busArg == nil, "a board or a bus, not both (the caller checks)")
         let configPath = configArg ?? BoardLocator.defaultConfigPath(environment: environment, executablePaths: executablePaths)
         let config: AgentConfig
         do {
@@ -87,8 +91,14 @@ final class BoardSession {
     }
 
     /// What to do about a configuration that could not be read.
-    static func configHint(_ e: ConfigError, configArg: String?, environment: [String: String]) -> String? {
-        guard [.notFound, .unreadable, .notARegularFile, .tooLarge].contains(e.kind) else { return nil }
+    package static func configHint(_ e: ConfigError, configArg: String?, environment: [String: String]) -> String? {
+        configHint(unreadable: [.notFound, .unreadable, .notARegularFile, .tooLarge].contains(e.kind), configArg: configArg,
+                   environment: environment)
+    }
+
+    /// What to do about a configuration file that could not be read at all.
+    package static func configHint(unreadable: Bool, configArg: String?, environment: [String: String]) -> String? {
+        guard unreadable else { return nil }
         if configArg != nil { return "check the path given to --config" }
         if let v = environment[BoardLocator.configEnvironmentVariable], !v.isEmpty {
             return "$\(BoardLocator.configEnvironmentVariable) names it: correct or unset it, or pass --config FILE"
@@ -98,7 +108,7 @@ final class BoardSession {
 
     /// A board profile that is nowhere to be found: which, named by what,
     /// where we looked, and what to pass instead.
-    static func boardNotFound(_ ref: String, explicit: Bool, configPath: String?, searched: [String],
+    package static func boardNotFound(_ ref: String, explicit: Bool, configPath: String?, searched: [String],
                               environment: [String: String], executablePaths: [String]) -> ConfigError {
         let namedBy: String
         if explicit {
@@ -123,7 +133,7 @@ final class BoardSession {
 
     /// Opens the profile's bus. Simulated boards run on the real monotonic
     /// clock, so their scenario plays in real time.
-    static func open(_ s: Selection, clock: (any TimeSource)? = nil, purpose: String = "tool") throws -> BoardSession {
+    package static func open(_ s: Selection, clock: (any TimeSource)? = nil, purpose: String = "tool") throws -> BoardSession {
         let source = s.profilePath ?? "(--bus \(s.profile.bus))"
         switch s.profile.bus {
         case .linux(let n):

@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeValues
 
 /// Finds the configuration, board profiles and scenarios, wherever the tool
 /// is run from.

@@ -14,12 +14,13 @@ import EdgeEngine
 import EdgeFusion
 import EdgeProtocol
 import EdgeService
+import EdgeLocations
 
 extension ServiceServer: SampleSink {}
 
 /// Maps the configuration files onto the engine's settings.
-enum EngineSetup {
-    static func settings(_ c: AgentConfig) -> EngineSettings {
+package enum EngineSetup {
+    package static func settings(_ c: AgentConfig) -> EngineSettings {
         var fusion = AttitudeFilter.Settings()
         // AttitudeFilter.Settings.declination is in degrees, as the config's
         // declination_deg (and fuse's --declination) are.
@@ -48,7 +49,7 @@ enum EngineSetup {
     }
 
     /// The service's settings from the `service` section (the socket path is resolved by the caller).
-    static func service(_ c: AgentConfig, socketPath: String) -> ServiceConfiguration {
+    package static func service(_ c: AgentConfig, socketPath: String) -> ServiceConfiguration {
         var s = ServiceConfiguration(socketPath: socketPath, socketGroup: c.service.socketGroup)
         s.queueCapacity = c.service.queueCapacity
         s.maxClients = c.service.maxClients
@@ -61,7 +62,7 @@ enum EngineSetup {
         return s
     }
 
-    static func devices(_ p: BoardProfile) -> [EngineDevice] {
+    package static func devices(_ p: BoardProfile) -> [EngineDevice] {
         p.chips.map { chip in
             EngineDevice(id: chip.id, kind: ChipKind(rawValue: chip.kind.rawValue)!, address: chip.address,
                          role: chip.role == .accessory ? .accessory : .primary,
@@ -70,7 +71,7 @@ enum EngineSetup {
     }
 
     /// The entitlement policy from the `clients` list (nil: the agent's own user gets motion + altitude).
-    static func policy(_ c: AgentConfig) throws -> EntitlementPolicy {
+    package static func policy(_ c: AgentConfig) throws -> EntitlementPolicy {
         guard let clients = c.clients else { return .defaultPolicy() }
         try c.checkClientNames()   // an unknown user or group: file, line and entry (ConfigError)
         do {
@@ -84,36 +85,16 @@ enum EngineSetup {
     }
 
     /// Resolves a path from the config file relative to its directory.
-    static func path(_ p: String, config: String?) -> String {
+    package static func path(_ p: String, config: String?) -> String {
         guard let config else { return p }
         return BoardLocator.resolve(p, nextTo: config)
     }
 }
 
-struct RunError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
+/// What stops the agent from running (exit status 1 in `run`): a socket
+/// that cannot be bound, a history that cannot be opened, the loop thread.
+public struct RunError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ d: String) { description = d }
 }
 
-/// Signals the agent handles: blocked in every thread, taken synchronously by
-/// the main thread with `sigtimedwait`, so no async-signal-safety games.
-enum AgentSignals {
-    static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
-
-    static func block() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for s in handled { sigaddset(&set, s) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    /// Waits up to `timeout` seconds for one of the handled signals.
-    static func wait(timeout: Double) -> Int32? {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for s in handled { sigaddset(&set, s) }
-        var ts = timespec(tv_sec: Int(timeout), tv_nsec: Int((timeout - Double(Int(timeout))) * 1e9))
-        let r = sigtimedwait(&set, nil, &ts)
-        return r > 0 ? r : nil
-    }
-}

@@ -3,19 +3,20 @@ import EdgeChips
 import EdgeConfig
 import EdgeEngine
 import EdgeFusion
+import EdgeLocations
 
 /// What the chips of a board are, to tie calibrations to them: for each
 /// chip id the ``CalibrationOrigin`` a calibration measured on it now would
 /// record.
-struct BoardChips {
-    var board: String
-    var bus: String
-    var simulated: Bool
-    var origins: [String: CalibrationOrigin]
+package struct BoardChips {
+    package var board: String
+    package var bus: String
+    package var simulated: Bool
+    package var origins: [String: CalibrationOrigin]
 
     /// From the profile alone (no bus access): board, bus, kind, address and,
     /// for a simulated board, each chip's simulation identity.
-    static func of(profile: BoardProfile, profilePath: String?) throws -> BoardChips {
+    package static func of(profile: BoardProfile, profilePath: String?) throws -> BoardChips {
         let bus: String
         var simulation: [String: CalibrationOrigin.Simulation] = [:]
         switch profile.bus {
@@ -34,7 +35,7 @@ struct BoardChips {
 
     /// Also reads each chip's identity register through `bus` (chips behind
     /// another chip's bypass are left unknown; so is a chip that does not answer).
-    static func of<B: I2CBus>(profile: BoardProfile, profilePath: String?, reading bus: B) throws -> BoardChips {
+    package static func of<B: I2CBus>(profile: BoardProfile, profilePath: String?, reading bus: B) throws -> BoardChips {
         var chips = try of(profile: profile, profilePath: profilePath)
         for chip in profile.chips where chip.behind == nil {
             if let id = try? bus.readRegister(chip.address, identityRegister(chip.kind)) {
@@ -46,7 +47,7 @@ struct BoardChips {
     }
 
     /// MPU-6050 WHO_AM_I (0x75), BMP280 id (0xD0), QMC5883L CHIP_ID (0x0D).
-    static func identityRegister(_ kind: ChipSpec.Kind) -> UInt8 {
+    package static func identityRegister(_ kind: ChipSpec.Kind) -> UInt8 {
         switch kind {
         case .mpu6050: return MPU6050Register.whoAmI.rawValue
         case .bmp280: return BMP280Register.id.rawValue
@@ -58,7 +59,7 @@ struct BoardChips {
     }
 
     /// The part an identity register names, as the drivers call it.
-    static func partName(_ kind: ChipSpec.Kind, identity: UInt8) -> String? {
+    package static func partName(_ kind: ChipSpec.Kind, identity: UInt8) -> String? {
         switch kind {
         case .mpu6050: return MPU6050Variant.lookup(whoAmI: identity)?.description
         case .bmp280: return BMP280Variant.lookup(chipID: identity)?.part
@@ -70,11 +71,11 @@ struct BoardChips {
 
 /// A calibration file whose chips are not this board's: loading it would
 /// make the readings worse. Says what differs and what to do.
-struct CalibrationMismatch: Error, CustomStringConvertible {
-    var path: String
+package struct CalibrationMismatch: Error, CustomStringConvertible {
+    package var path: String
     /// Per chip id, what differs.
-    var differences: [(chip: String, what: [String])]
-    var description: String {
+    package var differences: [(chip: String, what: [String])]
+    package var description: String {
         var s = "\(path) is the calibration of other chips than this board's, so it is not loaded:"
         for d in differences { s += "\n  \(d.chip): " + d.what.joined(separator: "; ") }
         s += "\nA calibration applies only to the chips it was measured on. Calibrate these chips into their own file "
@@ -87,10 +88,10 @@ struct CalibrationMismatch: Error, CustomStringConvertible {
 /// `calibration_required` (or `run --require-calibration`) and a chip that
 /// can be calibrated has no calibration measured on it: the agent refuses
 /// to start. Says which chips and why, and what to do.
-struct CalibrationRequired: Error, CustomStringConvertible {
+package struct CalibrationRequired: Error, CustomStringConvertible {
     /// Chip id → why it has no usable calibration.
-    var uncalibrated: [(chip: String, reason: String)]
-    var description: String {
+    package var uncalibrated: [(chip: String, reason: String)]
+    package var description: String {
         var s = "calibration is required (calibration_required in the configuration, or --require-calibration), "
             + "but these chips have no calibration measured on them, so the agent does not start:"
         for u in uncalibrated { s += "\n  \(u.chip): \(u.reason)" }
@@ -103,35 +104,35 @@ struct CalibrationRequired: Error, CustomStringConvertible {
 /// The calibration the agent runs with: per chip, the entry of the first
 /// calibration file that was measured on that chip, and for every chip that
 /// can be calibrated (MPU-6050, QMC5883L) but is not, why.
-struct AgentCalibration {
+package struct AgentCalibration {
     /// In the engine's form; `engine.uncalibrated` carries the reasons
     /// into the `devices` snapshot.
-    var engine: EngineCalibration
+    package var engine: EngineCalibration
     /// Chip id → the file its calibration came from.
-    var sources: [String: String] = [:]
+    package var sources: [String: String] = [:]
     /// A chip that runs uncalibrated, and why.
-    struct Uncalibrated: Equatable {
-        var chip: String
-        var reason: String
+    package struct Uncalibrated: Equatable {
+        package var chip: String
+        package var reason: String
         /// A calibration file had an entry for it, measured on other chips
         /// (worth a warning at start).
-        var skipped: Bool
+        package var skipped: Bool
         /// An accessory IMU (not the board's own motion).
-        var accessory: Bool
+        package var accessory: Bool
         /// Shown in the status line: a calibration was skipped, or it is a
         /// primary chip (the board's IMU or magnetometer). An accessory IMU
         /// that was never calibrated is listed at start and in the devices
         /// snapshot only.
-        var notable: Bool { skipped || !accessory }
+        package var notable: Bool { skipped || !accessory }
     }
     /// Sorted by chip id.
-    var uncalibrated: [Uncalibrated] = []
+    package var uncalibrated: [Uncalibrated] = []
 
     /// The chips the status line names as uncalibrated (the notable ones).
-    var statusChips: [String] { uncalibrated.filter(\.notable).map(\.chip) }
+    package var statusChips: [String] { uncalibrated.filter(\.notable).map(\.chip) }
 
     /// What `run` prints at start: one line per chip that can be calibrated.
-    var startLines: [String] {
+    package var startLines: [String] {
         var lines: [String] = []
         for (chip, file) in sources.sorted(by: { $0.key < $1.key }) { lines.append("calibration: \(chip) from \(file)") }
         for u in uncalibrated { lines.append("calibration: \(u.chip) UNCALIBRATED: \(u.reason)") }
@@ -139,23 +140,23 @@ struct AgentCalibration {
     }
 }
 
-extension CalibrationLoader {
+package extension CalibrationLoader {
     /// The calibration files of a run, in the order they are tried for each
     /// chip: the configuration's `calibration_file`, then the board
     /// profile's (each path already resolved next to its file).
-    struct Files {
-        var configuration: String?
-        var board: String?
-        init(configuration: String? = nil, board: String? = nil) { self.configuration = configuration; self.board = board }
+    package struct Files {
+        package var configuration: String?
+        package var board: String?
+        package init(configuration: String? = nil, board: String? = nil) { self.configuration = configuration; self.board = board }
 
         /// From a selection: `calibration_file` of the configuration
         /// (relative to it) and of the board profile (relative to it).
-        init(_ s: BoardSession.Selection) {
+        package init(_ s: BoardSession.Selection) {
             configuration = s.config.calibrationFile.map { EngineSetup.path($0, config: s.configPath) }
             board = s.profile.calibrationFile.map { f in s.profilePath.map { BoardLocator.resolve(f, nextTo: $0) } ?? f }
         }
 
-        var list: [(path: String, key: String)] {
+        package var list: [(path: String, key: String)] {
             [configuration.map { ($0, "calibration_file of the configuration") },
              board.map { ($0, "calibration_file of the board profile") }].compactMap { $0 }
         }
@@ -171,7 +172,7 @@ extension CalibrationLoader {
     /// unreadable or invalid one is a ``ConfigError``. With `readIdentity`
     /// the chips' identity registers are read through the session's bus
     /// first (only while nothing else uses the bus: at start-up, not on SIGHUP).
-    static func resolve(_ files: Files, for session: BoardSession, readIdentity: Bool = true, required: Bool = false,
+    package static func resolve(_ files: Files, for session: BoardSession, readIdentity: Bool = true, required: Bool = false,
                         warn: (String) -> Void = { _ in }) throws -> AgentCalibration {
         let profilePath = session.simulated != nil ? session.profileSource : nil
         let chips = readIdentity
@@ -223,7 +224,7 @@ extension CalibrationLoader {
     /// what differs for entries measured on other chips. Warns about entries
     /// with no `measured_on` (version 1 files: used, as before) and about
     /// chips the board does not have (ignored).
-    static func partition(_ file: CalibrationFile, path: String, against chips: BoardChips,
+    package static func partition(_ file: CalibrationFile, path: String, against chips: BoardChips,
                           warn: (String) -> Void) -> (usable: CalibrationFile, mismatches: [(String, [String])]) {
         var out = CalibrationFile()
         var mismatches: [(String, [String])] = []
@@ -251,7 +252,7 @@ extension CalibrationLoader {
     /// The entries of `file` that belong to `chips`' board (``partition``).
     /// Throws ``CalibrationMismatch`` when any entry was measured on other
     /// chips (tools that are given one file, such as `fuse`, refuse it).
-    static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
+    package static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
                       warn: (String) -> Void) throws -> CalibrationFile {
         let split = partition(file, path: path, against: chips, warn: warn)
         if !split.mismatches.isEmpty { throw CalibrationMismatch(path: path, differences: split.mismatches) }
@@ -262,7 +263,7 @@ extension CalibrationLoader {
     /// uncalibrated (an uncalibrated accelerometer's bias shows as user
     /// acceleration at rest, a magnetometer's hard iron as a wrong heading);
     /// nil when everything that can be calibrated is.
-    static func uncalibratedWarning(profile: BoardProfile, file: CalibrationFile, path: String?) -> String? {
+    package static func uncalibratedWarning(profile: BoardProfile, file: CalibrationFile, path: String?) -> String? {
         var missing: [String] = []
         for chip in profile.chips {
             let entry = file[chip: chip.id]
@@ -280,7 +281,7 @@ extension CalibrationLoader {
 
     /// The file (already checked) in the engine's form: per-chip values in
     /// the chip frame, for the chips of `profile`. A missing section is identity.
-    static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
+    package static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
         var out = EngineCalibration()
         let magnetometer = profile?.chip(.qmc5883l)?.id
         for (id, chip) in file.chips {
@@ -296,7 +297,7 @@ extension CalibrationLoader {
     /// The magnetometer calibration of `chip` carried into the board frame
     /// (the mounting's rotation R: hard iron R·h, soft iron R·S·Rᵀ), for
     /// tools that get board-frame samples (`fuse`).
-    static func boardFrameMagnetometer(_ c: MagnetometerCalibration, chip: ChipSpec) -> MagnetometerCalibration {
+    package static func boardFrameMagnetometer(_ c: MagnetometerCalibration, chip: ChipSpec) -> MagnetometerCalibration {
         let r = Matrix3(rows: chip.mounting.matrix)
         return MagnetometerCalibration(hardIron: r * c.hardIron, softIron: r * c.softIron * r.transposed,
                                        fieldStrength: c.fieldStrength, residual: c.residual)
@@ -304,16 +305,16 @@ extension CalibrationLoader {
 }
 
 /// Reads the calibration file into the engine's form (none: no calibration).
-enum CalibrationLoader {
+package enum CalibrationLoader {
     /// Without a board to check against: every entry as it is (tests, tools
     /// that have no board). The agent uses ``load(_:for:readIdentity:warn:)``.
-    static func load(_ path: String?) throws -> EngineCalibration {
+    package static func load(_ path: String?) throws -> EngineCalibration {
         guard let path, let file = try CalibrationFile.loadIfPresent(from: path) else { return EngineCalibration() }
         return engineCalibration(file)
     }
 
     /// ``load(_:)`` under its old name.
-    static func loadFile(_ path: String) throws -> EngineCalibration {
+    package static func loadFile(_ path: String) throws -> EngineCalibration {
         engineCalibration(try CalibrationFile.load(from: path))
     }
 }
