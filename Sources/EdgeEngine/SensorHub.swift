@@ -36,10 +36,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// The drivers' bus: `bus` with bounded retries of transient failures.
     public let retryingBus: RetryingBus<Bus>
 
-    @usableFromInline var imu: IMUDevice<RetryingBus<Bus>>?
-    @usableFromInline var accessory: IMUDevice<RetryingBus<Bus>>?
-    @usableFromInline var magnetometer: MagnetometerDevice<RetryingBus<Bus>>?
-    @usableFromInline var barometer: BarometerDevice<RetryingBus<Bus>>?
+    // The board's devices by role, as ``ChipTable`` made them for its chips.
+    var imu: IMUDevice<RetryingBus<Bus>>?
+    var accessory: IMUDevice<RetryingBus<Bus>>?
+    var magnetometer: (any MagnetometerUnit)?
+    var barometer: (any BarometerUnit)?
     var depthSensor: DepthSensorDevice<RetryingBus<Bus>>?
 
     var fusion: FusionStage
@@ -90,17 +91,39 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let rb = RetryingBus(bus, retries: s.busRetries)
         retryingBus = rb
         publisher = Publisher(sink: sink)
+        let policy = DevicePolicy(s)
+        // The devices first (the first chip of each role; ChipTable names
+        // the device of each chip), then the loop's period, which follows
+        // the IMU's rate and the magnetometer's.
+        for d in devices {
+            switch ChipTable.unit(for: d, bus: rb, clock: clock, settings: s, calibration: calibration, policy: policy) {
+            case .imu(let u) where d.role == .primary && imu == nil:
+                imu = u
+            case .imu(var u) where accessory == nil:
+                u.configuration.fifo = false
+                u.configuration.i2cBypass = false
+                accessory = u
+            case .magnetometer(let u) where magnetometer == nil:
+                magnetometer = u
+            case .barometer(let u) where barometer == nil:
+                barometer = u
+            case .depth(let u) where depthSensor == nil:
+                depthSensor = u
+            default:
+                continue
+            }
+        }
+        let magPeriodS = Self.magnetometerPeriod(magnetometer)
         demand = EngineDemand(demand: [:], alwaysOn: s.alwaysOn, configured: s.mpu6050)
         batch = EngineDemand.imuBatch(fixed: s.imuBatch, rateHz: s.imuRateHz, deliveryInterval: s.deliveryInterval, demand: [:],
-                                      magnetometerPeriod: 1 / Double(s.qmc5883l.outputRate.hertz),
-                                      dataReady: s.mpu6050.dataReadyInterrupt)
+                                      magnetometerPeriod: magPeriodS, dataReady: s.mpu6050.dataReadyInterrupt)
         s.mpu6050.fifo = batch > 1
+        imu?.configuration.fifo = batch > 1
         loopPeriodNanoseconds = s.mpu6050.loopPeriodNanoseconds(batch: batch)
         self.settings = s
-        let policy = DevicePolicy(s)
-        let magPeriod = nanoseconds(seconds: 1 / Double(s.qmc5883l.outputRate.hertz))
         fusion = FusionStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
-                             fieldLifetime: policy.stallNanoseconds(samplePeriod: magPeriod, loopPeriod: loopPeriodNanoseconds))
+                             fieldLifetime: policy.stallNanoseconds(samplePeriod: nanoseconds(seconds: magPeriodS),
+                                                                    loopPeriod: loopPeriodNanoseconds))
         // The magnetometer device applies the calibration; the filter learns
         // its quality for the field's accuracy.
         fusion.filter.inputCalibration = calibration.magnetometer
@@ -110,34 +133,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                rateHz: s.imuRateHz)
         var sub = s.submersion
         sub.depth = s.water
+        if depthSensor != nil { sub.sensorMaximumPascals = MS5837Variant.ms5837_30ba.maximumPressurePascals }
         submersion = SubmersionStage(settings: sub)
-        for d in devices {
-            switch (d.kind, d.role) {
-            case (.mpu6050, .primary) where imu == nil:
-                imu = IMUDevice(device: d, driver: MPU6050(bus: rb, address: d.address, clock: clock),
-                                configuration: s.mpu6050,
-                                calibration: calibration.imu[d.id] ?? .init(), policy: policy)
-            case (.mpu6050, _) where accessory == nil:
-                var c = s.mpu6050
-                c.fifo = false
-                c.i2cBypass = false
-                accessory = IMUDevice(device: d, driver: MPU6050(bus: rb, address: d.address, clock: clock),
-                                      configuration: c,
-                                      calibration: calibration.imu[d.id] ?? .init(), policy: policy)
-            case (.qmc5883l, _) where magnetometer == nil:
-                magnetometer = MagnetometerDevice(device: d, driver: QMC5883L(bus: rb, address: d.address, clock: clock),
-                                                  configuration: s.qmc5883l, policy: policy)
-            case (.bmp280, _) where barometer == nil:
-                barometer = BarometerDevice(device: d, driver: BMP280(bus: rb, address: d.address, clock: clock),
-                                            configuration: s.bmp280, policy: policy)
-            case (.ms5837, _) where depthSensor == nil:
-                depthSensor = DepthSensorDevice(device: d, driver: MS5837(bus: rb, address: d.address, clock: clock),
-                                                policy: policy)
-                submersion.settings.sensorMaximumPascals = MS5837Variant.ms5837_30ba.maximumPressurePascals
-            default:
-                continue
-            }
-        }
         publisher.wakeEveryTicks = wakeEveryTicks
     }
 
@@ -200,14 +197,14 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             let rate = demand.imuRateHz
             let k = EngineDemand.imuBatch(fixed: settings.imuBatch, rateHz: imu!.configuration.withRate(rate).achievedSampleRateHz,
                                           deliveryInterval: settings.deliveryInterval, demand: requested,
-                                          magnetometerPeriod: 1 / Double(settings.qmc5883l.outputRate.hertz),
+                                          magnetometerPeriod: Self.magnetometerPeriod(magnetometer),
                                           dataReady: settings.mpu6050.dataReadyInterrupt)
             if imu!.setRate(rate, fifo: k > 1, now: now) || k != batch {
                 changed = true
                 batch = k
                 loopPeriodNanoseconds = imu!.configuration.loopPeriodNanoseconds(batch: k)
                 publisher.wakeEveryTicks = wakeEveryTicks
-                let magPeriod = nanoseconds(seconds: 1 / Double(settings.qmc5883l.outputRate.hertz))
+                let magPeriod = nanoseconds(seconds: Self.magnetometerPeriod(magnetometer))
                 fusion.fieldLifetimeNanoseconds = DevicePolicy(settings).stallNanoseconds(samplePeriod: magPeriod,
                                                                                           loopPeriod: loopPeriodNanoseconds)
             }
@@ -223,6 +220,12 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         // The depth sensor runs while the submersion stream is wanted.
         if depthSensor?.setIdle(!publisher.wants(.submersion), now: now) == true { changed = true }
         if changed { publisher.devicesChanged = true }
+    }
+
+    /// The magnetometer's output period, s (the QMC5883L's default rate's
+    /// without one: the loop then never waits for a field).
+    static func magnetometerPeriod(_ m: (any MagnetometerUnit)?) -> Double {
+        m.map { Double($0.periodNanoseconds) / 1e9 } ?? 1 / Double(QMC5883LConfiguration.default.outputRate.hertz)
     }
 
     /// Ticks per service wake-up: the delivery interval in loop periods.
@@ -352,26 +355,28 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = magnetometer {
-            out.append(u.health.info(u.device, bus: name, streams: [.magnetometer, .deviceMotion],
-                                     rate: u.health.isReading ? Double(u.configuration.outputRate.hertz) : 0,
+            out.append(u.health.info(u.device, bus: name, streams: [.magnetometer, .deviceMotion], rate: u.rateHz,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = barometer {
             out.append(u.health.info(u.device, bus: name, streams: depthSensor == nil ? [.altitude, .absoluteAltitude, .submersion] : [.altitude, .absoluteAltitude],
-                                     rate: u.health.isReading && u.period > 0 ? 1e9 / Double(u.period) : 0,
-                                     retries: retryingBus.retryCount(forAddress: u.device.address)))
+                                     rate: u.rateHz, retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = depthSensor {
             out.append(u.health.info(u.device, bus: name, streams: [.submersion],
                                      rate: u.health.isReading ? 1e9 / Double(u.period) : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
+        // By role: the IMUs and the magnetometer can be calibrated.
+        let imus = Set([imu?.device.id, accessory?.device.id].compactMap { $0 })
         for i in out.indices {
             let id = out[i].id
-            switch out[i].kind {
-            case ChipKind.mpu6050.rawValue: out[i].calibration = calibration.imu[id] != nil ? .calibrated : .uncalibrated
-            case ChipKind.qmc5883l.rawValue: out[i].calibration = calibration.magnetometer != nil ? .calibrated : .uncalibrated
-            default: continue
+            if imus.contains(id) {
+                out[i].calibration = calibration.imu[id] != nil ? .calibrated : .uncalibrated
+            } else if id == magnetometer?.device.id {
+                out[i].calibration = calibration.magnetometer != nil ? .calibrated : .uncalibrated
+            } else {
+                continue
             }
             if out[i].calibration == .uncalibrated {
                 out[i].calibrationNote = calibration.uncalibrated[id] ?? "no calibration for it"
