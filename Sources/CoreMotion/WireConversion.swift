@@ -5,13 +5,13 @@ import EdgeValues
 // From the agent's samples (SI, docs/protocol.md) to Core Motion's values:
 // the only place units and signs change.
 //
-// THE ACCELEROMETER SIGN. The wire's `accelerometer` stream is specific
-// force in m/s²: lying still face up it reads z ≈ +9.81 (what the chip
-// measures). Core Motion's `CMAccelerometerData` reads z ≈ −1 g there
-// (gravity's direction, Apple's convention). So the library multiplies by
-// −1 / 9.80665. The wire's device-motion `gravity_mps2` and
-// `userAcceleration_mps2` are already in Core Motion's sign (gravity
-// z ≈ −9.81 face up) and are only divided by 9.80665.
+// THE ACCELERATION SIGN. The wire's accelerations are specific force in
+// m/s², what the chip measures: lying still face up the accelerometer reads
+// z ≈ +9.81, device motion's gravity z ≈ +9.81 and its user acceleration
+// ≈ 0, and gravity + userAcceleration is the accelerometer's reading
+// (docs/protocol.md, protocol 2). Core Motion's values point the other
+// way, in g (CMAccelerometerData z ≈ −1 g face up, gravity (0, 0, −1)). So
+// every acceleration is multiplied by −1 / 9.80665, once, here.
 
 enum Wire {
     /// Standard gravity, m/s² per g (EdgeValues' one definition).
@@ -23,11 +23,6 @@ enum Wire {
     /// Specific force (m/s², +9.81 up at rest) → Core Motion acceleration (g, −1 up at rest).
     @inline(__always) static func acceleration(specificForce v: Vector3) -> CMAcceleration {
         CMAcceleration(x: -v.x / g, y: -v.y / g, z: -v.z / g)
-    }
-
-    /// Core Motion-signed m/s² (gravity, user acceleration) → g.
-    @inline(__always) static func acceleration(coreMotionSigned v: Vector3) -> CMAcceleration {
-        CMAcceleration(x: v.x / g, y: v.y / g, z: v.z / g)
     }
 
     static func accelerometerData(_ s: AccelerometerSample) -> CMAccelerometerData {
@@ -53,8 +48,8 @@ enum Wire {
                              location: CMDeviceMotion.SensorLocation) -> CMDeviceMotion {
         CMDeviceMotion(timestamp: timestamp(s.timestampNs), attitude: CMAttitude(attitude),
                        rotationRate: CMRotationRate(x: s.rotationRate.x, y: s.rotationRate.y, z: s.rotationRate.z),
-                       gravity: acceleration(coreMotionSigned: s.gravity),
-                       userAcceleration: acceleration(coreMotionSigned: s.userAcceleration),
+                       gravity: acceleration(specificForce: s.gravity),
+                       userAcceleration: acceleration(specificForce: s.userAcceleration),
                        magneticField: CMCalibratedMagneticField(
                            field: CMMagneticField(x: s.magneticField.x, y: s.magneticField.y, z: s.magneticField.z),
                            accuracy: accuracy(s.magneticFieldAccuracy)),

@@ -126,4 +126,19 @@ extension AttitudeFilter {
             magneticField: CalibratedMagneticField(field: state.lastMag, accuracy: magneticFieldAccuracy),
             heading: heading)
     }
+
+    /// The last accelerometer reading split into gravity's share and the
+    /// rest, m/s², device frame, in the accelerometer's own sign (specific
+    /// force: +9.81 on the up axis at rest), so that
+    /// `gravity + userAcceleration` is the reading itself. The agent's wire
+    /// convention (docs/protocol.md); Core Motion's values are these times
+    /// −1/9.80665 (``deviceMotion(in:)`` gives them). The vertical does not
+    /// depend on the reference frame.
+    @inlinable public var specificForceSplit: (gravity: Vector3, userAcceleration: Vector3) {
+        let q = quaternion6D
+        // up (0,0,1) in device coordinates = third row of R, times g
+        let up = Vector3(2 * (q.x * q.z - q.w * q.y), 2 * (q.y * q.z + q.w * q.x), 1 - 2 * (q.x * q.x + q.y * q.y))
+        let gravity = up * standardGravity
+        return (gravity, state.lastAccel - gravity)
+    }
 }

@@ -33,6 +33,8 @@ public enum ServerMessage: Sendable, Hashable {
         /// The magnetic declination the agent applies, degrees east
         /// positive; nil: none configured (no true north).
         public var declinationDeg: Double? = nil
+        /// The wire convention in words (``EdgeProtocolInfo/convention``).
+        public var convention: String? = nil
     }
 
     /// Why a line could not be decoded.
@@ -56,7 +58,8 @@ public enum ServerMessage: Sendable, Hashable {
                 gid: try r.uint32("gid"),
                 entitlements: try r.strings("entitlements").map(Entitlement.init(rawValue:)),
                 maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity"),
-                frame: r.optionalString("frame"), declinationDeg: r.optionalDouble("declination_deg")))
+                frame: r.optionalString("frame"), declinationDeg: r.optionalDouble("declination_deg"),
+                convention: r.optionalString("convention")))
         case "sample":
             return .sample(try r.sample())
         case "devices":

@@ -87,7 +87,7 @@ public enum MessageEncoder {
     // MARK: control messages
 
     /// The first line on every connection.
-    /// `{"class":"version","protocol":…,"agent":"edge-agent","agentVersion":…,"uid":…,"gid":…,"entitlements":[…],"maxLineBytes":…,"queueCapacity":…,"frame":…,"declination_deg":…}`
+    /// `{"class":"version","protocol":…,"agent":"edge-agent","agentVersion":…,"uid":…,"gid":…,"entitlements":[…],"maxLineBytes":…,"queueCapacity":…,"convention":…,"frame":…,"declination_deg":…}`
     /// `frame` is the reference frame the agent's north attitude is in
     /// (its configuration's `fusion.frame`), `declination_deg` the magnetic
     /// declination it was given (absent: none, so no true north).
@@ -107,6 +107,7 @@ public enum MessageEncoder {
         w.endArray()
         w.key("maxLineBytes"); w.int(maxLineBytes)
         w.key("queueCapacity"); w.int(queueCapacity)
+        w.key("convention"); w.string(EdgeProtocolInfo.convention)
         if let frame { w.key("frame"); w.string(frame) }
         if let d = declinationDeg, d.isFinite { w.key("declination_deg"); w.double(d) }
         w.endObject(); w.endLine()

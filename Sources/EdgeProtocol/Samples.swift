@@ -2,9 +2,16 @@
 
 // Vector3 (SIMD3<Double>), Quaternion, ReferenceFrame and
 // MagneticFieldCalibrationAccuracy are EdgeValues' - one definition for the
-// wire and the maths. Vectors on the wire are in the board frame (X right,
-// Y forward, Z up out of the component side; right-handed); the unit is
-// given by the field holding them.
+// wire and the maths.
+//
+// THE WIRE CONVENTION (protocol 2, docs/protocol.md, EdgeProtocolInfo.convention):
+// SI units on every stream, named in every key (m/s², rad/s, µT, Pa, m, °C);
+// vectors in the board frame (X right, Y forward, Z up out of the component
+// side; right-handed); every acceleration is specific force, the sign the
+// accelerometer measures (+9.81 m/s² on the up axis at rest), so device
+// motion's gravity and user acceleration add up to the accelerometer's
+// reading; times are CLOCK_MONOTONIC ns of the capture, stamped once by the
+// engine.
 
 /// Accelerometer stream sample (CMAccelerometerData, but in SI).
 @frozen public struct AccelerometerSample: Sendable, Hashable, BitwiseCopyable {
@@ -46,9 +53,14 @@
     /// Attitude, unit quaternion rotating the reference frame into the board
     /// frame (Core Motion's `CMAttitude.quaternion`). Wire key `attitude` {w,x,y,z}.
     public var attitude: Quaternion
-    /// Gravity in the board frame, m/s² (|g| ≈ 9.80665). Wire key `gravity_mps2`.
+    /// Gravity's share of the specific force, m/s², board frame: +9.80665
+    /// on the up axis (the reaction to gravity, as the accelerometer feels
+    /// it; `gravity + userAcceleration` is the accelerometer's reading).
+    /// Wire key `gravity_mps2`.
     public var gravity: Vector3
-    /// Acceleration the user imparts, gravity removed, m/s². Wire key `userAcceleration_mps2`.
+    /// The rest of the specific force: the board's acceleration, m/s²
+    /// (Core Motion's `userAcceleration` is this times −1/9.80665). Wire key
+    /// `userAcceleration_mps2`.
     public var userAcceleration: Vector3
     /// Bias-corrected rotation rate, rad/s. Wire key `rotationRate_radps`.
     public var rotationRate: Vector3

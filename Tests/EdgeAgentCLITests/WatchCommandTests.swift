@@ -322,12 +322,12 @@ enum WatchFixture {
     }
 
     @Test func refusesAProtocolVersionItDoesNotSpeak() throws {
-        let agent = try FakeAgent(firstLine: #"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"9.0.0"}"#)
+        let agent = try FakeAgent(firstLine: #"{"class":"version","protocol":3,"agent":"edge-agent","agentVersion":"9.0.0"}"#)
         let (console, out, err) = Console.capturing()
         let status = EdgeAgentCLI.run(["edge-agent", "watch", "--socket", agent.path, "--count", "1"], console: console)
         #expect(status == 1)
         #expect(out().isEmpty)
-        #expect(err() == "edge-agent watch: the agent at \(agent.path) speaks protocol 2; this edge-agent watch speaks protocol 1. Use the edge-agent tool of the same release as the agent.\n")
+        #expect(err() == "edge-agent watch: the agent at \(agent.path) speaks protocol 3; this edge-agent watch speaks protocol 2. Use the edge-agent tool of the same release as the agent.\n")
     }
 
     @Test func refusesASocketThatIsNotAnAgent() throws {
@@ -349,7 +349,7 @@ enum WatchFixture {
             guard let m = try? ServerMessage.decode(line: Array(line.utf8)) else { return nil }
             return session.handle(m, send: { sent.append($0) })
         }
-        #expect(feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#) == WatchSession.Action.none)
+        #expect(feed(#"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#) == WatchSession.Action.none)
         #expect(sent == [Request(kind: .devices, id: .string("watch-devices")), Request(kind: .stats, id: .string("watch-stats"))])
         // Counts out of range, unknown states and classes, broken samples: skipped.
         #expect(feed(#"{"class":"devices","devices":[{"id":"imu","state":"sleeping","errorCount":1e300},{"kind":"x"}]}"#) == nil)
@@ -387,7 +387,7 @@ enum WatchFixture {
         func feed(_ line: String) throws -> WatchSession.Action {
             session.handle(try ServerMessage.decode(line: Array(line.utf8)), send: { _ in })
         }
-        _ = try feed(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":[],"maxLineBytes":4096,"queueCapacity":256}"#)
+        _ = try feed(#"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":1000,"gid":1000,"entitlements":[],"maxLineBytes":4096,"queueCapacity":256}"#)
         _ = try feed(#"{"class":"devices","devices":[{"id":"mpu6050@0x68","kind":"mpu6050","address":"simulated@0x68","state":"present","streams":["deviceMotion"],"rate_hz":200.0,"errorCount":0,"resetCount":0,"lastError":null,"reason":null,"retryCount":0,"stallCount":0},{"id":"qmc5883l@0x0d","kind":"qmc5883l","address":"simulated@0x0d","state":"degraded","streams":["magnetometer"],"rate_hz":100.0,"errorCount":4,"resetCount":1,"lastError":"read 6 bytes at 0x00: I/O error (EIO)","reason":"no new field for 5 output periods: re-initialising","retryCount":2,"stallCount":1}]}"#)
         let view = WatchView.render(session.state)
         #expect(view.contains("  qmc5883l@0x0d  qmc5883l  degraded  errors 4    resets 1  retries 2  stalls 1"), "\(view)")

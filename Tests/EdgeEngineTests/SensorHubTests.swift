@@ -99,7 +99,7 @@ struct Rig {
         }
     }
 
-    @Test func levelBoardConvergesToGravityDown() throws {
+    @Test func levelBoardConvergesToItsAttitudeWithGravityUpOnTheWire() throws {
         // Ideal chips: uncalibrated hard/soft iron would tilt the heading.
         let rig = try Rig(imperfections: .ideal)
         rig.hub.start()
@@ -108,11 +108,36 @@ struct Rig {
         // ConstantTruth: board X to magnetic north, level -> the NWU attitude is identity.
         let q = Quaternion(w: m.attitude.w, x: m.attitude.x, y: m.attitude.y, z: m.attitude.z)
         #expect(q.angle(to: .identity) * 180 / .pi < 3, "attitude \(q)")
-        // Core Motion: gravity of a level, face-up device points to -Z.
-        #expect(abs(m.gravity.z + 9.80665) < 0.3)
+        // The wire's convention (docs/protocol.md, protocol 2): gravity's
+        // share of the specific force, +9.81 on the up axis of a level,
+        // face-up board (Core Motion's (0, 0, -1) g is the client's conversion).
+        #expect(abs(m.gravity.z - 9.80665) < 0.3)
         #expect(abs(m.gravity.x) < 0.3 && abs(m.gravity.y) < 0.3)
         #expect(m.referenceFrame == .xMagneticNorthZVertical)
         #expect(m.headingDeg != nil)
+    }
+
+    /// Issue 17, item 3 (one wire convention): on every device-motion
+    /// sample gravity plus user acceleration is the accelerometer's reading
+    /// of the same instant, in the same sign and unit, while the board
+    /// turns and accelerates. On protocol 1 gravity and user acceleration
+    /// were in Core Motion's sign, so their sum was minus the reading.
+    @Test func gravityPlusUserAccelerationIsTheAccelerometersReading() throws {
+        // Picked up (tipped 25° while lifted), held, then walking.
+        let rig = try Rig(scenario: "pickup-walk")
+        rig.sink.setDemand([.deviceMotion: 0.01, .accelerometer: 0.01])
+        rig.hub.start()
+        rig.run(seconds: 9)
+        var accel: [UInt64: Vector3] = [:]
+        for case .accelerometer(let a) in rig.samples(.accelerometer) { accel[a.timestampNs] = a.acceleration }
+        var checked = 0
+        for case .deviceMotion(let m) in rig.samples(.deviceMotion) {
+            guard let a = accel[m.timestampNs] else { continue }
+            #expect((m.gravity + m.userAcceleration - a).norm < 1e-9, "at \(m.timestampNs): \(m.gravity) + \(m.userAcceleration) vs \(a)")
+            #expect(abs(m.gravity.norm - 9.80665) < 1e-9)
+            checked += 1
+        }
+        #expect(checked > 100, "device motion and accelerometer samples of the same instants: \(checked)")
     }
 
     @Test func fifoBatchesAtOneKilohertz() throws {

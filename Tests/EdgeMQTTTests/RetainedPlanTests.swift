@@ -146,7 +146,7 @@ import EdgeProtocol
             let queue = OutboundQueue(capacity: 100)
             let log = BridgeLog(keepLines: true, sink: { _ in })
             let bridge = Bridge(config: c, node: "n1", queue: queue, retained: RetainedStore(wakeup: queue.wakeup), log: log)
-            let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":7,"gid":1,"entitlements":[\#(entitlements)],"maxLineBytes":4096,"queueCapacity":256}"#
+            let line = #"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":7,"gid":1,"entitlements":[\#(entitlements)],"maxLineBytes":4096,"queueCapacity":256}"#
             guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { throw HarnessError("no version") }
             bridge.handle(.connected(v))
             return (bridge, log.kept)
@@ -171,7 +171,7 @@ import EdgeProtocol
         let queue = OutboundQueue(capacity: 10_000)
         let store = RetainedStore(wakeup: queue.wakeup)
         let bridge = Bridge(config: c, node: "n1", queue: queue, retained: store, log: BridgeLog(keepLines: true, sink: { _ in }))
-        let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#
+        let line = #"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#
         guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { Issue.record("no version"); return }
         bridge.handle(.connected(v))
         bridge.handle(.subscribed(.deviceMotion, intervalS: 0.1))

@@ -65,7 +65,7 @@ import EdgeClient
         let queue = OutboundQueue(capacity: 10_000)
         let store = RetainedStore(wakeup: queue.wakeup)
         let bridge = Bridge(config: c, node: "n1", queue: queue, retained: store, log: lines.log)
-        let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["motion","altitude"],"maxLineBytes":4096,"queueCapacity":256}"#
+        let line = #"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["motion","altitude"],"maxLineBytes":4096,"queueCapacity":256}"#
         guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { throw HarnessError("no version") }
         bridge.handle(.connected(v), nowNs: 0)
         return (bridge, store, queue)
@@ -182,7 +182,7 @@ import EdgeClient
                             queue: queue, retained: store, log: lines)
         let feed = FakeFeed()
         bridge.attach(feed)
-        let line = #"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["fitness"],"maxLineBytes":4096,"queueCapacity":256}"#
+        let line = #"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":1,"gid":1,"entitlements":["fitness"],"maxLineBytes":4096,"queueCapacity":256}"#
         guard case .version(let v) = try ServerMessage.decode(line: Array(line.utf8)) else { Issue.record("no version"); return }
         func status() -> String? { store.entries["edge/n1/status"].map { String(decoding: $0.payload, as: UTF8.self) } }
         func count(_ text: String) -> Int { lines.kept.filter { $0.contains(text) }.count }

@@ -65,7 +65,7 @@ struct RoundTripTests {
     /// gid past UInt32.max trapped in `UInt32(_:)`.
     @Test func aVersionLineWithAUidOrGidPast32BitsIsAnErrorNotATrap() throws {
         func version(uid: String, gid: String) -> [UInt8] {
-            Array(#"{"class":"version","protocol":1,"agent":"edge-agent","agentVersion":"0.1.0","uid":\#(uid),"gid":\#(gid),"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#.utf8)
+            Array(#"{"class":"version","protocol":2,"agent":"edge-agent","agentVersion":"0.1.0","uid":\#(uid),"gid":\#(gid),"entitlements":["motion"],"maxLineBytes":4096,"queueCapacity":256}"#.utf8)
         }
         guard case .version(let info) = try ServerMessage.decode(line: version(uid: "4294967295", gid: "4294967295")) else {
             Issue.record("not a version line"); return

@@ -134,7 +134,7 @@ public enum ReplayCommand: Subcommand {
             filter!.update(gyro: gyr, accel: acc, mag: row.mag, dt: dt > 0 && dt < 0.25 ? dt : 0.01)
             let m = filter!.deviceMotion(in: frame)
             let q = m.attitude.quaternion
-            let g = standardGravity
+            let split = filter!.specificForceSplit   // the wire's convention (docs/protocol.md)
             func w(_ v: SIMD3<Double>) -> Vector3 { Vector3(x: v.x, y: v.y, z: v.z) }
             _ = sink.publish(.accelerometer(AccelerometerSample(timestampNs: row.timestampNs, acceleration: w(acc))), wake: false)
             _ = sink.publish(.gyroscope(GyroscopeSample(timestampNs: row.timestampNs, rotationRate: w(m.rotationRate))), wake: false)
@@ -143,7 +143,7 @@ public enum ReplayCommand: Subcommand {
             }
             _ = sink.publish(.deviceMotion(DeviceMotionSample(
                 timestampNs: row.timestampNs, attitude: Quaternion(w: q.w, x: q.x, y: q.y, z: q.z),
-                gravity: w(m.gravity * g), userAcceleration: w(m.userAcceleration * g),
+                gravity: split.gravity, userAcceleration: split.userAcceleration,
                 rotationRate: w(m.rotationRate), magneticField: w(m.magneticField.field),
                 magneticFieldAccuracy: .uncalibrated, headingDeg: hasMag ? m.heading : nil,
                 referenceFrame: hasMag ? .xMagneticNorthZVertical : .xArbitraryZVertical)), wake: false)

@@ -86,16 +86,19 @@ struct FusionStage {
     }
 }
 
-/// Device motion from a filter: Core Motion's samples in SI units (gravity
-/// and user acceleration in m/s²). `liveField`: a current field backs it;
-/// otherwise the field is zero and `uncalibrated` - never an old one.
+/// Device motion from a filter, in the wire's convention (docs/protocol.md:
+/// SI, and gravity and user acceleration in the accelerometer's sign, so
+/// that they add up to the accelerometer's reading): converted once, here.
+/// `liveField`: a current field backs it; otherwise the field is zero and
+/// `uncalibrated` - never an old one.
 @inline(__always)
 func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool) -> DeviceMotionSample {
     let m = f.deviceMotion(in: frame)
+    let split = f.specificForceSplit
     let live = liveField && frame != .xArbitraryZVertical
     return DeviceMotionSample(
         timestampNs: t, attitude: m.attitude.quaternion,
-        gravity: m.gravity * standardGravity, userAcceleration: m.userAcceleration * standardGravity,
+        gravity: split.gravity, userAcceleration: split.userAcceleration,
         rotationRate: m.rotationRate, magneticField: live ? m.magneticField.field : .zero,
         magneticFieldAccuracy: live ? m.magneticField.accuracy : .uncalibrated,
         headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame)
