@@ -373,12 +373,10 @@ import EdgeSim
         // Drain at an awkward interval (7.3 periods) for 6 rounds.
         for round in 1...6 {
             rig.clock.sleep(untilNanoseconds: fifoStart + UInt64(Double(period) * 7.3 * Double(round)))
-            var batch: [MPU6050Sample] = []
-            let scales = rig.mpu.scales
-            let n = try rig.mpu.drainFIFO { batch.append(MPU6050Decoder.decode($0, scales: scales)) }
-            #expect(n == batch.count)
+            let batch = try rig.mpu.readFIFO()
+            let n = batch.count
             drainedAt.append((rig.clock.nowNanoseconds, n))
-            // Capture times: one nominal period apart, newest at the drain time.
+            // Capture times (readFIFO's stamping): one nominal period apart, newest at the drain time.
             for (a, b) in zip(batch.dropFirst(), batch) { #expect(a.captureNanoseconds - b.captureNanoseconds == period) }
             #expect(batch.last?.captureNanoseconds == rig.clock.nowNanoseconds)
             all += batch

@@ -229,8 +229,11 @@ public struct MPU6050<Bus: I2CBus> {
     /// records (the stream lost alignment), the FIFO is reset and
     /// ``DriverError/fifoOverflow`` thrown; the next call reads fresh data.
     ///
-    /// Capture times: the newest record gets the time of the count read, older
-    /// ones step back by one nominal sample period.
+    /// Capture times: every record carries the time of the count read (the
+    /// drain's time). A record's own capture time follows from its place in
+    /// the batch, and is assigned once, by the caller: ``readFIFO(maxRecords:)``
+    /// steps back one nominal sample period per record, the engine's
+    /// `SampleClock` by the period it measures.
     @discardableResult
     public mutating func drainFIFO(maxRecords: Int = .max,
                                    _ body: (MPU6050RawSample) -> Void) throws(DriverError) -> Int {
@@ -254,22 +257,19 @@ public struct MPU6050<Bus: I2CBus> {
             throw .fifoOverflow(address: address, bytesInFIFO: count, reason: reason)
         }
         let available = count / record
+        lastDrainAvailable = available
         let n = min(available, maxRecords)
         guard n > 0 else { return 0 }
-        let period = UInt64(1e9 / configuration.achievedSampleRateHz)
         let perChunk = 32 / record
         var done = 0
         let b = bus, a = address
         while done < n {
             let k = min(perChunk, n - done)
-            let first = done
             try onBus { () throws(I2CError) in
                 try readBurst(b, a, MPU6050Register.fifoReadWrite.rawValue, count: k * record) { bytes in
                     for i in 0..<k {
-                        let age = UInt64(available - 1 - (first + i))
-                        let t = now >= age &* period ? now - age &* period : 0
                         body(MPU6050RawSample(burst: UnsafeRawBufferPointer(rebasing: bytes[(i * record)..<((i + 1) * record)]),
-                                              captureNanoseconds: t))
+                                              captureNanoseconds: now))
                     }
                 }
             }
@@ -278,12 +278,24 @@ public struct MPU6050<Bus: I2CBus> {
         return n
     }
 
+    /// Records the FIFO held at the last ``drainFIFO(maxRecords:_:)`` (some
+    /// may have been left for the next drain).
+    public private(set) var lastDrainAvailable = 0
+
     /// ``drainFIFO(maxRecords:_:)`` collected into decoded samples (allocates;
-    /// for tools and batch clients).
+    /// for tools and batch clients), stamped: the newest record at the
+    /// drain's time, older ones one nominal sample period apart (the FIFO
+    /// holds records in arrival order; any not drained are newer still).
     public mutating func readFIFO(maxRecords: Int = .max) throws(DriverError) -> [MPU6050Sample] {
-        var out: [MPU6050Sample] = []
-        let s = scales
-        try drainFIFO(maxRecords: maxRecords) { out.append(MPU6050Decoder.decode($0, scales: s)) }
-        return out
+        var raw: [MPU6050RawSample] = []
+        try drainFIFO(maxRecords: maxRecords) { raw.append($0) }
+        let period = UInt64(1e9 / configuration.achievedSampleRateHz)
+        let s = scales, available = max(lastDrainAvailable, raw.count)
+        return raw.enumerated().map { i, r in
+            var r = r
+            let age = UInt64(available - 1 - i)
+            r.captureNanoseconds = r.captureNanoseconds >= age &* period ? r.captureNanoseconds - age &* period : 0
+            return MPU6050Decoder.decode(r, scales: s)
+        }
     }
 }
