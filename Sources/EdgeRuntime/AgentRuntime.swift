@@ -178,7 +178,7 @@ public final class AgentRuntime: @unchecked Sendable {
             }
         }
         let sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
-        let parts = EngineParts(devices: EngineSetup.devices(session.profile), settings: settings,
+        let parts = EngineParts(profile: session.profile, config: config, settings: settings,
                                 calibration: calibration.engine, sink: sink, dataReady: dataReady,
                                 realtime: config.loop.realtime ? (Int32(config.loop.priority), config.loop.lockMemory) : nil,
                                 keepsStatus: o.keepsStatus, history: recorder)
@@ -286,7 +286,8 @@ public struct RuntimeStatus: Sendable {
 
 /// What the engine is built from (the bus type aside).
 private struct EngineParts {
-    var devices: [EngineDevice]
+    var profile: BoardProfile
+    var config: AgentConfig
     var settings: EngineSettings
     var calibration: EngineCalibration
     var sink: any SampleSink
@@ -327,10 +328,10 @@ private final class Engine<B: I2CBus>: RunningEngine, @unchecked Sendable {
     init(bus: B, clock: any TimeSource, _ p: EngineParts) throws {
         sink = p.sink
         history = p.history
-        hub = SensorHub(bus: bus, clock: clock, devices: p.devices, settings: p.settings, calibration: p.calibration, sink: p.sink)
+        (hub, loop) = EngineSetup.engine(bus: bus, clock: clock, profile: p.profile, config: p.config, settings: p.settings,
+                                         calibration: p.calibration, sink: p.sink, dataReady: p.dataReady)
         p.history?.start()
         startLines = hub.start()
-        loop = EngineLoop(hub: hub, clock: clock, dataReady: p.dataReady)
         loopLine = "loop: \(Double(1_000_000_000 / loop.periodNanoseconds)) Hz" +
             (hub.batch > 1 ? " (FIFO batches of \(hub.batch) at \(Int((1e9 * Double(hub.batch) / Double(loop.periodNanoseconds)).rounded())) Hz\(p.settings.imuBatch == 0 ? "; the batch follows demand" : ""))" : "") +
             (p.dataReady != nil ? ", woken by the data-ready line" : ", absolute deadlines") +

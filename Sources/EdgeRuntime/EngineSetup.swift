@@ -48,6 +48,20 @@ package enum EngineSetup {
         return s
     }
 
+    /// The engine for a board and a configuration: the hub (its devices
+    /// from the profile, its settings from the configuration unless given)
+    /// and its loop, not yet started. `run` and the in-process agent
+    /// (``AgentRuntime``), `record`, `replay` and `simulate` build theirs
+    /// here, so the mapping from the files to the engine is written once.
+    package static func engine<B: I2CBus>(bus: B, clock: any TimeSource, profile: BoardProfile, config: AgentConfig,
+                                          settings: EngineSettings? = nil, calibration: EngineCalibration = EngineCalibration(),
+                                          sink: any SampleSink, dataReady: (any DataReadyLine)? = nil)
+        -> (hub: SensorHub<B>, loop: EngineLoop<B>) {
+        let hub = SensorHub(bus: bus, clock: clock, devices: devices(profile), settings: settings ?? Self.settings(config),
+                            calibration: calibration, sink: sink)
+        return (hub, EngineLoop(hub: hub, clock: clock, dataReady: dataReady))
+    }
+
     /// The service's settings from the `service` section (the socket path is resolved by the caller).
     package static func service(_ c: AgentConfig, socketPath: String) -> ServiceConfiguration {
         var s = ServiceConfiguration(socketPath: socketPath, socketGroup: c.service.socketGroup)

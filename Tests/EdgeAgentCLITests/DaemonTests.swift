@@ -264,7 +264,7 @@ struct SampleChecks {
         #expect(bystander.next(connectDeadline)?.cls == "version")
         let version = try #require(client.next(connectDeadline), "client 1 got no version line")
         #expect(version.cls == "version", "the first line is the version line: \(version)")
-        #expect(version.number("protocol") == 1)
+        #expect(version.number("protocol") == 2)
         #expect(version.string("agent") == "edge-agent")
         #expect(version.number("uid") == Double(getuid()) && version.number("gid") == Double(getgid()),
                 "SO_PEERCRED identity: \(version)")
@@ -369,7 +369,7 @@ struct SampleChecks {
             let g = s.components("gravity_mps2")
             checks.check(g.map { abs(($0.map { $0 * $0 }.reduce(0, +)).squareRoot() - DaemonFixture.standardGravity) < 0.01 } == true,
                          "gravity_mps2 {x,y,z} in m/s², magnitude 9.80665", s)
-            checks.check(g.map { $0[2] < -9.0 } == true, "the board lies level, so gravity points down board Z", s)
+            checks.check(g.map { $0[2] > 9.0 } == true, "the board lies level, so gravity's share of the specific force is +Z (protocol 2)", s)
             checks.check(s.components("userAcceleration_mps2") != nil, "userAcceleration_mps2 {x,y,z}", s)
             let w = s.components("rotationRate_radps")
             checks.check(w != nil, "rotationRate_radps {x,y,z}", s)

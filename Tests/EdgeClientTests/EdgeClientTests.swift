@@ -234,7 +234,11 @@ final class Inbox: Sendable {
             }
             thread?.start()
         }
-        func stop() { close(fd) }
+        /// Stops listening. shutdown first: close alone does not end an
+        /// accept() blocked on the listener in the other thread, which keeps
+        /// the socket listening, so a later connect was accepted and closed
+        /// ("closed before any line") instead of refused.
+        func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
     }
 
     @Test func aSocketThatSpeaksSomethingElseIsNotAnAgent() throws {

@@ -14,7 +14,7 @@ struct ServerTests {
         let c = try TestClient(path: server.socketPath)
         let v = try #require(c.readMessage())
         #expect(v.string("class") == "version")
-        #expect(v.number("protocol") == 1)
+        #expect(v.number("protocol") == Double(EdgeProtocolInfo.version))
         #expect(v.string("agent") == "edge-agent")
         #expect(v.number("uid") == Double(getuid()))
         #expect(v["entitlements"]?.arrayValue?.compactMap(\.stringValue) == ["altitude", "motion"])

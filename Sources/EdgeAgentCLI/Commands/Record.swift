@@ -66,12 +66,9 @@ public enum RecordCommand: Subcommand {
         try OutputFiles.refuseOverlaps(outputs: [.init("FILE", output)], inputs: selection.inputFiles)
         let clock: any TimeSource = virtual ? VirtualClock(startNanoseconds: 1_000_000_000) : MonotonicClock()
         let session = try BoardSession.open(selection, clock: clock, purpose: "record")
-        let settings = EngineSetup.settings(selection.config)
-        let devices = EngineSetup.devices(session.profile)
         if csv {
             let sink = CSVSink()
-            let n = try record(bus: session.bus, clock: clock, devices: devices, settings: settings,
-                               sink: sink, duration: duration, virtual: virtual)
+            let n = try record(bus: session.bus, clock: clock, selection: selection, sink: sink, duration: duration, virtual: virtual)
             let text = sink.writer.take()
             do {
                 try text.write(toFile: output, atomically: true, encoding: .utf8)
@@ -90,8 +87,8 @@ public enum RecordCommand: Subcommand {
         header.append(TransactionLogHeader.Key.configJSON, try RecordingMetadata.embed(file: selection.configPath, fallback: "{}"))
         let writer = try TransactionLogWriter(header: header, path: output)
         let recording = RecordingBus(session.bus, log: writer, clock: clock)
-        let n = try record(bus: recording, clock: clock, devices: devices, settings: settings,
-                           sink: DiscardingSink(), duration: duration, virtual: virtual)
+        let n = try record(bus: recording, clock: clock, selection: selection, sink: DiscardingSink(),
+                           duration: duration, virtual: virtual)
         try writer.close()
         if let failure = writer.failure { throw RunError("\(output): \(failure)") }
         console.error("recorded \(n) ticks to \(output)")
@@ -100,11 +97,10 @@ public enum RecordCommand: Subcommand {
 
     /// Runs an engine that produces every stream for `duration`; Ctrl-C or
     /// SIGTERM stop it early (what was recorded is kept).
-    static func record<B: I2CBus>(bus: B, clock: any TimeSource, devices: [EngineDevice], settings: EngineSettings,
+    static func record<B: I2CBus>(bus: B, clock: any TimeSource, selection: BoardSession.Selection,
                                   sink: any SampleSink, duration: Double, virtual: Bool) throws -> Int {
-        let hub = SensorHub(bus: bus, clock: clock, devices: devices, settings: settings, sink: sink)
+        let (hub, loop) = EngineSetup.engine(bus: bus, clock: clock, profile: selection.profile, config: selection.config, sink: sink)
         hub.start()
-        let loop = EngineLoop(hub: hub, clock: clock)
         // Until the clock has advanced by the duration: the loop's period
         // follows demand and may change after the first tick.
         let end = clock.nowNanoseconds &+ UInt64((duration * 1e9).rounded())

@@ -101,10 +101,8 @@ public enum ReplayCommand: Subcommand {
                                              file: "\(file) @\(TransactionLogHeader.Key.configJSON)")
         let clock = ReplayClock(log: log, realtime: realtime ? MonotonicClock() : nil)
         let bus = ReplayBus(log: log, clock: clock)
-        let hub = SensorHub(bus: bus, clock: clock, devices: EngineSetup.devices(profile),
-                            settings: EngineSetup.settings(config), sink: sink)
+        let (hub, loop) = EngineSetup.engine(bus: bus, clock: clock, profile: profile, config: config, sink: sink)
         hub.start()
-        let loop = EngineLoop(hub: hub, clock: clock)
         loop.run(until: { bus.isAtEnd || bus.divergence != nil })
         if let d = bus.divergence {
             if d.kind == .endOfRecording { return 0 }   // the recording stopped part-way through a tick

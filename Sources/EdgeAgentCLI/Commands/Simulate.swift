@@ -129,10 +129,9 @@ public enum SimulateCommand: Subcommand {
                 }
             }
             let sink = JSONLinesSink(wanted: wanted, capacity: 1 << 17, decimators: decimators)
-            let hub = SensorHub(bus: board.bus, clock: clock, devices: EngineSetup.devices(selection.profile),
-                                settings: EngineSetup.settings(selection.config), sink: sink)
+            let (hub, loop) = EngineSetup.engine(bus: board.bus, clock: clock, profile: selection.profile,
+                                                 config: selection.config, sink: sink)
             hub.start()
-            let loop = EngineLoop(hub: hub, clock: clock)
             loop.run(until: {
                 if sink.writer.bytes.count > 1 << 16 { out.write(sink.take()) }
                 return clock.nowNanoseconds >= end
