@@ -73,6 +73,10 @@ let package = Package(
         .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
         // --- I/O layers -----------------------------------------------------
+        // systemd and POSIX process plumbing every daemon shares (edge-agent,
+        // edge-mqtt): sd_notify readiness, watchdog, reload, stopping. Glibc
+        // only: imports no Foundation and no other module of the package.
+        .target(name: "EdgeSystem", swiftSettings: crossModule),
         // I2CBus protocol, clocks, scripted / recording / replaying / retrying
         // buses, the data-ready seam: no device files.
         .target(name: "EdgeBus", dependencies: ["EdgeValues", "CEdgeShims"], swiftSettings: crossModule),
@@ -93,8 +97,7 @@ let package = Package(
         // multiplexed, reconnecting client used by CoreMotion, watch, poll and
         // the benchmarks. Glibc sockets, no Foundation.
         .target(name: "EdgeClient", dependencies: ["EdgeProtocol"], swiftSettings: crossModule),
-        // The agent's services: Unix-socket server, entitlements, fan-out,
-        // systemd notify.
+        // The agent's services: Unix-socket server, entitlements, fan-out.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
@@ -107,14 +110,15 @@ let package = Package(
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeSystem", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // The MQTT bridge: topics, Home Assistant discovery, the bounded
         // queue between the agent's socket and the broker, libmosquitto
         // behind one session type, the bridge's configuration and commands.
-        // Uses EdgeConfig's JSON5 loader; no engine, no simulators.
+        // Uses EdgeConfig's JSON5 loader and EdgeSystem's sd_notify; must NOT
+        // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
-                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeService", "CMosquitto", "CEdgeShims"],
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeSystem", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
@@ -159,6 +163,7 @@ let package = Package(
         .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeProtocol"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),

@@ -15,6 +15,7 @@ import EdgeEngine
 import EdgeHistory
 import EdgeProtocol
 import EdgeService
+import EdgeSystem
 import EdgeSim
 
 /// `edge-agent run`: the daemon.

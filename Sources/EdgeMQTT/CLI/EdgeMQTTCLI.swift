@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 import EdgeProtocol
-import EdgeService
+import EdgeSystem
 
 /// `edge-mqtt`: the command line. `main.swift` only calls ``main(_:)``.
 public enum EdgeMQTTCLI {
