@@ -59,7 +59,8 @@ let package = Package(
 
         // --- pure layers ----------------------------------------------------
         // The value types every layer shares, defined once: Vector3,
-        // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
+        // Quaternion, Matrix3, ReferenceFrame, Attitude, field accuracy,
+        // standard gravity. Imports nothing of the package.
         .target(name: "EdgeValues", swiftSettings: crossModule),
         // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
         .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: crossModule),
@@ -118,7 +119,7 @@ let package = Package(
         // Uses EdgeConfig's JSON5 loader and EdgeSystem's sd_notify; must NOT
         // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
-                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeSystem", "CMosquitto", "CEdgeShims"],
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeValues", "EdgeSystem", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
