@@ -88,8 +88,9 @@ let package = Package(
         // (re-exports EdgeChipsCore).
         .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeChipsCore"], swiftSettings: crossModule),
         // Register-accurate chip simulators and scenarios. Must NOT import
-        // EdgeChips: the simulators transcribe the datasheets independently.
-        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"], swiftSettings: crossModule),
+        // EdgeChips: the simulators transcribe the datasheets independently;
+        // nor EdgeFusion: the truth model must not depend on the estimator.
+        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: crossModule),
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
         .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
