@@ -59,7 +59,7 @@ struct AgentHistoryReader: FitnessHistoryReader {
             throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered a pedometer history request with activities")
         }
         var out = PedometerTotals()
-        out.steps = t.steps; out.distanceMeters = t.distance
+        out.steps = t.steps; out.distanceMeters = t.distanceMeters
         out.floorsAscended = t.floorsAscended; out.floorsDescended = t.floorsDescended; out.activeSeconds = t.activeSeconds
         return out
     }

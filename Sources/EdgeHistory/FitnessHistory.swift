@@ -5,42 +5,6 @@ import CSQLite
 import EdgeValues
 import EdgeProtocol
 
-/// Steps, distance, floors and time spent walking over a span of time.
-public struct PedometerTotals: Sendable, Equatable {
-    public var steps = 0
-    public var distanceMeters = 0.0
-    public var floorsAscended = 0
-    public var floorsDescended = 0
-    /// Seconds spent walking (for the average active pace).
-    public var activeSeconds = 0.0
-    public init() {}
-    /// s/m over the time spent walking (0 without distance).
-    public var averageActivePace: Double { distanceMeters > 0 ? activeSeconds / distanceMeters : 0 }
-
-    /// What the agent's pedometer totals `p` added since `from`, an earlier
-    /// sample of the same run (nil: since the run began, as the agent's
-    /// totals count from its start).
-    public init(added p: PedometerSample, since from: PedometerSample?) {
-        steps = Int(p.steps) - Int(from?.steps ?? 0)
-        distanceMeters = p.distance - (from?.distance ?? 0)
-        floorsAscended = Int(p.floorsAscended) - Int(from?.floorsAscended ?? 0)
-        floorsDescended = Int(p.floorsDescended) - Int(from?.floorsDescended ?? 0)
-        activeSeconds = max(0, p.averageActivePace * p.distance - (from.map { $0.averageActivePace * $0.distance } ?? 0))
-    }
-
-    /// Whether `p` begins another run of the agent than `last` (its start
-    /// differs, or its totals went down): its totals count from zero again.
-    public static func isRestart(_ p: PedometerSample, after last: PedometerSample) -> Bool {
-        p.startNs != last.startNs || p.steps < last.steps
-    }
-
-    public mutating func add(_ o: PedometerTotals) {
-        steps += o.steps; distanceMeters += o.distanceMeters
-        floorsAscended += o.floorsAscended; floorsDescended += o.floorsDescended
-        activeSeconds += o.activeSeconds
-    }
-}
-
 /// One stored interval: what the pedometer added up to `endUnixNs`.
 public struct PedometerRecord: Sendable, Equatable {
     public var endUnixNs: Int64
