@@ -46,7 +46,7 @@ let package = Package(
         // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
                        providers: [.apt(["libgpiod-dev"])]),
-        // The system's SQLite (Debian libsqlite3-dev) for the fitness history.
+        // The system's SQLite (Debian libsqlite3-dev). Only EdgeSQLite imports it.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // libmosquitto 2.0 (Debian libmosquitto-dev): the MQTT client of edge-mqtt.
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -107,8 +107,14 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
+        // The one SQLite layer: a connection (open read-only or read-write,
+        // mode of a new file, busy timeout, extended result codes), prepared
+        // statements, binding, stepping, and one typed error keeping the
+        // file, the call, SQLite's code, errno and what to do. The only
+        // importer of CSQLite; imports nothing else of the package.
+        .target(name: "EdgeSQLite", dependencies: ["CSQLite"], swiftSettings: crossModule),
         // The fitness history: SQLite (WAL, synchronous=FULL), retention, range queries.
-        .target(name: "EdgeHistory", dependencies: ["CSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
+        .target(name: "EdgeHistory", dependencies: ["EdgeSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
@@ -125,7 +131,7 @@ let package = Package(
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
-        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
+        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
@@ -162,14 +168,14 @@ let package = Package(
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeActivityTests", dependencies: ["EdgeActivity"]),
-        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeProtocol"]),
+        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeSQLite", "EdgeProtocol"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux", "EdgeSQLite"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
         .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient"]),
