@@ -180,6 +180,9 @@ let package = Package(
         // broker and a real edge-agent on loopback.
         .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient"]),
         .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeProtocol"]),
+        // The module arrows (issue 17): reads Package.swift and every
+        // Sources/<Module>'s import lines; links nothing of the package.
+        .testTarget(name: "LayeringTests"),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],
