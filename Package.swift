@@ -73,6 +73,11 @@ let package = Package(
         // EdgeValues: testable and reusable with no bus, no libi2c, no libgpiod.
         .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
+        // The one command-line reader of edge-agent, edge-mqtt and
+        // dive-logger: options with values, flags, positionals, usage errors
+        // (unknown option, with did-you-mean). Imports nothing.
+        .target(name: "EdgeCommandLine", swiftSettings: crossModule),
+
         // --- I/O layers -----------------------------------------------------
         // systemd and POSIX process plumbing every daemon shares (edge-agent,
         // edge-mqtt): sd_notify readiness, watchdog, reload, stopping. Glibc
@@ -118,7 +123,8 @@ let package = Package(
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeSystem", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeSystem", "EdgeEngine", "EdgeActivity", "EdgeHistory",
+                               "EdgeCommandLine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // The MQTT bridge: topics, Home Assistant discovery, the bounded
         // queue between the agent's socket and the broker, libmosquitto
@@ -126,12 +132,12 @@ let package = Package(
         // Uses EdgeConfig's JSON5 loader and EdgeSystem's sd_notify; must NOT
         // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
-                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeValues", "EdgeSystem", "CMosquitto", "CEdgeShims"],
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeValues", "EdgeSystem", "EdgeCommandLine", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
-        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
+        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeCommandLine"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient; when no
@@ -175,11 +181,12 @@ let package = Package(
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux", "EdgeSQLite"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
-        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient"]),
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine"]),
         .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeProtocol"]),
+        .testTarget(name: "EdgeCommandLineTests", dependencies: ["EdgeCommandLine"]),
         // The module arrows (issue 17): reads Package.swift and every
         // Sources/<Module>'s import lines; links nothing of the package.
         .testTarget(name: "LayeringTests"),

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 
+import EdgeCommandLine
 import EdgeConfig
 
 /// Keeps the tools from writing over what they read: `fuse --output IN.csv`

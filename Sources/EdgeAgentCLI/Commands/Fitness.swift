@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeCommandLine
 import EdgeActivity
 
 /// `edge-agent steps|activity|floors IN.csv OUT.csv`: the agent's pedometer,
