@@ -50,7 +50,7 @@ let package = Package(
         // libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm).
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod",
                        providers: [.apt(["libgpiod-dev"])]),
-        // The system's SQLite (Debian libsqlite3-dev) for the fitness history.
+        // The system's SQLite (Debian libsqlite3-dev). Only EdgeSQLite imports it.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // libmosquitto 2.0 (Debian libmosquitto-dev): the MQTT client of edge-mqtt.
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -63,7 +63,8 @@ let package = Package(
 
         // --- pure layers ----------------------------------------------------
         // The value types every layer shares, defined once: Vector3,
-        // Quaternion, Matrix3, ReferenceFrame, field accuracy, standard gravity.
+        // Quaternion, Matrix3, ReferenceFrame, Attitude, field accuracy,
+        // standard gravity. Imports nothing of the package.
         .target(name: "EdgeValues", swiftSettings: crossModule),
         // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
         .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: crossModule),
@@ -83,7 +84,16 @@ let package = Package(
         // EdgeValues, FoundationEssentials and Glibc only: every layer may use it.
         .target(name: "EdgeLocations", dependencies: ["EdgeValues"], swiftSettings: crossModule),
 
+        // The one command-line reader of edge-agent, edge-mqtt and
+        // dive-logger: options with values, flags, positionals, usage errors
+        // (unknown option, with did-you-mean). Imports nothing.
+        .target(name: "EdgeCommandLine", swiftSettings: crossModule),
+
         // --- I/O layers -----------------------------------------------------
+        // systemd and POSIX process plumbing every daemon shares (edge-agent,
+        // edge-mqtt): sd_notify readiness, watchdog, reload, stopping. Glibc
+        // only: imports no Foundation and no other module of the package.
+        .target(name: "EdgeSystem", swiftSettings: crossModule),
         // I2CBus protocol, clocks, scripted / recording / replaying / retrying
         // buses, the data-ready seam: no device files.
         .target(name: "EdgeBus", dependencies: ["EdgeValues", "EdgeLocations", "CEdgeShims"], swiftSettings: crossModule),
@@ -94,8 +104,9 @@ let package = Package(
         // (re-exports EdgeChipsCore).
         .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeChipsCore"], swiftSettings: crossModule),
         // Register-accurate chip simulators and scenarios. Must NOT import
-        // EdgeChips: the simulators transcribe the datasheets independently.
-        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeFusion"], swiftSettings: crossModule),
+        // EdgeChips: the simulators transcribe the datasheets independently;
+        // nor EdgeFusion: the truth model must not depend on the estimator.
+        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: crossModule),
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
         .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
@@ -104,8 +115,7 @@ let package = Package(
         // multiplexed, reconnecting client used by CoreMotion, watch, poll and
         // the benchmarks. Glibc sockets, no Foundation.
         .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations"], swiftSettings: crossModule),
-        // The agent's services: Unix-socket server, entitlements, fan-out,
-        // systemd notify.
+        // The agent's services: Unix-socket server, entitlements, fan-out.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
@@ -113,40 +123,48 @@ let package = Package(
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
         .target(name: "EdgeConfig", dependencies: ["EdgeLocations", "EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
+        // The one SQLite layer: a connection (open read-only or read-write,
+        // mode of a new file, busy timeout, extended result codes), prepared
+        // statements, binding, stepping, and one typed error keeping the
+        // file, the call, SQLite's code, errno and what to do. The only
+        // importer of CSQLite; imports nothing else of the package.
+        .target(name: "EdgeSQLite", dependencies: ["CSQLite"], swiftSettings: crossModule),
         // The fitness history: SQLite (WAL, synchronous=FULL), retention, range queries.
-        .target(name: "EdgeHistory", dependencies: ["CSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
+        .target(name: "EdgeHistory", dependencies: ["EdgeSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
         // The agent as one value (AgentRuntime): board selection and
         // session, calibration loading, policy, server, history, hub, loop
         // and thread, with start, stop, reload and statistics. `run` is the
         // runtime plus signals, a status line and sd_notify; EmbeddedAgent
         // (the in-process agent) is the runtime on a private socket.
         .target(name: "EdgeRuntime",
-                dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeValues",
+                dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeValues", "EdgeLocations",
                                "EdgeProtocol", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"],
                 swiftSettings: crossModule),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
-                dependencies: ["EdgeRuntime", "EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig",
-                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"], swiftSettings: crossModule),
+                dependencies: ["EdgeRuntime", "EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeLocations",
+                               "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeSystem", "EdgeEngine", "EdgeActivity", "EdgeHistory",
+                               "EdgeCommandLine", "CEdgeShims"], swiftSettings: crossModule),
         .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
         // The MQTT bridge: topics, Home Assistant discovery, the bounded
         // queue between the agent's socket and the broker, libmosquitto
         // behind one session type, the bridge's configuration and commands.
-        // Uses EdgeConfig's JSON5 loader; no engine, no simulators.
+        // Uses EdgeConfig's JSON5 loader and EdgeSystem's sd_notify; must NOT
+        // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
-                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeFusion", "EdgeService", "CMosquitto", "CEdgeShims"],
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeValues", "EdgeSystem", "EdgeCommandLine", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
-        .target(name: "DiveLog", dependencies: ["CSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig"]),
+        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeCommandLine"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient. It
         // must not link the engine, the drivers, the simulators or SQLite
         // (LayeringTests): an app gets those only by adding
         // CoreMotionInProcessAgent.
-        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeValues", "EdgeFusion", "EdgeHistory"]),
+        .target(name: "CoreMotion", dependencies: ["EdgeClient", "EdgeProtocol", "EdgeValues"]),
         // The in-process agent for Core Motion apps that opt in: an
         // EmbeddedAgent (EdgeRuntime) on a private socket when none answers.
         .target(name: "CoreMotionInProcessAgent", dependencies: ["CoreMotion", "EdgeRuntime"]),
@@ -180,17 +198,22 @@ let package = Package(
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeActivityTests", dependencies: ["EdgeActivity"]),
-        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeProtocol"]),
+        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeSQLite", "EdgeProtocol"]),
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLinux"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
-        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient"]),
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine"]),
         .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeRuntime", "EdgeProtocol"]),
+        .testTarget(name: "EdgeCommandLineTests", dependencies: ["EdgeCommandLine"]),
+        // The module arrows (issue 17): reads Package.swift and every
+        // Sources/<Module>'s import lines; links nothing of the package.
+        .testTarget(name: "LayeringTests"),
         // The benchmarks' pure parts (e.g. the altitude-filter report), via @testable import.
         .testTarget(name: "EdgeBenchTests", dependencies: ["edge-bench"]),
     ],

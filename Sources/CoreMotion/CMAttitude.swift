@@ -1,4 +1,4 @@
-import EdgeFusion
+import EdgeValues
 
 /// The device's orientation relative to a reference frame
 /// (``CMAttitudeReferenceFrame``), as Euler angles, a rotation matrix and a

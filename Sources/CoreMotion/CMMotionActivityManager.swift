@@ -1,5 +1,5 @@
-import EdgeHistory
 import EdgeProtocol
+import EdgeValues
 
 public typealias CMMotionActivityHandler = (CMMotionActivity?) -> Void
 public typealias CMMotionActivityQueryHandler = ([CMMotionActivity]?, (any Error)?) -> Void

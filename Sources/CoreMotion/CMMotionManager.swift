@@ -1,4 +1,4 @@
-import EdgeFusion
+import EdgeValues
 import EdgeProtocol
 
 /// The object that starts and manages motion services: accelerometer,

@@ -1,5 +1,5 @@
-import EdgeHistory
 import EdgeProtocol
+import EdgeValues
 
 public typealias CMPedometerHandler = (CMPedometerData?, (any Error)?) -> Void
 public typealias CMPedometerEventHandler = (CMPedometerEvent?, (any Error)?) -> Void

@@ -1,6 +1,6 @@
 import EdgeClient
-import EdgeHistory
 import EdgeProtocol
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,7 +45,7 @@ struct AgentHistoryReader {
             throw NSError.coreMotion(CMErrorNotAvailable, "the agent answered a pedometer history request with activities")
         }
         var out = PedometerTotals()
-        out.steps = t.steps; out.distanceMeters = t.distance
+        out.steps = t.steps; out.distanceMeters = t.distanceMeters
         out.floorsAscended = t.floorsAscended; out.floorsDescended = t.floorsDescended; out.activeSeconds = t.activeSeconds
         return out
     }

@@ -1,6 +1,5 @@
-import EdgeFusion
-import EdgeProtocol
 import EdgeValues
+import EdgeProtocol
 
 // From the agent's samples (SI, docs/protocol.md) to Core Motion's values:
 // the only place units and signs change.

@@ -6,6 +6,7 @@ import EdgeProtocol
 import EdgeClient
 import EdgeConfig
 import EdgeValues
+import EdgeCommandLine
 
 public enum DiveLoggerCommand {
     public static let usage = """
@@ -76,29 +77,6 @@ public enum DiveLoggerCommand {
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    struct Args {
-        var rest: [String]
-        mutating func option(_ name: String) throws -> String? {
-            guard let i = rest.firstIndex(of: name) else { return nil }
-            guard i + 1 < rest.count else { throw Failure(description: "\(name) needs a value") }
-            let v = rest[i + 1]
-            rest.removeSubrange(i...(i + 1))
-            return v
-        }
-        mutating func flag(_ name: String) -> Bool {
-            guard let i = rest.firstIndex(of: name) else { return false }
-            rest.remove(at: i)
-            return true
-        }
-        mutating func positional(_ what: String) throws -> String {
-            guard let i = rest.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { throw Failure(description: "missing \(what)") }
-            return rest.remove(at: i)
-        }
-        func finish() throws {
-            if let x = rest.first { throw Failure(description: x.hasPrefix("--") ? "unknown option \(x)" : "unexpected argument \(x)") }
-        }
-    }
-
     public static func defaultDatabase(_ env: [String: String]) -> String {
         if let p = env["DIVE_LOGGER_DB"], !p.isEmpty { return p }
         let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? ".") + "/.local/share")
@@ -108,9 +86,9 @@ public enum DiveLoggerCommand {
     /// Runs one command; output through `out`/`err`. Returns the exit status.
     public static func run(_ argv: [String], environment env: [String: String],
                            out: (String) -> Void, err: (String) -> Void) -> Int32 {
-        var a = Args(rest: argv)
+        var a = Arguments(argv, command: "dive-logger")
         do {
-            if a.rest.isEmpty || a.flag("--help") || a.flag("-h") { out(usage); return a.rest.isEmpty && argv.isEmpty ? 2 : 0 }
+            if a.remaining.isEmpty || a.flag("--help") || a.flag("-h") { out(usage); return a.remaining.isEmpty && argv.isEmpty ? 2 : 0 }
             let db = try a.option("--db") ?? defaultDatabase(env)
             var settings = DiveSettings()
             if let s = try a.option("--surface-end") {
@@ -159,7 +137,7 @@ public enum DiveLoggerCommand {
     }
 
     /// `--water`, or nil: the water the agent's depths imply.
-    static func water(_ a: inout Args) throws -> String? {
+    static func water(_ a: inout Arguments) throws -> String? {
         guard let w = try a.option("--water") else { return nil }
         guard ["fresh", "en13319", "salt", "teos10"].contains(w) || Double(w).map({ $0 >= 500 && $0 <= 2000 }) == true else {
             throw Failure(description: "--water must be fresh, en13319, salt, teos10 or a density in kg/m³ (500…2000)")
@@ -171,7 +149,7 @@ public enum DiveLoggerCommand {
 
     // MARK: record
 
-    static func record(_ a: inout Args, db: String, settings: DiveSettings, env: [String: String],
+    static func record(_ a: inout Arguments, db: String, settings: DiveSettings, env: [String: String],
                        out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
         let socketArg = try a.option("--socket")
         let configArg = try a.option("--config")
@@ -306,7 +284,7 @@ public enum DiveLoggerCommand {
 
     // MARK: import
 
-    static func importLines(_ a: inout Args, db: String, settings: DiveSettings,
+    static func importLines(_ a: inout Arguments, db: String, settings: DiveSettings,
                             out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
         let w = try water(&a)
         var offset = monotonicToUnixOffset()
@@ -383,7 +361,7 @@ public enum DiveLoggerCommand {
         return try DiveStore(path: db, writer: false)
     }
 
-    static func number(_ a: inout Args) throws -> Int64 {
+    static func number(_ a: inout Arguments) throws -> Int64 {
         let s = try a.positional("N (a dive number, see `dive-logger list`)")
         guard let n = Int64(s), n > 0 else { throw Failure(description: "N must be a dive number (1, 2, ...), got '\(s)'") }
         return n
@@ -398,7 +376,7 @@ public enum DiveLoggerCommand {
             + "\"safety_stop_s\": \(d(s.safetyStopSeconds)), \"samples\": \(s.sampleCount), \"complete\": \(s.complete)}"
     }
 
-    static func list(_ a: inout Args, db: String, out: (String) -> Void) throws -> Int32 {
+    static func list(_ a: inout Arguments, db: String, out: (String) -> Void) throws -> Int32 {
         let asJSON = a.flag("--json")
         try a.finish()
         let all = try open(db).summaries()
@@ -415,7 +393,7 @@ public enum DiveLoggerCommand {
         return 0
     }
 
-    static func show(_ a: inout Args, db: String, out: (String) -> Void) throws -> Int32 {
+    static func show(_ a: inout Arguments, db: String, out: (String) -> Void) throws -> Int32 {
         let asJSON = a.flag("--json")
         let n = try number(&a)
         try a.finish()
@@ -437,7 +415,7 @@ public enum DiveLoggerCommand {
         if fclose(fp) != 0 { throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 
-    static func export(_ a: inout Args, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+    static func export(_ a: inout Arguments, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
         guard let format = try a.option("--format") else { throw Failure(description: "export needs --format subsurface|uddf|csv") }
         let output = try a.option("--output")
         var zone = ExportZone.local
@@ -459,7 +437,7 @@ public enum DiveLoggerCommand {
         return 0
     }
 
-    static func plot(_ a: inout Args, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
+    static func plot(_ a: inout Arguments, db: String, out: (String) -> Void, err: (String) -> Void) throws -> Int32 {
         let output = try a.option("--output")
         let n = try number(&a)
         try a.finish()

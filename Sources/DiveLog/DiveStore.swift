@@ -13,7 +13,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
+import EdgeSQLite
 
 public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchDive(Int64, available: ClosedRange<Int64>?)
@@ -50,7 +50,7 @@ public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
 /// The dive log database.
 public final class DiveStore: @unchecked Sendable {
     public let path: String
-    let db: SQLiteDatabase
+    let db: SQLiteConnection
     var lockFD: Int32 = -1
 
     /// Opens the log. `writer`: creates it if need be and takes the
@@ -67,7 +67,7 @@ public final class DiveStore: @unchecked Sendable {
     /// nil when it is (or is empty: a new log), else why not. A log written
     /// before the application_id was set (0, user_version 0, exactly the
     /// dives and samples tables) is a dive log.
-    static func foreignReason(_ db: SQLiteDatabase) throws(SQLiteError) -> String? {
+    static func foreignReason(_ db: SQLiteConnection) throws(SQLiteError) -> String? {
         let app = Int64(try db.scalarText("PRAGMA application_id") ?? "0") ?? 0
         let version = Int64(try db.scalarText("PRAGMA user_version") ?? "0") ?? 0
         var objects: [String] = []
@@ -112,7 +112,7 @@ public final class DiveStore: @unchecked Sendable {
         }
         if !writer {
             do {
-                db = try SQLiteDatabase(path: path, readOnly: true)
+                db = try SQLiteConnection(path: path, readOnly: true, fileKind: "dive log")
                 let tables = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('dives', 'samples')")
                 guard tables == "2" else { throw DiveLogError.notADiveLog(path: path) }
                 if let why = try Self.foreignReason(db) { throw DiveLogError.foreignDatabase(path: path, reason: why) }
@@ -127,7 +127,7 @@ public final class DiveStore: @unchecked Sendable {
             return
         }
         do {
-            db = try SQLiteDatabase(path: path, readOnly: false)
+            db = try SQLiteConnection(path: path, readOnly: false, fileKind: "dive log")
             // The first read tells a database from another file; nothing
             // is written (not even the WAL switch) to another program's.
             _ = try db.scalarText("PRAGMA schema_version")

@@ -1,3 +1,4 @@
+import EdgeCommandLine
 import EdgeConfig
 import EdgeRuntime
 import EdgeLocations

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeCommandLine
 import EdgeProtocol
 import EdgeService
 import EdgeRuntime
@@ -24,13 +25,6 @@ public protocol Subcommand {
 
 extension Subcommand {
     public static var reportsErrorsAsJSON: Bool { false }
-}
-
-/// Bad command-line use: printed with a pointer to `--help`, exit status 2.
-public struct UsageError: Error, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }
 
 /// Where commands write. Tests capture it; the executable writes to stdout/stderr.
@@ -215,68 +209,5 @@ public enum EdgeAgentCLI {
 
     public static func main(_ argv: [String]) -> Never {
         exit(run(argv))
-    }
-}
-
-/// A small argument reader: options (`--name value`, `--name=value`, flags)
-/// and positionals. Unknown options are usage errors.
-public struct Arguments {
-    public private(set) var remaining: [String]
-    public let command: String
-
-    public init(_ args: [String], command: String) { remaining = args; self.command = command }
-
-    /// Removes a boolean flag; true if present.
-    public mutating func flag(_ name: String) -> Bool {
-        if let i = remaining.firstIndex(of: name) { remaining.remove(at: i); return true }
-        return false
-    }
-
-    /// Removes `--name value` or `--name=value`.
-    public mutating func option(_ name: String) throws -> String? {
-        if let i = remaining.firstIndex(of: name) {
-            guard i + 1 < remaining.count, !remaining[i + 1].hasPrefix("--") else {
-                throw UsageError("\(name) needs a value")
-            }
-            let v = remaining[i + 1]
-            remaining.removeSubrange(i...(i + 1))
-            return v
-        }
-        if let i = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
-            let v = String(remaining[i].dropFirst(name.count + 1))
-            remaining.remove(at: i)
-            return v
-        }
-        return nil
-    }
-
-    /// Removes a numeric option, checking its range.
-    public mutating func double(_ name: String, in range: ClosedRange<Double>? = nil) throws -> Double? {
-        guard let s = try option(name) else { return nil }
-        guard let v = Double(s), v.isFinite else { throw UsageError("\(name) expects a number, got '\(s)'") }
-        if let r = range, !r.contains(v) { throw UsageError("\(name) must be between \(r.lowerBound) and \(r.upperBound), got \(s)") }
-        return v
-    }
-
-    public mutating func int(_ name: String, in range: ClosedRange<Int>? = nil) throws -> Int? {
-        guard let s = try option(name) else { return nil }
-        guard let v = Int(s) else { throw UsageError("\(name) expects a whole number, got '\(s)'") }
-        if let r = range, !r.contains(v) { throw UsageError("\(name) must be between \(r.lowerBound) and \(r.upperBound), got \(s)") }
-        return v
-    }
-
-    /// Removes and returns the next positional argument.
-    public mutating func positional(_ what: String) throws -> String {
-        guard let i = remaining.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
-            throw UsageError("missing \(what)")
-        }
-        return remaining.remove(at: i)
-    }
-
-    /// Fails on anything not consumed.
-    public func finish() throws {
-        if let extra = remaining.first {
-            throw UsageError(extra.hasPrefix("-") ? "unknown option '\(extra)'" : "unexpected argument '\(extra)'")
-        }
     }
 }

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 
+import EdgeCommandLine
 import EdgeConfig
 import EdgeRuntime
 

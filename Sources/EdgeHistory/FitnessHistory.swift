@@ -1,45 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
+import EdgeSQLite
 import EdgeValues
 import EdgeProtocol
 
-/// Steps, distance, floors and time spent walking over a span of time.
-public struct PedometerTotals: Sendable, Equatable {
-    public var steps = 0
-    public var distanceMeters = 0.0
-    public var floorsAscended = 0
-    public var floorsDescended = 0
-    /// Seconds spent walking (for the average active pace).
-    public var activeSeconds = 0.0
-    public init() {}
-    /// s/m over the time spent walking (0 without distance).
-    public var averageActivePace: Double { distanceMeters > 0 ? activeSeconds / distanceMeters : 0 }
-
-    /// What the agent's pedometer totals `p` added since `from`, an earlier
-    /// sample of the same run (nil: since the run began, as the agent's
-    /// totals count from its start).
-    public init(added p: PedometerSample, since from: PedometerSample?) {
-        steps = Int(p.steps) - Int(from?.steps ?? 0)
-        distanceMeters = p.distance - (from?.distance ?? 0)
-        floorsAscended = Int(p.floorsAscended) - Int(from?.floorsAscended ?? 0)
-        floorsDescended = Int(p.floorsDescended) - Int(from?.floorsDescended ?? 0)
-        activeSeconds = max(0, p.averageActivePace * p.distance - (from.map { $0.averageActivePace * $0.distance } ?? 0))
-    }
-
-    /// Whether `p` begins another run of the agent than `last` (its start
-    /// differs, or its totals went down): its totals count from zero again.
-    public static func isRestart(_ p: PedometerSample, after last: PedometerSample) -> Bool {
-        p.startNs != last.startNs || p.steps < last.steps
-    }
-
-    public mutating func add(_ o: PedometerTotals) {
-        steps += o.steps; distanceMeters += o.distanceMeters
-        floorsAscended += o.floorsAscended; floorsDescended += o.floorsDescended
-        activeSeconds += o.activeSeconds
-    }
-}
+/// The history's errors are the SQLite layer's: the file, the call, SQLite's
+/// code and message, errno, and what to do.
+public typealias HistoryError = SQLiteError
 
 /// One stored interval: what the pedometer added up to `endUnixNs`.
 public struct PedometerRecord: Sendable, Equatable {
@@ -77,32 +45,30 @@ public struct PedometerEventRecord: Sendable, Equatable {
 ///   pedometer_event(t_ns, type)             0 pause, 1 resume
 public final class FitnessHistory {
     public static let schemaVersion = 1
-    let db: SQLiteDatabase
+    let db: SQLiteConnection
     public var path: String { db.path }
     /// Records older than this are deleted, s.
     public let retentionSeconds: Double
-    private let insertPedometer: SQLiteDatabase.Statement
-    private let insertActivity: SQLiteDatabase.Statement
-    private let insertEvent: SQLiteDatabase.Statement
+    private let insertPedometer: SQLiteStatement
+    private let insertActivity: SQLiteStatement
+    private let insertEvent: SQLiteStatement
 
     /// Opens (creating when `create`) the history at `path`.
     public init(path: String, retentionSeconds: Double, create: Bool = true) throws(HistoryError) {
         precondition(retentionSeconds > 0, "FitnessHistory: retention must be positive")
-        db = try SQLiteDatabase(path: path, create: create)
+        db = try SQLiteConnection(path: path, create: create, fileMode: 0o600, fileKind: "history database")
         self.retentionSeconds = retentionSeconds
         // WAL: readers never block the writer; FULL: every commit is on disk.
-        let mode = try db.scalar("PRAGMA journal_mode=WAL")
+        let mode = try db.scalarText("PRAGMA journal_mode=WAL")
         guard mode?.lowercased() == "wal" else {
-            throw HistoryError(path: path, operation: "PRAGMA journal_mode=WAL", code: SQLITE_ERROR,
-                               message: "the file system refused WAL mode (got \(mode ?? "nothing"))", errno: 0)
+            throw db.error("PRAGMA journal_mode=WAL", message: "the file system refused WAL mode (got \(mode ?? "nothing"))")
         }
-        try db.exec("PRAGMA synchronous=FULL")
-        let version = Int(try db.scalar("PRAGMA user_version") ?? "0") ?? 0
+        try db.execute("PRAGMA synchronous=FULL")
+        let version = Int(try db.scalarText("PRAGMA user_version") ?? "0") ?? 0
         if version > Self.schemaVersion {
-            throw HistoryError(path: path, operation: "open", code: SQLITE_ERROR,
-                               message: "written by a newer agent (schema \(version), this one knows \(Self.schemaVersion))", errno: 0)
+            throw db.error("open", message: "written by a newer agent (schema \(version), this one knows \(Self.schemaVersion))")
         }
-        try db.exec("""
+        try db.execute("""
             BEGIN;
             CREATE TABLE IF NOT EXISTS pedometer(end_ns INTEGER NOT NULL, steps INTEGER NOT NULL, distance_m REAL NOT NULL,
                 floors_up INTEGER NOT NULL, floors_down INTEGER NOT NULL, active_s REAL NOT NULL);
@@ -115,9 +81,9 @@ public final class FitnessHistory {
             COMMIT;
             """)
         for suffix in ["-wal", "-shm"] { chmod(path + suffix, 0o600) }
-        insertPedometer = try db.prepare("INSERT INTO pedometer VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
-        insertActivity = try db.prepare("INSERT INTO activity VALUES(?1, ?2, ?3)")
-        insertEvent = try db.prepare("INSERT INTO pedometer_event VALUES(?1, ?2)")
+        insertPedometer = try db.prepare("INSERT INTO pedometer VALUES(?1, ?2, ?3, ?4, ?5, ?6)", persistent: true)
+        insertActivity = try db.prepare("INSERT INTO activity VALUES(?1, ?2, ?3)", persistent: true)
+        insertEvent = try db.prepare("INSERT INTO pedometer_event VALUES(?1, ?2)", persistent: true)
     }
 
     public func close() { db.close() }
@@ -126,7 +92,7 @@ public final class FitnessHistory {
     /// retention before `nowUnixNs`.
     public func commit(pedometer: [PedometerRecord], activities: [ActivityRecord], events: [PedometerEventRecord],
                        nowUnixNs: Int64) throws(HistoryError) {
-        try db.exec("BEGIN IMMEDIATE")
+        try db.execute("BEGIN IMMEDIATE")
         do {
             for r in pedometer {
                 insertPedometer.bind(1, r.endUnixNs); insertPedometer.bind(2, Int64(r.totals.steps))
@@ -145,11 +111,11 @@ public final class FitnessHistory {
                 try insertEvent.run()
             }
             let cutoff = nowUnixNs - Int64(retentionSeconds * 1e9)
-            try db.exec("DELETE FROM pedometer WHERE end_ns < \(cutoff); DELETE FROM pedometer_event WHERE t_ns < \(cutoff);"
+            try db.execute("DELETE FROM pedometer WHERE end_ns < \(cutoff); DELETE FROM pedometer_event WHERE t_ns < \(cutoff);"
                 + " DELETE FROM activity WHERE start_ns < \(cutoff) AND start_ns < (SELECT max(start_ns) FROM activity WHERE start_ns < \(cutoff))")
-            try db.exec("COMMIT")
+            try db.execute("COMMIT")
         } catch {
-            try? db.exec("ROLLBACK")
+            try? db.execute("ROLLBACK")
             throw error
         }
     }
@@ -160,7 +126,7 @@ public final class FitnessHistory {
             SELECT coalesce(sum(steps),0), coalesce(sum(distance_m),0), coalesce(sum(floors_up),0),
                    coalesce(sum(floors_down),0), coalesce(sum(active_s),0)
             FROM pedometer WHERE end_ns >= ?1 AND end_ns <= ?2
-            """)
+            """, persistent: true)
         defer { s.finalize() }
         s.bind(1, from); s.bind(2, to)
         var t = PedometerTotals()
@@ -183,7 +149,7 @@ public final class FitnessHistory {
             SELECT start_ns, flags, confidence FROM activity
             WHERE start_ns >= (SELECT coalesce(max(start_ns), ?1) FROM activity WHERE start_ns <= ?1) AND start_ns <= ?2
             ORDER BY start_ns LIMIT ?3
-            """)
+            """, persistent: true)
         defer { s.finalize() }
         s.bind(1, from); s.bind(2, to); s.bind(3, Int64(limit ?? -1))   // SQLite: a negative LIMIT is none
         var out: [ActivityRecord] = []
@@ -195,7 +161,7 @@ public final class FitnessHistory {
     }
 
     public func events(fromUnixNs from: Int64, toUnixNs to: Int64) throws(HistoryError) -> [PedometerEventRecord] {
-        let s = try db.prepare("SELECT t_ns, type FROM pedometer_event WHERE t_ns >= ?1 AND t_ns <= ?2 ORDER BY t_ns")
+        let s = try db.prepare("SELECT t_ns, type FROM pedometer_event WHERE t_ns >= ?1 AND t_ns <= ?2 ORDER BY t_ns", persistent: true)
         defer { s.finalize() }
         s.bind(1, from); s.bind(2, to)
         var out: [PedometerEventRecord] = []
@@ -206,5 +172,5 @@ public final class FitnessHistory {
     }
 
     /// `PRAGMA integrity_check` says "ok".
-    public func isIntact() throws(HistoryError) -> Bool { try db.scalar("PRAGMA integrity_check") == "ok" }
+    public func isIntact() throws(HistoryError) -> Bool { try db.scalarText("PRAGMA integrity_check") == "ok" }
 }

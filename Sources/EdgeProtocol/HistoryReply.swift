@@ -9,21 +9,6 @@ public enum HistoryReply: Sendable, Hashable {
     /// with `from_ns` set to it and the same `to`), nil when it is complete.
     case activities([Activity], nextFromNs: Int64? = nil)
 
-    /// The pedometer between two times (CMPedometerData of a query).
-    public struct PedometerTotals: Sendable, Hashable {
-        public var steps: Int
-        /// m
-        public var distance: Double
-        public var floorsAscended: Int
-        public var floorsDescended: Int
-        /// s spent walking (for the average active pace).
-        public var activeSeconds: Double
-        public init(steps: Int, distance: Double, floorsAscended: Int, floorsDescended: Int, activeSeconds: Double) {
-            self.steps = steps; self.distance = distance; self.floorsAscended = floorsAscended
-            self.floorsDescended = floorsDescended; self.activeSeconds = activeSeconds
-        }
-    }
-
     /// One activity and when it began.
     public struct Activity: Sendable, Hashable {
         /// s since 1970 (UTC)
@@ -33,5 +18,25 @@ public enum HistoryReply: Sendable, Hashable {
         public init(startS: Double, flags: ActivityFlags, confidence: ActivityConfidence) {
             self.startS = startS; self.flags = flags; self.confidence = confidence
         }
+    }
+}
+
+extension PedometerTotals {
+    /// What the agent's pedometer totals `p` added since `from`, an earlier
+    /// sample of the same run (nil: since the run began, as the agent's
+    /// totals count from its start).
+    public init(added p: PedometerSample, since from: PedometerSample?) {
+        self.init()
+        steps = Int(p.steps) - Int(from?.steps ?? 0)
+        distanceMeters = p.distance - (from?.distance ?? 0)
+        floorsAscended = Int(p.floorsAscended) - Int(from?.floorsAscended ?? 0)
+        floorsDescended = Int(p.floorsDescended) - Int(from?.floorsDescended ?? 0)
+        activeSeconds = max(0, p.averageActivePace * p.distance - (from.map { $0.averageActivePace * $0.distance } ?? 0))
+    }
+
+    /// Whether `p` begins another run of the agent than `last` (its start
+    /// differs, or its totals went down): its totals count from zero again.
+    public static func isRestart(_ p: PedometerSample, after last: PedometerSample) -> Bool {
+        p.startNs != last.startNs || p.steps < last.steps
     }
 }

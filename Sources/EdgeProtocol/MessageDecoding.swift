@@ -111,8 +111,8 @@ public enum ServerMessage: Sendable, Hashable {
             switch try r.stream() {
             case .pedometer:
                 let t = Reader(value: try r.member("totals"))
-                return .history(.pedometer(HistoryReply.PedometerTotals(
-                    steps: try t.int("steps"), distance: try t.double("distance_m"),
+                return .history(.pedometer(PedometerTotals(
+                    steps: try t.int("steps"), distanceMeters: try t.double("distance_m"),
                     floorsAscended: try t.int("floorsAscended"), floorsDescended: try t.int("floorsDescended"),
                     activeSeconds: try t.double("active_s"))), id: id)
             case .activity:

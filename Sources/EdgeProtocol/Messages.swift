@@ -278,7 +278,7 @@ public enum MessageEncoder {
             w.key("stream"); w.name("pedometer")
             w.key("totals"); w.beginObject()
             w.key("steps"); w.int(t.steps)
-            w.key("distance_m"); w.double(t.distance)
+            w.key("distance_m"); w.double(t.distanceMeters)
             w.key("floorsAscended"); w.int(t.floorsAscended)
             w.key("floorsDescended"); w.int(t.floorsDescended)
             w.key("active_s"); w.double(t.activeSeconds)

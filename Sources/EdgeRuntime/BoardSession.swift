@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import EdgeCommandLine
 import EdgeBus
 import EdgeLinux
 import EdgeChips

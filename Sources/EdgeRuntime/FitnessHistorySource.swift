@@ -33,8 +33,7 @@ package final class FitnessHistorySource: HistorySource {
                 switch stream {
                 case .pedometer:
                     let t = Self.pedometer(try h.pedometer(fromUnixNs: from, toUnixNs: to), adding: u.pedometer, from: from, to: to)
-                    return .success(.pedometer(.init(steps: t.steps, distance: t.distanceMeters, floorsAscended: t.floorsAscended,
-                                                     floorsDescended: t.floorsDescended, activeSeconds: t.activeSeconds)))
+                    return .success(.pedometer(t))
                 case .activity:
                     // One row more than a page: whether the answer goes on.
                     let limit = max(1, maxRows)

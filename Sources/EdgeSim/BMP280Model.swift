@@ -3,7 +3,7 @@
 // come from inverting the data sheet's double-precision compensation (§8.1)
 // by bisection, so that compensation returns the truth.
 import EdgeBus
-import EdgeFusion
+import EdgeValues
 
 /// The 12 trimming words in NVM 0x88..0x9F (DS 3.11.2), little-endian.
 public struct BMP280Calibration: Codable, Sendable, Equatable {

@@ -2,7 +2,7 @@
 // Scenario code produces PhysicalTruth; chip models turn it into register
 // contents. Neither side imports the drivers (EdgeChips).
 import EdgeBus
-import EdgeFusion
+import EdgeValues
 
 /// Which rigid body a chip is attached to: the board itself, or an accessory
 /// (a second MPU-6050 at 0x69 worn on the head or a limb).

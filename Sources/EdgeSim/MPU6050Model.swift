@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 import EdgeBus
-import EdgeFusion
+import EdgeValues
 
 /// A chip variant answering the MPU-6050 register map: rows, not `if` chains.
 public struct MPU6050Variant: Codable, Sendable, Equatable {

@@ -1,7 +1,7 @@
 // QST QMC5883L register-file model, transcribed from the QST QMC5883L data
 // sheet rev 1.0 itself (not from any driver).
 import EdgeBus
-import EdgeFusion
+import EdgeValues
 
 /// Imperfections of one QMC5883L (QST QMC5883L data sheet rev 1.0 Table 2), µT, chip frame.
 public struct QMC5883LImperfections: Codable, Sendable, Equatable {

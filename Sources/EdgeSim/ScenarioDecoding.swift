@@ -1,7 +1,7 @@
 // Decoding helpers shared by the scenario types: strict keys, vectors,
 // axes, addresses and errno names, each failing with a DecodingError whose
 // message says what was expected (the loader adds file and line).
-import EdgeFusion
+import EdgeValues
 
 /// A coding key for any string: lists and rejects unknown keys, and lets a
 /// caller root a `ScenarioJSONValue.decode` error path ("imperfections").

@@ -1,6 +1,6 @@
 // The environment part of a scenario: magnetic field and disturbances,
 // pressure (air or water), temperature.
-import EdgeFusion
+import EdgeValues
 
 public struct ScenarioEnvironment: Decodable, Sendable {
     public var field: ScenarioField

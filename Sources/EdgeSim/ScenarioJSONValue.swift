@@ -1,4 +1,4 @@
-import EdgeFusion
+import EdgeValues
 
 /// Any JSON value, decoded as-is. A scenario's `imperfections` object is
 /// kept in this form and handed to the chip models, which decide what the

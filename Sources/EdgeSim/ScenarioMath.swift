@@ -1,7 +1,7 @@
 // Smooth 1-D profiles and small geometry helpers for scenarios.
 // Pure functions, no allocation: ScenarioWorld evaluates them on every
 // truth query.
-import EdgeFusion
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -6,7 +6,6 @@
 // Earth frame X true north, Y west, Z up (Core Motion's
 // xTrueNorthZVertical; with declination 0 it is xMagneticNorthZVertical).
 import EdgeValues
-import EdgeFusion
 
 /// A scenario: the world over time for the simulated chips.
 public struct Scenario: Decodable, Sendable {

@@ -1,4 +1,4 @@
-import EdgeFusion
+import EdgeValues
 
 /// The truth log written by `simulate --truth OUT`: one row per sample,
 /// `t,qw,qx,qy,qz,altitude_m,depth_m,event`.

@@ -1,7 +1,7 @@
 // A scenario compiled into a TruthSource: the physical truth for each body
 // at any time on the simulation's virtual clock, deterministic, with no
 // allocation per query.
-import EdgeFusion
+import EdgeValues
 
 /// A scenario that cannot be played, with the key path of the culprit.
 public struct ScenarioError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 // Small maths shared by the chip models: a 3x3 matrix for mountings and
 // misalignment, and the vector-sensor imperfection model.
-import EdgeFusion
+import EdgeValues
 
 /// A 3x3 matrix stored by rows (row-major, like the `[[Double]]` in board
 /// specs: `rows[i][j]` is row i, column j).

@@ -2,7 +2,7 @@
 // segment, each with its start attitude, position and velocity worked out
 // once, and evaluated analytically (value, rate and acceleration) at any
 // time without allocating.
-import EdgeFusion
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

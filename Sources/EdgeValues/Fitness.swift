@@ -34,3 +34,32 @@ public enum ActivityConfidence: UInt8, Sendable, Hashable, BitwiseCopyable, Comp
     public var name: String { wireName.description }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
+
+/// Steps, distance, floors and time spent walking over a span of time
+/// (CMPedometerData of a query): what the history stores per interval, what
+/// a `history` reply carries and what CoreMotion adds live samples to.
+public struct PedometerTotals: Sendable, Hashable {
+    public var steps = 0
+    /// m
+    public var distanceMeters = 0.0
+    public var floorsAscended = 0
+    public var floorsDescended = 0
+    /// Seconds spent walking (for the average active pace).
+    public var activeSeconds = 0.0
+
+    public init() {}
+
+    public init(steps: Int, distanceMeters: Double, floorsAscended: Int, floorsDescended: Int, activeSeconds: Double) {
+        self.steps = steps; self.distanceMeters = distanceMeters; self.floorsAscended = floorsAscended
+        self.floorsDescended = floorsDescended; self.activeSeconds = activeSeconds
+    }
+
+    /// s/m over the time spent walking (0 without distance).
+    public var averageActivePace: Double { distanceMeters > 0 ? activeSeconds / distanceMeters : 0 }
+
+    public mutating func add(_ o: PedometerTotals) {
+        steps += o.steps; distanceMeters += o.distanceMeters
+        floorsAscended += o.floorsAscended; floorsDescended += o.floorsDescended
+        activeSeconds += o.activeSeconds
+    }
+}

@@ -8,6 +8,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeCommandLine
 import EdgeConfig
 import EdgeBus
 import EdgeSim

@@ -1,5 +1,6 @@
 import Testing
 import Foundation
+import EdgeCommandLine
 import EdgeBus
 import EdgeConfig
 import EdgeEngine

@@ -9,6 +9,7 @@ import Foundation
 import EdgeProtocol
 import EdgeValues
 @testable import EdgeHistory
+import EdgeSQLite
 @testable import EdgeAgentCLI
 #if canImport(Glibc)
 import Glibc
@@ -70,9 +71,9 @@ import EdgeRuntime
         // Commits fail from here on. (Another writer holds the file's write
         // lock; to the recorder that is what a full disk is: a commit that
         // fails and is retried, `aFullDiskIsReportedOnce…` in EdgeHistoryTests.)
-        try h.db.exec("PRAGMA busy_timeout=10")
-        let other = try SQLiteDatabase(path: path)
-        try other.exec("PRAGMA busy_timeout=0; BEGIN IMMEDIATE")
+        try h.db.execute("PRAGMA busy_timeout=10")
+        let other = try SQLiteConnection(path: path)
+        try other.execute("PRAGMA busy_timeout=0; BEGIN IMMEDIATE")
         for k in UInt64(1)...300 {
             r.offer(ped(10 + k, 100 + UInt32(k) * 2))
             if k % 50 == 0 {
@@ -89,7 +90,7 @@ import EdgeRuntime
         #expect(try activityStarts(source, from: 200, to: 270) == [160, 210, 260])
 
         // Commits work again: the records go to the file, and are still counted once.
-        try other.exec("COMMIT")
+        try other.execute("COMMIT")
         other.close()
         #expect(r.flush())
         #expect(try sqlite3(path, "SELECT sum(steps) FROM pedometer") == "700")

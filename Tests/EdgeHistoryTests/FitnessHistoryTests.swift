@@ -3,6 +3,7 @@ import Foundation
 import EdgeProtocol
 import EdgeValues
 @testable import EdgeHistory
+import EdgeSQLite
 
 @Suite struct FitnessHistoryTests {
     func tempPath() -> String {
@@ -157,7 +158,7 @@ import EdgeValues
         activities(1..<2)
         #expect(r.flush())
         let pages = try sqlite3(path, "PRAGMA page_count")
-        try h.db.exec("PRAGMA max_page_count=\(pages)")
+        try h.db.execute("PRAGMA max_page_count=\(pages)")
         activities(2..<3002)
         #expect(!r.flush())
         activities(3002..<3004)
@@ -170,7 +171,7 @@ import EdgeValues
         #expect(r.health.error != nil)
         #expect(try sqlite3(path, "SELECT count(*) FROM activity") == "1")
         // room again
-        try h.db.exec("PRAGMA max_page_count=1073741823")
+        try h.db.execute("PRAGMA max_page_count=1073741823")
         #expect(r.flush())
         #expect(changes.withLock { $0 }.last == .recovered(failedCommits: 2, dropped: 0))
         #expect(try sqlite3(path, "SELECT count(*) FROM activity") == "3003")
@@ -184,12 +185,12 @@ import EdgeValues
         let r = HistoryRecorder(history: h, nowUnixNs: { 1 })
         r.offer(.activity(ActivitySample(timestampNs: 1, startNs: 1, flags: .walking, confidence: .high)))
         // another connection holds the write lock: the commit fails, nothing is lost
-        let other = try SQLiteDatabase(path: path)
-        try other.exec("PRAGMA busy_timeout=0; BEGIN IMMEDIATE")
+        let other = try SQLiteConnection(path: path)
+        try other.execute("PRAGMA busy_timeout=0; BEGIN IMMEDIATE")
         sqlite3_busy_timeout_for_tests(h)
         #expect(!r.flush())
         #expect(r.health.error != nil)
-        try other.exec("COMMIT")
+        try other.execute("COMMIT")
         #expect(r.flush())
         #expect(try h.activities(fromUnixNs: 0, toUnixNs: Int64.max).count == 1)
     }
@@ -197,5 +198,5 @@ import EdgeValues
 
 /// The history's own connection waits briefly for a lock; shorten it so the test is quick.
 func sqlite3_busy_timeout_for_tests(_ h: FitnessHistory) {
-    try? h.db.exec("PRAGMA busy_timeout=10")
+    try? h.db.execute("PRAGMA busy_timeout=10")
 }

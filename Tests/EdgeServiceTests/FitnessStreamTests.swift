@@ -87,7 +87,7 @@ struct FitnessStreamTests {
             let fromS = Double(fromNs) / 1e9, toS = Double(toNs) / 1e9
             asked.append((stream, fromS, toS))
             if stream == .pedometer {
-                return .success(.pedometer(.init(steps: 1234, distance: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)))
+                return .success(.pedometer(.init(steps: 1234, distanceMeters: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)))
             }
             if fromS > toS - 1 { return .failure(HistorySourceError("disk on fire")) }
             return .success(.activities([.init(startS: 1_764_547_200.5, flags: [.stationary, .automotive], confidence: .high),
@@ -97,7 +97,7 @@ struct FitnessStreamTests {
 
     @Test func historyRepliesRoundTripThroughTheClientDecoder() throws {
         let replies: [HistoryReply] = [
-            .pedometer(.init(steps: 1234, distance: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)),
+            .pedometer(.init(steps: 1234, distanceMeters: 987.5, floorsAscended: 2, floorsDescended: 1, activeSeconds: 600)),
             .activities([.init(startS: 1_764_547_200.5, flags: [.stationary, .automotive], confidence: .high),
                          .init(startS: 1_764_547_260, flags: .walking, confidence: .low)]),
             .activities([]),

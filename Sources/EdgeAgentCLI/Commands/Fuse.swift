@@ -10,6 +10,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EdgeCommandLine
 import EdgeConfig
 import EdgeFusion
 import EdgeRuntime

@@ -6,6 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import EdgeCommandLine
 import EdgeClient
 import EdgeProtocol
 

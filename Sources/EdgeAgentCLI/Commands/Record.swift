@@ -7,6 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeCommandLine
 import EdgeBus
 import EdgeConfig
 import EdgeEngine

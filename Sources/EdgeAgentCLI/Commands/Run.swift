@@ -7,6 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeCommandLine
 import EdgeValues
 import EdgeBus
 import EdgeLinux
@@ -15,6 +16,7 @@ import EdgeEngine
 import EdgeHistory
 import EdgeProtocol
 import EdgeService
+import EdgeSystem
 import EdgeSim
 import EdgeRuntime
 

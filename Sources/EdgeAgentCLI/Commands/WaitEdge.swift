@@ -1,3 +1,4 @@
+import EdgeCommandLine
 import EdgeBus
 import EdgeLinux
 

@@ -9,6 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import EdgeCommandLine
 import EdgeClient
 import EdgeConfig
 import EdgeProtocol

@@ -5,7 +5,8 @@ import Glibc
 import Musl
 #endif
 import EdgeProtocol
-import EdgeService
+import EdgeSystem
+import EdgeCommandLine
 
 /// `edge-mqtt`: the command line. `main.swift` only calls ``main(_:)``.
 public enum EdgeMQTTCLI {
@@ -144,7 +145,7 @@ public enum EdgeMQTTCLI {
                 return 2
             }
         default:
-            let hint = ["run", "check", "status", "discovery", "help"].first { editDistance($0, command) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
+            let hint = Arguments.suggestion(for: command, among: ["check", "discovery", "help", "run", "status"])
             printError("edge-mqtt: unknown command '\(command)'\(hint); commands: run, check, status, discovery, help")
             return 2
         }
@@ -159,25 +160,6 @@ public enum EdgeMQTTCLI {
         default: return nil
         }
     }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let x = Array(a), y = Array(b)
-        var prev = Array(0...y.count)
-        for i in 1...max(1, x.count) where !x.isEmpty {
-            var cur = [i] + Array(repeating: 0, count: y.count)
-            for j in 1...max(1, y.count) where !y.isEmpty {
-                cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
-            }
-            prev = cur
-        }
-        return x.isEmpty ? y.count : prev[y.count]
-    }
-}
-
-/// Bad use of the command line.
-struct UsageFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
 }
 
 /// The options of run / check / status.
@@ -191,49 +173,37 @@ struct Options {
     var timeoutS = 5.0
     var everyStream = false
 
-    init(_ arguments: [String], command: String) throws(UsageFailure) {
-        var i = 0
-        func value(_ name: String) throws(UsageFailure) -> String {
-            guard i + 1 < arguments.count else { throw UsageFailure("\(name) needs a value") }
-            i += 1
-            return arguments[i]
-        }
-        let allowed: [String: Set<String>] = [
-            "run": ["--config", "--node", "--agent-socket", "--status-socket", "--verbose"],
-            "check": ["--config", "--node", "--agent-socket", "--timeout", "--verbose"],
-            "status": ["--config", "--socket", "--json"],
-            "discovery": ["--config", "--node", "--every-stream"],
-        ]
-        while i < arguments.count {
-            var a = arguments[i]
-            var inline: String?
-            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
-                inline = String(a[a.index(after: eq)...])
-                a = String(a[..<eq])
-            }
-            guard allowed[command]!.contains(a) else {
-                let near = allowed[command]!.sorted().first { EdgeMQTTCLI.editDistance($0, a) <= 2 }.map { " (did you mean \($0)?)" } ?? ""
-                throw UsageFailure("unknown option \(a)\(near)")
-            }
-            func v() throws(UsageFailure) -> String { if let inline { return inline }; return try value(a) }
-            switch a {
-            case "--config": config = try v()
-            case "--node": node = try v()
-            case "--agent-socket": agentSocket = try v()
-            case "--status-socket", "--socket": statusSocket = try v()
-            case "--verbose": verbose = true
-            case "--json": json = true
-            case "--every-stream": everyStream = true
+    /// The options each command takes (the others are unknown options).
+    static let allowed: [String: [String]] = [
+        "run": ["--config", "--node", "--agent-socket", "--status-socket", "--verbose"],
+        "check": ["--config", "--node", "--agent-socket", "--timeout", "--verbose"],
+        "status": ["--config", "--socket", "--json"],
+        "discovery": ["--config", "--node", "--every-stream"],
+    ]
+
+    init(_ arguments: [String], command: String) throws(UsageError) {
+        var a = Arguments(arguments, command: command)
+        let allowed = Self.allowed[command] ?? []
+        for name in allowed {
+            switch name {
+            case "--config": config = try a.option(name)
+            case "--node": node = try a.option(name)
+            case "--agent-socket": agentSocket = try a.option(name)
+            case "--status-socket", "--socket": statusSocket = try a.option(name)
+            case "--verbose": verbose = a.flag(name)
+            case "--json": json = a.flag(name)
+            case "--every-stream": everyStream = a.flag(name)
             case "--timeout":
-                let t = try v()
-                guard let s = Double(t), s.isFinite, s > 0, s <= 600 else {
-                    throw UsageFailure("--timeout must be a number of seconds from 0 to 600, got \(t)")
+                if let t = try a.option(name) {
+                    guard let s = Double(t), s.isFinite, s > 0, s <= 600 else {
+                        throw UsageError("--timeout must be a number of seconds from 0 to 600, got \(t)")
+                    }
+                    timeoutS = s
                 }
-                timeoutS = s
             default: break
             }
-            i += 1
         }
+        try a.finish(known: allowed)
     }
 
     var overrides: BridgeOverrides { BridgeOverrides(node: node, agentSocket: agentSocket, statusSocket: statusSocket) }

@@ -1,4 +1,4 @@
-import EdgeFusion
+import EdgeValues
 import EdgeProtocol
 
 /// Where a scalar topic's values come from.
@@ -41,7 +41,7 @@ public struct ScalarEntity: Sendable, Hashable {
 public enum ScalarCatalog {
     public static let entities: [ScalarEntity] = [
         // Core Motion's Euler angles of the board (CMAttitude roll, pitch):
-        // roll about the board's Y axis, pitch about X (EdgeFusion.Attitude).
+        // roll about the board's Y axis, pitch about X (EdgeValues.Attitude).
         ScalarEntity(key: "roll_deg", suffix: "attitude/roll_deg", source: .stream(.deviceMotion), name: "Roll",
                      unit: "°", deviceClass: nil, stateClass: "measurement", decimals: 1, icon: "mdi:axis-y-rotate-clockwise"),
         ScalarEntity(key: "pitch_deg", suffix: "attitude/pitch_deg", source: .stream(.deviceMotion), name: "Pitch",

@@ -1,5 +1,5 @@
 import Testing
-@testable import EdgeService
+@testable import EdgeSystem
 #if canImport(Glibc)
 import Glibc
 #endif
