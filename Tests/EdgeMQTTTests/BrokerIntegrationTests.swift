@@ -171,9 +171,9 @@ private final class Rig: @unchecked Sendable {
         // SIGTERM: offline, retained, and a clean exit.
         bridge.child.signal(SIGTERM)
         #expect(bridge.child.waitForExit(10) == 0, "\(bridge.log)")
-        #expect(waitUntil(5) { sub.last(on: "edge/n1/status")?.payload == "offline" })
+        #expect(waitUntil(30) { sub.last(on: "edge/n1/status")?.payload == "offline" })
         let late = try rig.subscribe("late", filters: ["edge/n1/status"])
-        #expect(waitUntil(5) { late.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
+        #expect(waitUntil(30) { late.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
                 "a subscriber arriving later is told offline (retained)")
     }
 
@@ -471,7 +471,7 @@ private final class Rig: @unchecked Sendable {
         #expect((back.int("queue", "dropped_last_outage") ?? 0) > 0, "\(back)")
         #expect(bridge.log.contains("reconnected to the broker") && bridge.log.contains("dropped while it was away"), "\(bridge.log)")
         let counters = after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }
-        #expect(waitUntil(5) { after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }?.int("broker_connections") == 2 },
+        #expect(waitUntil(30) { after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }?.int("broker_connections") == 2 },
                 "the retained counters say so too: \(String(describing: counters))")
     }
 
@@ -663,7 +663,7 @@ private final class Rig: @unchecked Sendable {
         #expect(!killed.log.contains("stopping: published"), "no clean stop: it was the will")
 
         let late = try rig.subscribe("late", filters: ["edge/+/status"])
-        #expect(waitUntil(5) {
+        #expect(waitUntil(30) {
             ["edge/k1/status", "edge/f1/status"].allSatisfy { late.last(on: $0).map { $0.retained && $0.payload == "offline" } == true }
         }, "a subscriber arriving later is told offline (retained): \(late.messages)")
     }
