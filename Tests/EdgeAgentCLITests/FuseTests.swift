@@ -13,13 +13,15 @@ import EdgeRuntime
 ///
 ///     EDGE_REGENERATE_GOLDENS=1 swift test --filter FuseGoldenTests
 ///
-/// and explain the change in the commit message.
+/// and explain the change in the commit message. A missing golden fails
+/// (it is never re-created by a plain run).
 @Suite(.serialized) struct FuseGoldenTests {
     static let fixtures = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/fusion")
     static let input = fixtures.appendingPathComponent("synthetic_turns.csv")
     static var regenerate: Bool { ProcessInfo.processInfo.environment["EDGE_REGENERATE_GOLDENS"] == "1" }
+    static let regenerateCommand = "`EDGE_REGENERATE_GOLDENS=1 swift test --filter FuseGoldenTests`"
 
     static let goldens: [(mode: String, extra: [String], expected: String)] = [
         ("9d", [], "synthetic_turns.9d.expected.csv"),
@@ -44,9 +46,17 @@ import EdgeRuntime
         #expect(status == 0, "stderr: \(stderr())")
         #expect(stdout().contains("samples=\(SyntheticRecording.rowCount)"))
         let expectedURL = Self.fixtures.appendingPathComponent(golden.expected)
-        if Self.regenerate { try? FileManager.default.removeItem(at: expectedURL) }
-        if Self.regenerate || !FileManager.default.fileExists(atPath: expectedURL.path) {
+        if Self.regenerate {
+            try? FileManager.default.removeItem(at: expectedURL)
             try FileManager.default.copyItem(atPath: out, toPath: expectedURL.path)
+            return
+        }
+        // A missing golden fails: re-creating it would let a deleted golden pass.
+        guard FileManager.default.fileExists(atPath: expectedURL.path) else {
+            Issue.record("""
+                Tests/Fixtures/fusion/\(golden.expected) is missing. Re-record it with \(Self.regenerateCommand) \
+                (Tests/Fixtures/fusion/README.md) and say in the commit why it changed.
+                """)
             return
         }
         try compareFusedCSV(got: String(contentsOfFile: out, encoding: .utf8),

@@ -13,9 +13,24 @@ import Foundation
             .filter { $0.hasSuffix(".log") || $0.hasSuffix(".csv") }.sorted()
     }()
 
+    static let regenerateCommand = "`REPLAY_REGENERATE_GOLDENS=1 swift test --filter ReplayGolden`"
+
     @Test func thereAreRecordingsOfBothKinds() {
         #expect(Self.recordings.contains { $0.hasSuffix(".log") })
         #expect(Self.recordings.contains { $0.hasSuffix(".csv") })
+    }
+
+    /// A golden whose recording is gone would be compared with nothing: the
+    /// pair is deleted together, or the recording is restored.
+    @Test func everyGoldenHasItsRecording() throws {
+        let goldens = try FileManager.default.contentsOfDirectory(atPath: Self.directory)
+            .filter { $0.hasSuffix(".expected.jsonl") }
+        #expect(!goldens.isEmpty)
+        for g in goldens {
+            let recording = String(g.dropLast(".expected.jsonl".count))
+            #expect(Self.recordings.contains(recording),
+                    "Tests/Fixtures/recordings/\(g) has no recording \(recording) beside it: restore the recording or delete the golden too")
+        }
     }
 
     @Test(arguments: recordings)
@@ -28,7 +43,13 @@ import Foundation
             try out().write(toFile: golden, atomically: true, encoding: .utf8)
             return
         }
-        let expected = try String(contentsOfFile: golden, encoding: .utf8)
+        guard let expected = try? String(contentsOfFile: golden, encoding: .utf8) else {
+            Issue.record("""
+                Tests/Fixtures/recordings/\(name).expected.jsonl is missing or unreadable. Re-record it with \(Self.regenerateCommand) \
+                (Tests/Fixtures/recordings/README.md) and say in the commit why it changed.
+                """)
+            return
+        }
         let a = out().split(separator: "\n", omittingEmptySubsequences: false)
         let b = expected.split(separator: "\n", omittingEmptySubsequences: false)
         if let i = (0..<min(a.count, b.count)).first(where: { a[$0] != b[$0] }) {

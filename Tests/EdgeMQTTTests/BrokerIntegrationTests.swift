@@ -171,9 +171,9 @@ private final class Rig: @unchecked Sendable {
         // SIGTERM: offline, retained, and a clean exit.
         bridge.child.signal(SIGTERM)
         #expect(bridge.child.waitForExit(10) == 0, "\(bridge.log)")
-        #expect(waitUntil(5) { sub.last(on: "edge/n1/status")?.payload == "offline" })
+        #expect(waitUntil(30) { sub.last(on: "edge/n1/status")?.payload == "offline" })
         let late = try rig.subscribe("late", filters: ["edge/n1/status"])
-        #expect(waitUntil(5) { late.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
+        #expect(waitUntil(30) { late.last(on: "edge/n1/status").map { $0.retained && $0.payload == "offline" } == true },
                 "a subscriber arriving later is told offline (retained)")
     }
 
@@ -331,7 +331,7 @@ private final class Rig: @unchecked Sendable {
         #expect(line?.contains("ok") == true, "an allowed topic is ok: \(check.out)")
     }
 
-    /// A sender that repeats Home Assistant's birth 2000 times: every birth
+    /// A sender that repeats Home Assistant's birth 300 times: every birth
     /// is counted, but the log has at most 5 lines of it per 10 s and one
     /// line saying how many were suppressed (issue 16 item 5: 1.17 M lines
     /// in 20 s on c7b77b9).
@@ -345,18 +345,23 @@ private final class Rig: @unchecked Sendable {
         let sub = try rig.subscribe()
         let bridge = try rig.bridge()
         #expect(waitUntil(20) { sub.last(on: "edge/n1/status")?.payload == "online" }, "\(rig.transcript)")
-        // Each birth republishes the discovery payloads: under a sanitizer
-        // (EDGE_TEST_RELAXED_TIMING) the bridge runs 5-15x slower, so fewer.
-        let relaxed = ProcessInfo.processInfo.environment["EDGE_TEST_RELAXED_TIMING"] != nil
-        let n = relaxed ? 300 : 2000
+        // 300 births, in every run: each republishes the discovery payloads,
+        // and a sanitized bridge handles about 7 a second (2000 took over
+        // 180 s under ThreadSanitizer beside a load). Unlimited, 300 would be
+        // 300 lines; the limit allows 5 a window.
+        let n = 300
+        let floodStarted = Date()
         let flood = try runTool("/bin/sh", ["-c", "yes online | head -n \(n) | \(which("mosquitto_pub")!) -h 127.0.0.1 -p \(rig.broker.port) -q 1 -t homeassistant/status -l"],
                                 in: rig.directory, timeout: 60)
         #expect(flood.status == 0, "\(flood.err)")
-        #expect(waitUntil(relaxed ? 120 : 30) { bridge.status()?.int("home_assistant_births") == n }, "\(String(describing: bridge.status()))")
+        #expect(waitUntil(180) { bridge.status()?.int("home_assistant_births") == n }, "\(String(describing: bridge.status()))")
         // The window (10 s) ends: the count is written.
         #expect(bridge.waitForLog("similar lines suppressed)", 20), "\(bridge.log.suffix(3000))")
+        // The limit is per 10-s window: a slow machine spreads the flood over
+        // more of them (and any flood may touch one more than it lasts).
+        let windows = Int(Date().timeIntervalSince(floodStarted) / 10) + 2
         let lines = bridge.log.split(separator: "\n").filter { $0.contains("Home Assistant announced itself") }
-        #expect(lines.count <= 12, "\(lines.count) lines: \(lines.prefix(20))")
+        #expect(lines.count <= 6 * windows, "\(lines.count) lines in \(windows) windows of 10 s: \(lines.prefix(20))")
         let suppressed = lines.compactMap { line -> Int? in
             guard line.hasSuffix(" suppressed)"), let open = line.lastIndex(of: "(") else { return nil }
             return Int(line[line.index(after: open)...].prefix { $0.isNumber })
@@ -472,7 +477,7 @@ private final class Rig: @unchecked Sendable {
         #expect((back.int("queue", "dropped_last_outage") ?? 0) > 0, "\(back)")
         #expect(bridge.log.contains("reconnected to the broker") && bridge.log.contains("dropped while it was away"), "\(bridge.log)")
         let counters = after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }
-        #expect(waitUntil(5) { after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }?.int("broker_connections") == 2 },
+        #expect(waitUntil(30) { after.last(on: "edge/n1/bridge").flatMap { json($0.payload) }?.int("broker_connections") == 2 },
                 "the retained counters say so too: \(String(describing: counters))")
     }
 
@@ -664,7 +669,7 @@ private final class Rig: @unchecked Sendable {
         #expect(!killed.log.contains("stopping: published"), "no clean stop: it was the will")
 
         let late = try rig.subscribe("late", filters: ["edge/+/status"])
-        #expect(waitUntil(5) {
+        #expect(waitUntil(30) {
             ["edge/k1/status", "edge/f1/status"].allSatisfy { late.last(on: $0).map { $0.retained && $0.payload == "offline" } == true }
         }, "a subscriber arriving later is told offline (retained): \(late.messages)")
     }

@@ -26,6 +26,17 @@ struct ScenarioGoldenTests {
         return text
     }
 
+    /// A truth log whose scenario is gone would be compared with nothing.
+    @Test func everyTruthLogHasItsScenario() throws {
+        let logs = try FileManager.default.contentsOfDirectory(atPath: scenarioDirectory.appendingPathComponent("truth").path)
+            .filter { $0.hasSuffix(".csv") }
+        #expect(!logs.isEmpty)
+        for log in logs {
+            #expect(Self.names.contains(String(log.dropLast(4))),
+                    "scenarios/truth/\(log) has no scenario scenarios/\(log.dropLast(4)).json5: restore it or delete the truth log too")
+        }
+    }
+
     @Test("truth log matches scenarios/truth/<name>.csv", arguments: names)
     func golden(name: String) throws {
         let text = Self.truthLog(try world(name))
@@ -35,7 +46,14 @@ struct ScenarioGoldenTests {
             try text.write(to: url, atomically: true, encoding: .utf8)
             return
         }
-        let expected = try String(contentsOf: url, encoding: .utf8)
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            Issue.record("""
+                scenarios/truth/\(name).csv is missing or unreadable. Re-record it with \
+                `SCENARIO_REGENERATE_GOLDENS=1 swift test --filter ScenarioGolden` (scenarios/README.md) \
+                and say in the commit why it changed.
+                """)
+            return
+        }
         if expected != text {
             let a = expected.split(separator: "\n", omittingEmptySubsequences: false)
             let b = text.split(separator: "\n", omittingEmptySubsequences: false)
