@@ -286,7 +286,7 @@ extension CalibrationLoader {
     /// the chip frame, for the chips of `profile`. A missing section is identity.
     static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
         var out = EngineCalibration()
-        let magnetometer = profile?.chip(.qmc5883l)?.id
+        let magnetometer = (profile?.chip(.qmc5883l) ?? profile?.chip(.hmc5883l))?.id
         for (id, chip) in file.chips {
             if chip.gyro != nil || chip.accel != nil {
                 let g = chip.gyroCalibration, a = chip.accelCalibration
