@@ -36,14 +36,18 @@ import EdgeSim
         return Rig(clock: clock, board: board, mag: mag, model: model, truth: truth)
     }
 
-    /// Reads `n` fields, one output period apart.
-    static func fields(_ rig: inout Rig, _ n: Int) throws -> [SIMD3<Double>] {
+    /// Reads `n` fields, one output period apart; gives up (an issue, not a
+    /// hang) after 10·n + 10 periods without them: a chip whose output froze.
+    static func fields(_ rig: inout Rig, _ n: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> [SIMD3<Double>] {
         var out: [SIMD3<Double>] = []
         let period = UInt64(1e9 / rig.mag.configuration.outputRate.hertz) + 1
-        while out.count < n {
+        var polls = 0
+        while out.count < n && polls < 10 * n + 10 {
             rig.clock.advance(nanoseconds: period)
+            polls += 1
             if case .field(let f) = try rig.mag.readField() { out.append(f) }
         }
+        #expect(out.count == n, "only \(out.count) of \(n) fields in \(polls) output periods: the output froze", sourceLocation: sourceLocation)
         return out
     }
 
