@@ -11,6 +11,7 @@ struct ChipReading {
     var rotationRate: SIMD3<Double>? = nil      // rad/s, board frame
     var temperature: Double? = nil              // °C
     var pressure: Double? = nil                 // Pa
+    var humidity: Double? = nil                 // % relative humidity
     var field: SIMD3<Double>? = nil             // µT, board frame
     var overflow = false
     var dataSkipped = false
@@ -26,6 +27,8 @@ struct ChipSet {
         case bmp280(BMP280<AnyI2CBus>)
         case qmc5883l(QMC5883L<AnyI2CBus>)
         case ms5837(MS5837<AnyI2CBus>)
+        case hmc5883l(HMC5883L<AnyI2CBus>)
+        case bme280(BME280<AnyI2CBus>)
     }
     var entries: [(spec: ChipSpec, part: String, driver: Driver)]
 
@@ -61,6 +64,14 @@ struct ChipSet {
                     var d = MS5837(bus: bus, address: spec.address, clock: clock)
                     let v = try d.start()
                     entries.append((spec, v.part, .ms5837(d)))
+                case .hmc5883l:
+                    var d = HMC5883L(bus: bus, address: spec.address, clock: clock)
+                    try d.start(settings.hmc5883l)
+                    entries.append((spec, "HMC5883L", .hmc5883l(d)))
+                case .bme280:
+                    var d = BME280(bus: bus, address: spec.address, clock: clock)
+                    let v = try d.start(settings.bme280)
+                    entries.append((spec, v.part, .bme280(d)))
                 }
             } catch {
                 throw StartError(chip: spec.id, underlying: error)
@@ -70,9 +81,16 @@ struct ChipSet {
         if entries.contains(where: { if case .qmc5883l = $0.2 { return true } else { return false } }) {
             clock.sleep(milliseconds: 1000.0 / Double(settings.qmc5883l.outputRate.hertz) + 1)
         }
+        if entries.contains(where: { if case .hmc5883l = $0.2 { return true } else { return false } }) {
+            clock.sleep(milliseconds: 1000.0 / settings.hmc5883l.outputRate.hertz + 1)
+        }
         if entries.contains(where: { if case .bmp280 = $0.2 { return true } else { return false } }),
            settings.bmp280.mode == .normal {
             clock.sleep(milliseconds: settings.bmp280.measurementTime.maximum)
+        }
+        if entries.contains(where: { if case .bme280 = $0.2 { return true } else { return false } }),
+           settings.bme280.barometer.mode == .normal {
+            clock.sleep(milliseconds: settings.bme280.measurementTime.maximum)
         }
         return ChipSet(entries: entries)
     }
@@ -115,6 +133,18 @@ struct ChipSet {
                     let s = try d.measure()
                     r.pressure = s.pressurePascals
                     r.temperature = s.temperatureCelsius
+                case .hmc5883l(var d):
+                    switch try d.read() {
+                    case .field(let f): r.field = spec.mounting.toBoard(f)
+                    case .overflow: r.overflow = true
+                    case .notReady: r.notReady = true
+                    }
+                    entries[i].driver = .hmc5883l(d)
+                case .bme280(let d):
+                    let s = try d.measure()
+                    r.pressure = s.barometer.pressurePascals
+                    r.temperature = s.barometer.temperatureCelsius
+                    r.humidity = s.relativeHumidityPercent
                 }
             } catch {
                 r.error = "\(error)"
@@ -150,10 +180,11 @@ struct ChipSet {
                 if let a = r.acceleration { f.append("\"accel_mps2\":\(vec(a))") }
                 if let g = r.rotationRate { f.append("\"gyro_radps\":\(vec(g))") }
                 if let t = r.temperature { f.append("\"temperature_c\":\(num(t))") }
-            case .bmp280, .ms5837:
+            case .bmp280, .ms5837, .bme280:
                 if let p = r.pressure { f.append("\"pressure_pa\":\(num(p))") }
                 if let t = r.temperature { f.append("\"temperature_c\":\(num(t))") }
-            case .qmc5883l:
+                if let h = r.humidity { f.append("\"humidity_percent\":\(num(h))") }
+            case .qmc5883l, .hmc5883l:
                 if r.error == nil {
                     f.append("\"field_ut\":" + (r.field.map(vec) ?? "null"))
                     f.append("\"overflow\":\(r.overflow)")
@@ -180,15 +211,18 @@ struct ChipSet {
                 case .mpu6050:
                     line += "accel " + vec(r.acceleration ?? .zero, 3) + " m/s²  gyro " + vec(r.rotationRate ?? .zero, 4)
                         + " rad/s  die " + fixed(r.temperature ?? .nan, 2) + " °C"
-                case .bmp280, .ms5837:
+                case .bmp280, .ms5837, .bme280:
                     line += "pressure " + fixed(r.pressure ?? .nan, 3) + " Pa  temperature " + fixed(r.temperature ?? .nan, 2) + " °C"
-                case .qmc5883l:
+                    if let h = r.humidity { line += "  humidity " + fixed(h, 2) + " %" }
+                case .qmc5883l, .hmc5883l:
+                    let qmc = r.spec.kind == .qmc5883l
                     if let m = r.field {
                         line += "field " + vec(m, 2) + " µT"
                     } else if r.overflow {
-                        line += "field overflow (OVL): no valid field - a magnet nearby, or use range_gauss: 8"
+                        line += qmc ? "field overflow (OVL): no valid field - a magnet nearby, or use range_gauss: 8"
+                            : "field overflow (an axis reads -4096): no valid field - a magnet nearby, or use a wider range_gauss"
                     } else {
-                        line += "no new field yet (DRDY not set)"
+                        line += qmc ? "no new field yet (DRDY not set)" : "no new field yet (RDY not set)"
                     }
                 }
             }

@@ -398,13 +398,22 @@ public struct SensorSettings: Decodable, Sendable, Equatable {
     public var mpu6050: MPU6050Configuration
     public var bmp280: BMP280Configuration
     public var qmc5883l: QMC5883LConfiguration
+    /// `sensors.hmc5883l`: a Honeywell HMC5883L magnetometer (GY-271 at 0x1E).
+    public var hmc5883l: HMC5883LConfiguration
+    /// `sensors.bme280`: its own section, not keys in `sensors.bmp280`: its
+    /// standby codes 110/111 mean 10/20 ms (not 2000/4000) and it adds
+    /// `humidity_oversampling`; a board's bmp280 and bme280 chips each read
+    /// their own section.
+    public var bme280: BME280Configuration
 
     public init(mpu6050: MPU6050Configuration = .default, bmp280: BMP280Configuration = .default,
-                qmc5883l: QMC5883LConfiguration = .default) {
+                qmc5883l: QMC5883LConfiguration = .default, hmc5883l: HMC5883LConfiguration = .default,
+                bme280: BME280Configuration = .default) {
         self.mpu6050 = mpu6050; self.bmp280 = bmp280; self.qmc5883l = qmc5883l
+        self.hmc5883l = hmc5883l; self.bme280 = bme280
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case mpu6050, bmp280, qmc5883l }
+    enum CodingKeys: String, CodingKey, CaseIterable { case mpu6050, bmp280, qmc5883l, hmc5883l, bme280 }
 
     /// Keys each chip's settings accept (unknown keys are errors).
     static let allowedKeys: [CodingKeys: [String]] = [
@@ -412,6 +421,9 @@ public struct SensorSettings: Decodable, Sendable, Equatable {
                    "fifo", "data_ready_interrupt", "i2c_bypass"],
         .bmp280: ["mode", "pressure_oversampling", "temperature_oversampling", "iir_filter", "standby_ms"],
         .qmc5883l: ["mode", "output_rate_hz", "range_gauss", "oversampling"],
+        .hmc5883l: ["mode", "output_rate_hz", "range_gauss", "averaging"],
+        .bme280: ["mode", "pressure_oversampling", "temperature_oversampling", "humidity_oversampling", "iir_filter",
+                  "standby_ms"],
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -423,5 +435,7 @@ public struct SensorSettings: Decodable, Sendable, Equatable {
         mpu6050 = try c.decodeIfPresent(MPU6050Configuration.self, forKey: .mpu6050) ?? .default
         bmp280 = try c.decodeIfPresent(BMP280Configuration.self, forKey: .bmp280) ?? .default
         qmc5883l = try c.decodeIfPresent(QMC5883LConfiguration.self, forKey: .qmc5883l) ?? .default
+        hmc5883l = try c.decodeIfPresent(HMC5883LConfiguration.self, forKey: .hmc5883l) ?? .default
+        bme280 = try c.decodeIfPresent(BME280Configuration.self, forKey: .bme280) ?? .default
     }
 }

@@ -161,13 +161,14 @@ public struct BoardProfile: Decodable, Sendable, Equatable {
 /// One chip on a board.
 public struct ChipSpec: Decodable, Sendable, Equatable {
     public enum Kind: String, Sendable, Decodable, CaseIterable {
-        case mpu6050, bmp280, qmc5883l, ms5837
+        case mpu6050, bmp280, qmc5883l, ms5837, hmc5883l, bme280
         /// The addresses the chip can answer at.
         public var possibleAddresses: [UInt8] {
             switch self {
             case .mpu6050: return [0x68, 0x69]
-            case .bmp280: return [0x76, 0x77]
+            case .bmp280, .bme280: return [0x76, 0x77]
             case .qmc5883l: return [0x0D]
+            case .hmc5883l: return [0x1E]
             case .ms5837: return [0x76]
             }
         }

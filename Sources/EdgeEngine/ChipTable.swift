@@ -18,9 +18,10 @@ enum ChipTable {
         case depth(DepthSensorDevice<B>)
     }
 
-    /// The device for the board's chip `d` on `bus`.
+    /// The device for the board's chip `d` on `bus`; nil for a chip the
+    /// engine does not run (yet).
     static func unit<B: I2CBus>(for d: EngineDevice, bus: B, clock: any TimeSource, settings s: EngineSettings,
-                                calibration: EngineCalibration, policy: DevicePolicy) -> Unit<B> {
+                                calibration: EngineCalibration, policy: DevicePolicy) -> Unit<B>? {
         switch d.kind {
         case .mpu6050:
             return .imu(IMUDevice(device: d, driver: MPU6050(bus: bus, address: d.address, clock: clock), configuration: s.mpu6050,
@@ -33,6 +34,8 @@ enum ChipTable {
                                               configuration: s.bmp280, policy: policy))
         case .ms5837:
             return .depth(DepthSensorDevice(device: d, driver: MS5837(bus: bus, address: d.address, clock: clock), policy: policy))
+        case .hmc5883l, .bme280:
+            return nil
         }
     }
 }

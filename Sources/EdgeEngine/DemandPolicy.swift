@@ -115,7 +115,7 @@ extension StreamName {
         case .magnetometer: return [.magnetometer]
         case .accessoryMotion, .accessoryConnection: return [.accessory]
         case .altitude, .absoluteAltitude: return [.barometer, .imu]
-        case .submersion: return [.barometer]
+        case .submersion, .humidity: return [.barometer]   // humidity: issue 17 helper; the lead redoes it with the device table
         case .pedometer, .pedometerEvent, .activity: return [.imu, .barometer]
         }
     }

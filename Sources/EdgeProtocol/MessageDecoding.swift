@@ -295,6 +295,8 @@ public enum ServerMessage: Sendable, Hashable {
                                                   currentCadence: try double("currentCadence_stepsps"),
                                                   currentPace: try double("currentPace_spm"),
                                                   averageActivePace: try double("averageActivePace_spm")))
+            case .humidity:
+                return .humidity(HumiditySample(timestampNs: ts, relativeHumidity: try double("relativeHumidity_pct")))
             case .pedometerEvent:
                 return .pedometerEvent(PedometerEventSample(timestampNs: ts, type: try named("type", \PedometerEventType.wireName)))
             case .activity:

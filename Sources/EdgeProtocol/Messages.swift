@@ -60,6 +60,8 @@ public enum MessageEncoder {
         case .activity(let s):
             w.key("startDate_ns"); w.int(s.startNs)
             activity(s.flags, s.confidence, into: &w)
+        case .humidity(let s):
+            w.key("relativeHumidity_pct"); w.double(s.relativeHumidity)
         }
         w.endObject(); w.endLine()
     }
@@ -81,6 +83,7 @@ public enum MessageEncoder {
         case .pedometer: return "pedometer"
         case .pedometerEvent: return "pedometerEvent"
         case .activity: return "activity"
+        case .humidity: return "humidity"
         }
     }
 

@@ -103,6 +103,17 @@
     }
 }
 
+/// Relative-humidity sample (a BME280's humidity channel).
+@frozen public struct HumiditySample: Sendable, Hashable, BitwiseCopyable {
+    /// CLOCK_MONOTONIC capture time, ns.
+    public var timestampNs: UInt64
+    /// Relative humidity of the air, % (0...100). Wire key `relativeHumidity_pct`.
+    public var relativeHumidity: Double
+    @inlinable public init(timestampNs: UInt64, relativeHumidity: Double) {
+        self.timestampNs = timestampNs; self.relativeHumidity = relativeHumidity
+    }
+}
+
 /// Absolute-altitude sample (CMAbsoluteAltitudeData).
 @frozen public struct AbsoluteAltitudeSample: Sendable, Hashable, BitwiseCopyable {
     /// CLOCK_MONOTONIC capture time, ns.
@@ -281,6 +292,7 @@ public enum SubmersionDepthState: UInt8, Sendable, Hashable, BitwiseCopyable, Ca
     case pedometer(PedometerSample)
     case pedometerEvent(PedometerEventSample)
     case activity(ActivitySample)
+    case humidity(HumiditySample)
 
     /// The stream this sample belongs to.
     @inlinable public var stream: StreamName {
@@ -298,6 +310,7 @@ public enum SubmersionDepthState: UInt8, Sendable, Hashable, BitwiseCopyable, Ca
         case .pedometer: return .pedometer
         case .pedometerEvent: return .pedometerEvent
         case .activity: return .activity
+        case .humidity: return .humidity
         }
     }
 
@@ -314,6 +327,7 @@ public enum SubmersionDepthState: UInt8, Sendable, Hashable, BitwiseCopyable, Ca
         case .pedometer(let s): return s.timestampNs
         case .pedometerEvent(let s): return s.timestampNs
         case .activity(let s): return s.timestampNs
+        case .humidity(let s): return s.timestampNs
         }
     }
 }

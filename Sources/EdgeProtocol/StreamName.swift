@@ -37,6 +37,10 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
     case pedometerEvent
     /// What the wearer is doing, with a confidence (CMMotionActivity), on every change.
     case activity
+    /// Relative humidity of the air, % (a BME280; no Core Motion counterpart).
+    /// Needs the `altitude` entitlement: it is environmental data from the
+    /// same barometer chip, as private as pressure and temperature.
+    case humidity
 
     /// The entitlement a client needs to subscribe to or poll this stream.
     public var entitlement: Entitlement {
@@ -44,7 +48,7 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
         case .accelerometer, .gyroscope, .magnetometer, .deviceMotion,
              .accelerometerBatch, .deviceMotionBatch, .accessoryMotion, .accessoryConnection:
             return .motion
-        case .altitude, .absoluteAltitude:
+        case .altitude, .absoluteAltitude, .humidity:
             return .altitude
         case .submersion:
             return .submersionShallow
@@ -86,8 +90,9 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
         case .pedometer: return 11
         case .pedometerEvent: return 12
         case .activity: return 13
+        case .humidity: return 14
         }
     }
     /// Number of streams (size of per-stream tables).
-    public static let count = 14
+    public static let count = 15
 }

@@ -46,12 +46,14 @@ package struct BoardChips {
         return chips
     }
 
-    /// MPU-6050 WHO_AM_I (0x75), BMP280 id (0xD0), QMC5883L CHIP_ID (0x0D).
+    /// MPU-6050 WHO_AM_I (0x75), BMP280/BME280 id (0xD0), QMC5883L CHIP_ID
+    /// (0x0D), HMC5883L identification A (0x0A).
     package static func identityRegister(_ kind: ChipSpec.Kind) -> UInt8 {
         switch kind {
         case .mpu6050: return MPU6050Register.whoAmI.rawValue
-        case .bmp280: return BMP280Register.id.rawValue
+        case .bmp280, .bme280: return BMP280Register.id.rawValue
         case .qmc5883l: return QMC5883LRegister.chipID.rawValue
+        case .hmc5883l: return HMC5883LRegister.identificationA.rawValue
         // No registers: command 0xA0 clocks out PROM word 0, whose high byte
         // carries the CRC nibble and version bits [11:8].
         case .ms5837: return MS5837Command.promRead(word: 0).byte
@@ -63,7 +65,9 @@ package struct BoardChips {
         switch kind {
         case .mpu6050: return MPU6050Variant.lookup(whoAmI: identity)?.description
         case .bmp280: return BMP280Variant.lookup(chipID: identity)?.part
+        case .bme280: return identity == BME280Bits.chipID ? "BME280" : nil
         case .qmc5883l: return identity == QMC5883LBits.chipID ? "QMC5883L" : nil
+        case .hmc5883l: return identity == HMC5883LBits.identification[0] ? "HMC5883L" : nil
         case .ms5837: return identity & 0x0F == MS5837Variant.ms5837_30ba.versionCode >> 3 ? "MS5837-30BA" : nil
         }
     }
@@ -283,7 +287,7 @@ package extension CalibrationLoader {
     /// the chip frame, for the chips of `profile`. A missing section is identity.
     package static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
         var out = EngineCalibration()
-        let magnetometer = profile?.chip(.qmc5883l)?.id
+        let magnetometer = (profile?.chip(.qmc5883l) ?? profile?.chip(.hmc5883l))?.id
         for (id, chip) in file.chips {
             if chip.gyro != nil || chip.accel != nil {
                 let g = chip.gyroCalibration, a = chip.accelCalibration

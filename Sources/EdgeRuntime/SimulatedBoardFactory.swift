@@ -131,6 +131,10 @@ package enum SimulatedBoardFactory {
         case (.bmp280, .ideal): return .bmp280(.ideal)
         case (.qmc5883l, .realistic): return .qmc5883l(.realistic)
         case (.qmc5883l, .ideal): return .qmc5883l(.ideal)
+        case (.hmc5883l, .realistic): return .hmc5883l(.realistic)
+        case (.hmc5883l, .ideal): return .hmc5883l(.ideal)
+        case (.bme280, .realistic): return .bmp280(.realistic)   // the BME280 is the BMP280 model's variant
+        case (.bme280, .ideal): return .bmp280(.ideal)
         default: return imp
         }
     }

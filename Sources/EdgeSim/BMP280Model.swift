@@ -92,8 +92,8 @@ public struct BMP280Variant: Codable, Sendable, Equatable {
     }
     /// BMP280 (0x58): t_sb 0.5, 62.5, 125, 250, 500, 1000, 2000, 4000 ms.
     public static let bmp280 = BMP280Variant(chipID: 0x58, standbyMilliseconds: [0.5, 62.5, 125, 250, 500, 1000, 2000, 4000])
-    /// BME280 (0x60): codes 110/111 mean 10/20 ms. Humidity is not modelled
-    /// (0xFD/0xFE read the skipped value 0x8000).
+    /// BME280 (0x60): codes 110/111 mean 10/20 ms; humidity (ctrl_hum 0xF2,
+    /// trimming 0xA1 and 0xE1..0xE7, data 0xFD/0xFE) is modelled.
     public static let bme280 = BMP280Variant(chipID: 0x60, standbyMilliseconds: [0.5, 62.5, 125, 250, 500, 1000, 10, 20])
     public static func forChipID(_ id: UInt8) -> BMP280Variant {
         if id == 0x60 { return .bme280 }
@@ -120,9 +120,13 @@ public struct BMP280Imperfections: Codable, Sendable, Equatable {
     public var measuringFlagDelay: Double
     /// Quantise raw values to the oversampling's resolution (16..20 bits, DS 3.3.1).
     public var quantization: Bool
+    /// BME280 only: relative-humidity offset, % (BST-BME280-DS002 Table 1: ±3 %RH absolute accuracy).
+    public var humidityOffset: Double
 
     public init(noiseScale: Double, pressureOffset: Double, pressureTempco: Double, temperatureOffset: Double,
-                conversionTimeScale: Double, standbyError: Double, measuringFlagDelay: Double, quantization: Bool) {
+                conversionTimeScale: Double, standbyError: Double, measuringFlagDelay: Double, quantization: Bool,
+                humidityOffset: Double = 0) {
+        self.humidityOffset = humidityOffset
         self.noiseScale = noiseScale; self.pressureOffset = pressureOffset; self.pressureTempco = pressureTempco
         self.temperatureOffset = temperatureOffset; self.conversionTimeScale = conversionTimeScale
         self.standbyError = standbyError; self.measuringFlagDelay = measuringFlagDelay; self.quantization = quantization
@@ -130,7 +134,8 @@ public struct BMP280Imperfections: Codable, Sendable, Equatable {
 
     public static let realistic = BMP280Imperfections(
         noiseScale: 1, pressureOffset: 12, pressureTempco: 0.5, temperatureOffset: 0.1,
-        conversionTimeScale: 1.0, standbyError: 0.01, measuringFlagDelay: 0.0001, quantization: true)
+        conversionTimeScale: 1.0, standbyError: 0.01, measuringFlagDelay: 0.0001, quantization: true,
+        humidityOffset: 1.5)
     /// No noise, offsets, timing error or resolution loss (raw rounded to 20 bits).
     public static let ideal = BMP280Imperfections(
         noiseScale: 0, pressureOffset: 0, pressureTempco: 0, temperatureOffset: 0,
@@ -147,6 +152,7 @@ public struct BMP280Imperfections: Codable, Sendable, Equatable {
         standbyError = try c.decodeIfPresent(Double.self, forKey: .standbyError) ?? d.standbyError
         measuringFlagDelay = try c.decodeIfPresent(Double.self, forKey: .measuringFlagDelay) ?? d.measuringFlagDelay
         quantization = try c.decodeIfPresent(Bool.self, forKey: .quantization) ?? d.quantization
+        humidityOffset = try c.decodeIfPresent(Double.self, forKey: .humidityOffset) ?? d.humidityOffset
     }
 }
 
@@ -158,6 +164,8 @@ public struct BMP280Tolerance: Sendable, Equatable {
     public var pressure: Double
     /// °C.
     public var temperature: Double
+    /// Relative humidity, % (BME280; 0 on a BMP280).
+    public var humidity: Double = 0
 }
 
 /// The BMP280 as a register file with behaviour. See docs/simulators.md.
@@ -165,6 +173,8 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
     public let kind = "bmp280"
     public let variant: BMP280Variant
     public let calibration: BMP280Calibration
+    /// BME280 humidity trimming (used when the variant is a BME280).
+    public let humidityCalibration: BME280HumidityCalibration
     public let body: SimBody
     public let imperfections: BMP280Imperfections
     let truth: any TruthSource
@@ -173,8 +183,13 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
     enum Reg {
         static let calib00: UInt8 = 0x88, id: UInt8 = 0xD0, reset: UInt8 = 0xE0, ctrlHum: UInt8 = 0xF2
         static let status: UInt8 = 0xF3, ctrlMeas: UInt8 = 0xF4, config: UInt8 = 0xF5
-        static let pressMSB: UInt8 = 0xF7, tempXLSB: UInt8 = 0xFC
+        static let pressMSB: UInt8 = 0xF7, tempXLSB: UInt8 = 0xFC, humMSB: UInt8 = 0xFD, humLSB: UInt8 = 0xFE
+        static let calibH1: UInt8 = 0xA1, calibE1: UInt8 = 0xE1
     }
+    /// BME280 humidity noise, %RH σ (BST-BME280-DS002 Table 1: RMS noise 0.02 %RH;
+    /// the same at every oversampling here, our simplification).
+    static let humidityNoise = 0.02
+    static let humiditySkipped: UInt16 = 0x8000
     /// How long `im_update` reads 1 after a power-on or soft reset (NVM copy), ns.
     public static let nvmCopyNanoseconds: UInt64 = 1_000_000
     static let pressureNoise: [Double] = [3.3, 2.6, 2.1, 1.6, 1.3]      // DS Table 8, IIR off, ×1..×16
@@ -186,19 +201,27 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
     var lastTime: UInt64
     var nvmUntil: UInt64 = 0
     var adcP: UInt32 = 0x80000, adcT: UInt32 = 0x80000
+    var adcH: UInt16 = 0x8000
+    /// osrs_h in force: ctrl_hum (0xF2) is copied here on each ctrl_meas
+    /// write (BST-BME280-DS002 §5.4.3: ctrl_hum only takes effect after a
+    /// write to ctrl_meas).
+    var activeOsrsH: UInt8 = 0
+    var isBME280: Bool { variant.chipID == 0x60 }
     var iirP: Double?, iirT: Double?
     /// Forced conversion in progress: start and end.
     var forced: (start: UInt64, end: UInt64)?
     /// Normal mode: start of the cycle whose result is still pending.
     var cycleStart: UInt64 = 0
     /// Last measured truth (for tolerance at the operating point).
-    var lastTruth: (p: Double, t: Double) = (101_325, 20)
+    var lastTruth: (p: Double, t: Double, h: Double) = (101_325, 20, 45)
 
     public init(truth: any TruthSource, body: SimBody = .board, variant: BMP280Variant = .bmp280,
                 calibration: BMP280Calibration = .datasheetExample,
+                humidityCalibration: BME280HumidityCalibration = .typical,
                 imperfections: BMP280Imperfections = .realistic, seed: UInt64 = 0,
                 powerOnAtNanoseconds t: UInt64 = 0) {
         self.truth = truth; self.body = body; self.variant = variant; self.calibration = calibration
+        self.humidityCalibration = humidityCalibration
         self.imperfections = imperfections
         rng = SimRandom(seed: seed)
         lastTime = t
@@ -209,7 +232,12 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
         regs = [UInt8](repeating: 0, count: 256)
         for (i, b) in calibration.bytes.enumerated() { regs[0x88 + i] = b }
         regs[Int(Reg.id)] = variant.chipID
+        if isBME280 {
+            regs[Int(Reg.calibH1)] = humidityCalibration.a1
+            for (i, b) in humidityCalibration.e1toE7.enumerated() { regs[Int(Reg.calibE1) + i] = b }
+        }
         adcP = Self.skipped; adcT = Self.skipped
+        adcH = Self.humiditySkipped; activeOsrsH = 0
         iirP = nil; iirT = nil
         forced = nil
         nvmUntil = t &+ Self.nvmCopyNanoseconds
@@ -224,12 +252,14 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
     /// IIR coefficient c (1 = off).
     var filterCoefficient: Int { let f = (regs[Int(Reg.config)] >> 2) & 7; return f == 0 ? 1 : 1 << min(Int(f), 4) }
 
-    /// t_meas typ (ms) = 1 + 2·osrs_t + (2·osrs_p + 0.5), skipped terms omitted (DS 9.1).
+    /// t_meas typ (ms) = 1 + 2·osrs_t + (2·osrs_p + 0.5) [+ (2·osrs_h + 0.5) on a
+    /// BME280, BST-BME280-DS002 §9.1], skipped terms omitted (DS 9.1).
     public var measurementNanoseconds: UInt64 {
-        let t = Self.oversampling(osrsT), p = Self.oversampling(osrsP)
+        let t = Self.oversampling(osrsT), p = Self.oversampling(osrsP), h = Self.oversampling(activeOsrsH)
         var ms = 1.0
         if t > 0 { ms += 2 * Double(t) }
         if p > 0 { ms += 2 * Double(p) + 0.5 }
+        if h > 0 { ms += 2 * Double(h) + 0.5 }
         return UInt64((ms * 1e6 * imperfections.conversionTimeScale).rounded())
     }
     var standbyNanoseconds: UInt64 {
@@ -280,7 +310,8 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
         let world = truth.truth(atNanoseconds: ts, body: body)
         let tTrue = world.temperature + imperfections.temperatureOffset
         let pTrue = world.pressure + imperfections.pressureOffset + imperfections.pressureTempco * (tTrue - 25)
-        lastTruth = (pTrue, tTrue)
+        let hTrue = min(100, max(0, world.relativeHumidity + imperfections.humidityOffset))
+        lastTruth = (pTrue, tTrue, hTrue)
         let cal = calibration
         var tFine: Double
         if osrsT != 0 {
@@ -298,6 +329,14 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
             adcP = filtered(quantise(raw, code: osrsP), &iirP)
         } else {
             adcP = Self.skipped
+        }
+        // Humidity: 16-bit, never IIR-filtered (BST-BME280-DS002 §3.4.4).
+        if isBME280 && activeOsrsH != 0 {
+            let noisy = min(100, max(0, hTrue + rng.gaussian(sigma: Self.humidityNoise * imperfections.noiseScale)))
+            let raw = humidityCalibration.rawHumidity(for: noisy, tFine: tFine)
+            adcH = UInt16(min(65535, max(0, raw.rounded())))
+        } else {
+            adcH = Self.humiditySkipped
         }
     }
 
@@ -318,8 +357,10 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
             case 1: return UInt8((v >> 4) & 0xFF)
             default: return UInt8((v & 0xF) << 4)
             }
-        case 0xFD where variant.chipID == 0x60:
-            return 0x80   // BME280 humidity: skipped
+        case Reg.humMSB where isBME280:
+            return UInt8(adcH >> 8)
+        case Reg.humLSB where isBME280:
+            return UInt8(adcH & 0xFF)
         case Reg.reset:
             return 0
         default:
@@ -334,6 +375,7 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
         case Reg.ctrlMeas:
             let old = mode
             regs[Int(r)] = v
+            if isBME280 { activeOsrsH = regs[Int(Reg.ctrlHum)] & 7 }
             switch v & 3 {
             case 0: forced = nil
             case 3: if old != 3 { forced = nil; cycleStart = t }
@@ -384,7 +426,19 @@ public final class BMP280Model: RegisterFileDevice, @unchecked Sendable {
         let sigmaT = Self.temperatureNoise[min(Int(tCode), 5) - 1] * k
         let sigmaP = Self.pressureNoise[min(Int(pCode), 5) - 1] * k
         let dT = abs(t1 - t0)
+        var humidity = 0.0
+        if isBME280 {
+            // One adc_H count, 3σ, the temperature's effect through t_fine, and
+            // 0.01 %RH for the integer formula's rounding (Q22.10 output).
+            let hc = humidityCalibration
+            let rawH = hc.rawHumidity(for: lastTruth.h, tFine: f0)
+            let h0 = hc.humidity(adcH: rawH, tFine: f0)
+            let dHdRaw = abs(hc.humidity(adcH: rawH + 1, tFine: f0) - h0)
+            let dHdT = abs(hc.humidity(adcH: rawH, tFine: f1) - h0)
+            humidity = dHdRaw + 3 * Self.humidityNoise * imperfections.noiseScale
+                + dHdT * (1 + 3 * sigmaT / max(dT, 1e-9)) + 0.01
+        }
         return BMP280Tolerance(pressure: dPdRaw + 3 * sigmaP + dPdT * (1 + 3 * sigmaT / max(dT, 1e-9)),
-                               temperature: dT + 3 * sigmaT)
+                               temperature: dT + 3 * sigmaT, humidity: humidity)
     }
 }

@@ -25,14 +25,17 @@ public struct PhysicalTruth: Sendable, Equatable {
     public var pressure: Double
     /// Ambient temperature, °C.
     public var temperature: Double
+    /// Relative humidity of the ambient air, % (0...100).
+    public var relativeHumidity: Double
 
     public init(specificForce: Vector3, angularRate: Vector3, magneticField: Vector3,
-                pressure: Double, temperature: Double) {
+                pressure: Double, temperature: Double, relativeHumidity: Double = 45) {
         self.specificForce = specificForce; self.angularRate = angularRate
         self.magneticField = magneticField; self.pressure = pressure; self.temperature = temperature
+        self.relativeHumidity = relativeHumidity
     }
 
-    /// Level and still at sea level, 20 °C, a mid-latitude northern field
+    /// Level and still at sea level, 20 °C, 45 % relative humidity, a mid-latitude northern field
     /// (48 µT, 60° inclination) with X pointing north.
     public static let restingLevel = PhysicalTruth(
         specificForce: Vector3(0, 0, 9.80665), angularRate: .zero,

@@ -1,5 +1,5 @@
 // The environment part of a scenario: magnetic field and disturbances,
-// pressure (air or water), temperature.
+// pressure (air or water), temperature, relative humidity.
 import EdgeValues
 
 public struct ScenarioEnvironment: Decodable, Sendable {
@@ -7,15 +7,23 @@ public struct ScenarioEnvironment: Decodable, Sendable {
     public var disturbances: [ScenarioDisturbance]
     public var pressure: ScenarioPressure
     public var temperature: ScenarioTrack
+    /// Relative humidity, % (0...100; what a BME280 measures). Default 45 %.
+    public var humidity: ScenarioTrack
 
     public init(field: ScenarioField = ScenarioField(), disturbances: [ScenarioDisturbance] = [],
                 pressure: ScenarioPressure = .altitude(seaLevelPascals: 101_325, startAltitudeMeters: 0, driftPascalsPerHour: 0),
-                temperature: ScenarioTrack = ScenarioTrack(start: 20)) {
+                temperature: ScenarioTrack = ScenarioTrack(start: 20),
+                humidity: ScenarioTrack = ScenarioTrack(start: ScenarioEnvironment.defaultHumidityPercent)) {
         self.field = field; self.disturbances = disturbances; self.pressure = pressure; self.temperature = temperature
+        self.humidity = humidity
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case field, disturbances, pressure, temperature }
+    /// Relative humidity when a scenario gives none, %.
+    public static let defaultHumidityPercent = 45.0
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case field, disturbances, pressure, temperature, humidity }
     enum TemperatureKeys: String, CodingKey, CaseIterable { case start_c, profile }
+    enum HumidityKeys: String, CodingKey, CaseIterable { case start_pct, profile }
 
     public init(from decoder: any Decoder) throws {
         try decoder.scenarioRejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "environment")
@@ -34,6 +42,20 @@ public struct ScenarioEnvironment: Decodable, Sendable {
                 shape: .minimumJerk).resolvingRates()
         } else {
             temperature = ScenarioTrack(start: 20)
+        }
+        if c.contains(.humidity) {
+            let d = try c.superDecoder(forKey: .humidity)
+            try d.scenarioRejectUnknownKeys(allowed: HumidityKeys.allCases.map(\.rawValue), in: "humidity")
+            let k = try d.container(keyedBy: HumidityKeys.self)
+            humidity = ScenarioTrack(
+                start: try k.scenarioNumberIfPresent(.start_pct) ?? Self.defaultHumidityPercent,
+                segments: try ScenarioTrack.decodeSegments(k, .profile, targetKey: "to_pct", rateKey: "rate_pct_per_min"),
+                shape: .minimumJerk).resolvingRates()
+            for v in [humidity.start] + humidity.segments.compactMap(\.target) where !(0...100).contains(v) {
+                throw scenarioError(k.codingPath, "relative humidity must be 0...100 %, got \(v)")
+            }
+        } else {
+            humidity = ScenarioTrack(start: Self.defaultHumidityPercent)
         }
     }
 }

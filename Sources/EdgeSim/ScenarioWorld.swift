@@ -49,6 +49,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
     let disturbances: [WorldDisturbance]
     let depth: WorldTrack?
     let temperature: WorldTrack
+    let humidity: WorldTrack
     let loopPeriod: Double?
 
     /// Compiles `scenario`. Throws if it cannot be played (segments longer
@@ -72,7 +73,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
             accessory = nil; accessoryRelative = false
         }
         let env = scenario.environment
-        for (track, key) in [(env.temperature, "temperature")] + Self.depthTrack(env.pressure) {
+        for (track, key) in [(env.temperature, "temperature"), (env.humidity, "humidity")] + Self.depthTrack(env.pressure) {
             for (i, seg) in track.segments.enumerated() where !(seg.durationSeconds > 0 && seg.durationSeconds.isFinite) {
                 throw ScenarioError(path: ["environment", key, "profile", "Index \(i)"],
                                     message: "a profile segment's duration must be > 0, got \(seg.durationSeconds)")
@@ -85,6 +86,7 @@ public final class ScenarioWorld: TruthSource, Sendable {
         case .water(_, _, let track): depth = WorldTrack(track)
         }
         temperature = WorldTrack(scenario.environment.temperature)
+        humidity = WorldTrack(scenario.environment.humidity)
         loopPeriod = scenario.loop ? duration : nil
 
         if scenario.loop {
@@ -193,7 +195,8 @@ public final class ScenarioWorld: TruthSource, Sendable {
         return PhysicalTruth(specificForce: k.specificForce, angularRate: k.angularRate,
                              magneticField: magneticField(atSeconds: s, body: body, attitude: k.attitude),
                              pressure: pressure(atSeconds: s, position: k.position),
-                             temperature: temperature.value(at: s))
+                             temperature: temperature.value(at: s),
+                             relativeHumidity: min(100, max(0, humidity.value(at: s))))
     }
 
     public func truth(atNanoseconds t: UInt64, body: SimBody) -> PhysicalTruth {
@@ -207,7 +210,8 @@ public final class ScenarioWorld: TruthSource, Sendable {
         let truth = PhysicalTruth(specificForce: k.specificForce, angularRate: k.angularRate,
                                   magneticField: magneticField(atSeconds: s, body: body, attitude: k.attitude),
                                   pressure: pressure(atSeconds: s, position: k.position),
-                                  temperature: temperature.value(at: s))
+                                  temperature: temperature.value(at: s),
+                             relativeHumidity: min(100, max(0, humidity.value(at: s))))
         return TruthSample(timeNanoseconds: t, scenarioSeconds: s, kinematics: k,
                            altitudeMeters: altitude(k.position), depthMeters: depthMeters(atSeconds: s), truth: truth)
     }

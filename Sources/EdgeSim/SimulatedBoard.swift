@@ -4,7 +4,7 @@ import EdgeBus
 
 /// Which imperfections a chip gets: a preset, or a chip-specific set.
 /// JSON: `"realistic"`, `"ideal"`, or `{"mpu6050": {...}}` / `{"bmp280": {...}}`
-/// / `{"qmc5883l": {...}}` (missing fields take the realistic defaults).
+/// / `{"qmc5883l": {...}}` / `{"hmc5883l": {...}}` (missing fields take the realistic defaults).
 public enum ChipImperfections: Codable, Sendable, Equatable {
     case realistic
     case ideal
@@ -12,8 +12,9 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
     case bmp280(BMP280Imperfections)
     case qmc5883l(QMC5883LImperfections)
     case ms5837(MS5837Imperfections)
+    case hmc5883l(HMC5883LImperfections)
 
-    enum Keys: String, CodingKey { case mpu6050, bmp280, qmc5883l, ms5837 }
+    enum Keys: String, CodingKey { case mpu6050, bmp280, qmc5883l, ms5837, hmc5883l }
 
     public init(from decoder: any Decoder) throws {
         if let s = try? decoder.singleValueContainer().decode(String.self) {
@@ -31,9 +32,10 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
         else if let v = try c.decodeIfPresent(BMP280Imperfections.self, forKey: .bmp280) { self = .bmp280(v) }
         else if let v = try c.decodeIfPresent(QMC5883LImperfections.self, forKey: .qmc5883l) { self = .qmc5883l(v) }
         else if let v = try c.decodeIfPresent(MS5837Imperfections.self, forKey: .ms5837) { self = .ms5837(v) }
+        else if let v = try c.decodeIfPresent(HMC5883LImperfections.self, forKey: .hmc5883l) { self = .hmc5883l(v) }
         else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "imperfections object needs one key: mpu6050, bmp280, qmc5883l or ms5837"))
+                                                    debugDescription: "imperfections object needs one key: mpu6050, bmp280, qmc5883l, hmc5883l or ms5837 (a bme280 takes bmp280's)"))
         }
     }
 
@@ -45,6 +47,7 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
         case .bmp280(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .bmp280)
         case .qmc5883l(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .qmc5883l)
         case .ms5837(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .ms5837)
+        case .hmc5883l(let v): var c = encoder.container(keyedBy: Keys.self); try c.encode(v, forKey: .hmc5883l)
         }
     }
 }
@@ -52,9 +55,10 @@ public enum ChipImperfections: Codable, Sendable, Equatable {
 /// One chip on a simulated board.
 public struct SimulatedChipSpec: Codable, Sendable, Equatable {
     /// Chip kinds a simulated board can carry.
-    public static let kinds = ["mpu6050", "bmp280", "qmc5883l", "hmc5883l", "qmc5883p", "ms5837"]
+    public static let kinds = ["mpu6050", "bmp280", "qmc5883l", "hmc5883l", "qmc5883p", "ms5837", "bme280"]
 
-    /// `mpu6050`, `bmp280`, `qmc5883l`, `ms5837`, `hmc5883l` or `qmc5883p` (the last two identity-only).
+    /// `mpu6050`, `bmp280`, `bme280`, `qmc5883l`, `hmc5883l`, `ms5837` or
+    /// `qmc5883p` (the last identity-only).
     public var kind: String
     /// 7-bit I2C address.
     public var address: UInt8
@@ -164,7 +168,7 @@ public final class SimulatedBoard: @unchecked Sendable {
                 device = MPU6050Model(truth: truth, body: spec.body, mounting: mounting,
                                       variant: .forWhoAmI(spec.identity ?? 0x68), imperfections: imp,
                                       seed: chipSeed, powerOnAtNanoseconds: now)
-            case "bmp280":
+            case "bmp280", "bme280":
                 let imp: BMP280Imperfections
                 switch spec.imperfections {
                 case .realistic: imp = .realistic
@@ -172,7 +176,7 @@ public final class SimulatedBoard: @unchecked Sendable {
                 case .bmp280(let v): imp = v
                 default: throw fail("imperfections are for another chip kind")
                 }
-                device = BMP280Model(truth: truth, body: spec.body, variant: .forChipID(spec.identity ?? 0x58),
+                device = BMP280Model(truth: truth, body: spec.body, variant: .forChipID(spec.identity ?? (spec.kind == "bme280" ? 0x60 : 0x58)),
                                      calibration: spec.calibration ?? .datasheetExample, imperfections: imp,
                                      seed: chipSeed, powerOnAtNanoseconds: now)
             case "qmc5883l":
@@ -196,7 +200,15 @@ public final class SimulatedBoard: @unchecked Sendable {
                 device = MS5837Model(truth: truth, body: spec.body, imperfections: imp, seed: chipSeed,
                                      powerOnAtNanoseconds: now)
             case "hmc5883l":
-                device = IdentityOnlyDevice.hmc5883l()
+                let imp: HMC5883LImperfections
+                switch spec.imperfections {
+                case .realistic: imp = .realistic
+                case .ideal: imp = .ideal
+                case .hmc5883l(let v): imp = v
+                default: throw fail("imperfections are for another chip kind")
+                }
+                device = HMC5883LModel(truth: truth, body: spec.body, mounting: mounting, imperfections: imp,
+                                       seed: chipSeed, powerOnAtNanoseconds: now)
             default:
                 device = IdentityOnlyDevice.qmc5883p()
             }
@@ -221,4 +233,6 @@ public final class SimulatedBoard: @unchecked Sendable {
     public func ms5837(at address: UInt8) -> MS5837Model? { bus.device(at: address) as? MS5837Model }
     /// The QMC5883L model at `address`, if that is what sits there.
     public func qmc5883l(at address: UInt8) -> QMC5883LModel? { bus.device(at: address) as? QMC5883LModel }
+    /// The HMC5883L model at `address`, if that is what sits there.
+    public func hmc5883l(at address: UInt8) -> HMC5883LModel? { bus.device(at: address) as? HMC5883LModel }
 }

@@ -82,8 +82,8 @@ import EdgeRuntime
         for chip in pi.chips {
             switch chip.kind {
             case .mpu6050: file.set(accel: .identity, for: chip.id, created: "")
-            case .qmc5883l: file.set(mag: .identity, for: chip.id, created: "")
-            case .bmp280, .ms5837: break
+            case .qmc5883l, .hmc5883l: file.set(mag: .identity, for: chip.id, created: "")
+            case .bmp280, .ms5837, .bme280: break
             }
         }
         #expect(CalibrationLoader.uncalibratedWarning(profile: pi, file: file, path: nil) == nil)

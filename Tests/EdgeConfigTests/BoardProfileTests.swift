@@ -25,7 +25,8 @@ let repositoryRoot: String = {
     }
 
     @Test func requiredProfilesExist() throws {
-        for name in ["raspberry-pi-4b", "raspberry-pi-5", "raspberry-pi-zero-2w", "gy-87", "simulated"] {
+        for name in ["raspberry-pi-4b", "raspberry-pi-5", "raspberry-pi-zero-2w", "gy-87", "simulated", "gy-271-hmc5883l",
+                     "gy-bme280", "simulated-hmc5883l-bme280"] {
             #expect(FileManager.default.fileExists(atPath: "\(repositoryRoot)/boards/\(name).json5"), "\(name)")
         }
     }

@@ -12,13 +12,14 @@ import EdgeChips
 /// file and formats.
 public enum DecodeCommand: Subcommand {
     public static let name = "decode"
-    public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280 or QMC5883L, or MS5837 PROM words and D1/D2"
+    public static let summary = "Decode an i2cdump register dump of an MPU-6050, BMP280, BME280, QMC5883L or HMC5883L, or MS5837 PROM words and D1/D2"
     public static let help = """
     Usage: edge-agent decode CHIP FILE [--json] [--force]
 
     Decodes a register dump in the default format of i2c-tools'
     `i2cdump -y BUS ADDR` and prints the readings, in the chip's own axes
-    (no board mounting applied). CHIP is mpu6050, bmp280, qmc5883l or ms5837; FILE
+    (no board mounting applied). CHIP is mpu6050, bmp280, bme280, qmc5883l,
+    hmc5883l or ms5837; FILE
     is a path, or - for standard input. Cells shown as XX (unreadable) are
     fine in registers the decoder does not need; a needed one is an error
     that names it.
@@ -27,7 +28,8 @@ public enum DecodeCommand: Subcommand {
     too many, out of order or misaddressed (a slip when pasting shifts every
     later byte) is an error naming the line; and the chip's identity
     register must say CHIP (WHO_AM_I 0x75 of an MPU-6050 or a known clone,
-    id 0xd0 of a BMP280/BME280, CHIP_ID 0x0d = 0xff of a QMC5883L). A dump of
+    id 0xd0 of a BMP280/BME280, 0x60 for bme280, CHIP_ID 0x0d = 0xff of a
+    QMC5883L, 'H43' at 0x0a..0x0c of an HMC5883L). A dump of
     another chip, or of none, is an error that says what the dump is.
 
     What is read from the dump:
@@ -39,8 +41,15 @@ public enum DecodeCommand: Subcommand {
                 integer compensation (temperature in 0.01 °C steps, pressure =
                 64-bit Q24.8 result / 256); ctrl_meas (0xf4) says whether
                 pressure was skipped on purpose. A raw 0x80000 is an error.
+      bme280    as bmp280, plus humidity: dig_H1 (0xa1), dig_H2..H6
+                (0xe1..0xe7) and hum 0xfd/0xfe; the data sheet's integer
+                formula (Q22.10 / 1024 %RH); ctrl_hum (0xf2) says whether
+                humidity was skipped on purpose. A raw 0x8000 is an error.
       qmc5883l  CTRL1 (0x09) selects the range; STATUS (0x06) and 0x00..0x05
                 the field. OVL (overflow) means no valid field.
+      hmc5883l  CONFIG_B (0x01) selects the gain; 0x03..0x08 hold X, Z, Y
+                (big-endian); STATUS (0x09) RDY/LOCK; CONFIG_A (0x00) the
+                rate and averaging. An axis at -4096 means overflow.
       ms5837    no registers to dump: FILE holds nine whole numbers (decimal
                 or 0x-hex; spaces, commas or newlines; # comments): PROM
                 words 0..6 (commands 0xa0..0xac), then D1, then D2. The PROM
@@ -62,6 +71,12 @@ public enum DecodeCommand: Subcommand {
                 bmp280:   temperature_c (°C), pressure_pa (Pa, null when
                           skipped), t_fine, temperature_centi_c,
                           pressure_q24_8, adc_t, adc_p, chip_id, variant
+                bme280:   the bmp280 keys plus humidity_percent (%RH, null
+                          when skipped), humidity_q22_10, adc_h
+                hmc5883l: magnetic_x_ut, magnetic_y_ut, magnetic_z_ut (µT,
+                          chip axes, null on overflow), overflow, ready,
+                          locked, range_gauss, gain_lsb_per_gauss,
+                          output_rate_hz, averaging, mode
                 qmc5883l: magnetic_x_ut, magnetic_y_ut, magnetic_z_ut (µT,
                           null on overflow), overflow, data_skipped,
                           data_ready, range_gauss, relative_temperature_counts
@@ -81,9 +96,9 @@ public enum DecodeCommand: Subcommand {
     public static func run(_ arguments: inout Arguments, _ console: Console) throws -> Int32 {
         let json = arguments.flag("--json")
         let force = arguments.flag("--force")
-        let chipName = try arguments.positional("CHIP (mpu6050, bmp280, qmc5883l or ms5837)")
+        let chipName = try arguments.positional("CHIP (mpu6050, bmp280, bme280, qmc5883l, hmc5883l or ms5837)")
         guard let chip = ChipKind(rawValue: chipName) else {
-            throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280, qmc5883l or ms5837")
+            throw UsageError("unknown chip '\(chipName)': expected mpu6050, bmp280, bme280, qmc5883l, hmc5883l or ms5837")
         }
         let path = try arguments.positional("FILE (an i2cdump output, or - for standard input)")
         try arguments.finish()
@@ -124,6 +139,8 @@ public enum DecodeCommand: Subcommand {
         case .mpu6050: lines = format(try MPU6050Decoder.decode(image: image), json: json)
         case .bmp280: lines = format(try BMP280Compensation.decode(image: image), json: json)
         case .qmc5883l: lines = format(try QMC5883LDecoder.decode(image: image), json: json)
+        case .hmc5883l: lines = format(try HMC5883LDecoder.decode(image: image), json: json)
+        case .bme280: lines = format(try BME280Compensation.decode(image: image), json: json)
         case .ms5837: lines = []   // handled above
         }
         for l in lines { console.print(l) }
@@ -174,21 +191,24 @@ public enum DecodeCommand: Subcommand {
         return out
     }
 
+    /// The bmp280 JSON object (the bme280 one adds humidity keys).
+    static func object(_ r: BMP280Compensation.DumpReading, chip: ChipKind = .bmp280) -> JSONObject {
+        var o = JSONObject()
+        o["chip"] = .string(chip.rawValue)
+        o["temperature_c"] = .number(r.temperatureCelsius)
+        o["pressure_pa"] = r.pressurePascals.map { .number($0) } ?? .null
+        o["t_fine"] = .int(Int(r.tFine))
+        o["temperature_centi_c"] = .int(Int(r.centiCelsius))
+        o["pressure_q24_8"] = r.pressureQ24_8.map { .int(Int($0)) } ?? .null
+        o["adc_t"] = .int(Int(r.raw.adcT))
+        o["adc_p"] = .int(Int(r.raw.adcP))
+        o["chip_id"] = r.chipID.map { .int(Int($0)) } ?? .null
+        o["variant"] = r.variant.map { .string($0.part) } ?? .null
+        return o
+    }
+
     static func format(_ r: BMP280Compensation.DumpReading, json: Bool) -> [String] {
-        if json {
-            var o = JSONObject()
-            o["chip"] = .string("bmp280")
-            o["temperature_c"] = .number(r.temperatureCelsius)
-            o["pressure_pa"] = r.pressurePascals.map { .number($0) } ?? .null
-            o["t_fine"] = .int(Int(r.tFine))
-            o["temperature_centi_c"] = .int(Int(r.centiCelsius))
-            o["pressure_q24_8"] = r.pressureQ24_8.map { .int(Int($0)) } ?? .null
-            o["adc_t"] = .int(Int(r.raw.adcT))
-            o["adc_p"] = .int(Int(r.raw.adcP))
-            o["chip_id"] = r.chipID.map { .int(Int($0)) } ?? .null
-            o["variant"] = r.variant.map { .string($0.part) } ?? .null
-            return [o.rendered]
-        }
+        if json { return [object(r).rendered] }
         var out: [String] = []
         let name = r.variant?.part ?? ("BMP280 (id " + (r.chipID.map { hex($0) + ", unknown" } ?? "unreadable") + ")")
         out.append(name)
@@ -199,6 +219,61 @@ public enum DecodeCommand: Subcommand {
         } else {
             out.append("pressure     not measured (pressure oversampling is 0 in ctrl_meas)")
         }
+        return out
+    }
+
+    static func format(_ r: BME280Compensation.DumpReading, json: Bool) -> [String] {
+        if json {
+            var o = object(r.barometer, chip: .bme280)
+            o["humidity_percent"] = r.relativeHumidityPercent.map { .number($0) } ?? .null
+            o["humidity_q22_10"] = r.humidityQ22_10.map { .int(Int($0)) } ?? .null
+            o["adc_h"] = .int(Int(r.adcH))
+            return [o.rendered]
+        }
+        var lines = format(r.barometer, json: false)
+        if let q = r.humidityQ22_10 {
+            lines.append("humidity     \(fixed(Double(q) / 1024, 3)) %RH (Q22.10 \(q) / 1024)")
+        } else {
+            lines.append("humidity     not measured (humidity oversampling is 0 in ctrl_hum)")
+        }
+        return lines
+    }
+
+    static func format(_ r: HMC5883LDecoder.DumpReading, json: Bool) -> [String] {
+        let rate = HMC5883LOutputRate(rawValue: (r.configurationA >> 2) & 7)
+        let averaging = 1 << Int((r.configurationA >> 5) & 3)
+        let mode = r.mode.map { HMC5883LMode(rawValue: min($0 & 3, 2))!.key }
+        var field: Vector3?
+        if case .field(let f) = r.reading { field = f }
+        if json {
+            var o = JSONObject()
+            o["chip"] = .string("hmc5883l")
+            o["magnetic_x_ut"] = field.map { .number($0.x) } ?? .null
+            o["magnetic_y_ut"] = field.map { .number($0.y) } ?? .null
+            o["magnetic_z_ut"] = field.map { .number($0.z) } ?? .null
+            o["overflow"] = .bool(r.raw.overflow)
+            o["ready"] = .bool(r.raw.ready)
+            o["locked"] = .bool(r.raw.locked)
+            o["range_gauss"] = .number(r.gain.rangeGauss)
+            o["gain_lsb_per_gauss"] = .number(r.gain.lsbPerGauss)
+            o["output_rate_hz"] = rate.map { .number($0.hertz) } ?? .null
+            o["averaging"] = .int(averaging)
+            o["mode"] = mode.map { .string($0) } ?? .null
+            return [o.rendered]
+        }
+        var head = "HMC5883L: ±\(plainNumber(r.gain.rangeGauss)) G (\(plainNumber(r.gain.lsbPerGauss)) LSB/G)"
+        head += rate.map { ", \(plainNumber($0.hertz)) Hz" } ?? ", output rate code 111 (reserved)"
+        head += ", \(averaging)-sample averaging" + (mode.map { ", \($0) mode" } ?? "")
+        var out = [head]
+        if let f = field {
+            out.append("magnetic field  x \(fixed(f.x, 3))  y \(fixed(f.y, 3))  z \(fixed(f.z, 3)) µT")
+        } else {
+            out.append("magnetic field  no valid field: overflow (an axis reads -4096): the field exceeds ±\(plainNumber(r.gain.rangeGauss)) G")
+        }
+        var flags: [String] = []
+        if !r.raw.ready { flags.append("RDY clear (the values may already have been read)") }
+        if r.raw.locked { flags.append("LOCK set (the data registers were partly read; no new data lands until all six are read)") }
+        if !flags.isEmpty { out.append("status          " + flags.joined(separator: "; ")) }
         return out
     }
 

@@ -18,10 +18,11 @@ public enum ProbeCommand: Subcommand {
     Usage: edge-agent probe [--board NAME|FILE | --bus N] [--config FILE] [--json]
 
     Scans addresses 0x03-0x77 the way `i2cdetect -y N` does, reads the
-    identity registers of whatever answers (MPU-6050 and its clones, BMP280 /
-    BME280, QMC5883L; look-alikes such as HMC5883L, QMC5883P, BMP180 and
+    identity registers of whatever answers (MPU-6050 and its clones, BMP280,
+    BME280, QMC5883L, HMC5883L; look-alikes such as QMC5883P, BMP180 and
     BMP388 are named as unsupported), then reports every chip of the board
-    profile as present, missing or different.
+    profile as present, missing or different (a BME280 where a bmp280 is
+    configured is present: its pressure and temperature are read).
 
     Which transfer probes an address: an SMBus "quick write" (no data), except
     for 0x30-0x37 and 0x50-0x5f and on adapters without quick commands, where
@@ -142,6 +143,9 @@ public enum ProbeCommand: Subcommand {
             } else if let id = identified[chip.address] {
                 if id.chip?.rawValue == chip.kind.rawValue {
                     detail = id.description
+                } else if chip.kind == .bmp280, id.chip == .bme280 {
+                    // The BMP280 driver runs a BME280's pressure and temperature.
+                    detail = id.description + " - configured as a bmp280, so humidity is not read: use kind bme280 to read it"
                 } else {
                     status = "different"
                     detail = "expected a \(chip.kind.rawValue), found: \(id.description)"

@@ -21,8 +21,9 @@ public enum ReadCommand: Subcommand {
     (reset, configure; for GY-87 boards the MPU-6050's I2C bypass first) and
     prints readings: acceleration (m/s²) and rotation rate (rad/s) with the
     MPU-6050's die temperature (°C); pressure (Pa, the datasheet's 64-bit
-    integer compensation) and temperature (°C, 0.01 °C steps) from the BMP280;
-    the magnetic field (µT) from the QMC5883L. Vectors are in the board
+    integer compensation) and temperature (°C, 0.01 °C steps) from the BMP280
+    or BME280, with the BME280's relative humidity (%); the magnetic field
+    (µT) from the QMC5883L or HMC5883L. Vectors are in the board
     frame (X right, Y forward, Z up): each chip's mounting from the profile
     is applied. At rest and level the accelerometer reads about +9.81 m/s²
     on Z.
@@ -45,13 +46,15 @@ public enum ReadCommand: Subcommand {
                        mpu6050:  "accel_mps2": [x,y,z], "gyro_radps": [x,y,z],
                                  "temperature_c", "part"
                        bmp280:   "pressure_pa", "temperature_c", "part"
-                       qmc5883l: "field_ut": [x,y,z] (null when the chip reports
-                                 overflow), "overflow", "data_skipped"
+                       bme280:   as bmp280, and "humidity_percent"
+                       qmc5883l, hmc5883l: "field_ut": [x,y,z] (null when the
+                                 chip reports overflow), "overflow",
+                                 "data_skipped" (always false on an HMC5883L)
                        any chip: "error" (a message) when that read failed
                      A failure that stops the command is one object too:
                        {"class":"error","command":"read","message":…,"exitStatus":…}
                      Keys carry their unit: _mps2 m/s², _radps rad/s, _c °C,
-                     _pa pascal, _ut microtesla, _ns nanoseconds.
+                     _pa pascal, _ut microtesla, _ns nanoseconds, _percent %.
 
     Exit status: 0 on success, 1 when a chip cannot be started or read (or
     the bus cannot be opened), 2 on bad usage, or a configuration or board

@@ -92,6 +92,12 @@ public struct BMP280<Bus: I2CBus> {
         if variant.isBME280 && (c.standby == .ms2000 || c.standby == .ms4000) {
             throw .unsupportedConfiguration(chip: .bmp280, reason: "standby_ms \(plainNumber(c.standby.milliseconds)) is not available on a BME280 (its t_sb codes 110/111 mean 10/20 ms); choose 1000 or less")
         }
+        try apply(c)
+    }
+
+    /// Writes `c`'s register table (no variant checks: the BME280 driver
+    /// gives t_sb codes 110/111 their BME280 meaning).
+    mutating func apply(_ c: BMP280Configuration) throws(DriverError) {
         let table = c.registerTable, a = address, b = bus
         try onBus { () throws(I2CError) in try table.apply(on: b, address: a) }
         configuration = c
@@ -154,14 +160,19 @@ public struct BMP280<Bus: I2CBus> {
     /// Then reads and compensates. In normal mode it just ``read()``s.
     public func measure() throws(DriverError) -> BMP280Sample {
         if configuration.mode == .normal { return try read() }
+        try convertForced(maximumMilliseconds: configuration.measurementTime.maximum, chip: .bmp280)
+        return try read()
+    }
+
+    /// Starts one forced conversion, waits `tMax` ms on the clock, and checks
+    /// status.measuring (the BME280 driver waits longer: humidity).
+    func convertForced(maximumMilliseconds tMax: Double, chip: ChipKind) throws(DriverError) {
         let a = address, b = bus, value = configuration.controlMeasurementValue(mode: .forced)
         try onBus { () throws(I2CError) in try b.writeRegister(a, BMP280Register.controlMeasurement.rawValue, value) }
-        let tMax = configuration.measurementTime.maximum
         clock.sleep(milliseconds: tMax)
         let status = try onBus { () throws(I2CError) in try b.readRegister(a, BMP280Register.status.rawValue) }
         if status & BMP280Bits.measuring != 0 {
-            throw .timeout(chip: .bmp280, address: a, waitingFor: "a forced-mode conversion (status.measuring)", milliseconds: tMax)
+            throw .timeout(chip: chip, address: a, waitingFor: "a forced-mode conversion (status.measuring)", milliseconds: tMax)
         }
-        return try read()
     }
 }

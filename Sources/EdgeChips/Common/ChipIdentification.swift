@@ -48,8 +48,9 @@ public enum ChipIdentification: Sendable, Equatable, CustomStringConvertible {
 /// Reads the identity registers that make sense at `address` and says what
 /// is there. Addresses: 0x68/0x69 WHO_AM_I (0x75); 0x76/0x77 id (0xD0), then
 /// PROM word 0 (command 0xA0) version bits and the PROM's CRC-4 for an MS5837
-/// at 0x76, reg 0x00 for BMP388/390; 0x0D reg 0x0D = 0xFF (QMC5883L); 0x1E regs
-/// 0x0A..0x0C = "H43" (HMC5883L); 0x2C reg 0x00 = 0x80 (QMC5883P). Only reads;
+/// at 0x76, reg 0x00 for BMP388/390 (id 0x60 is a BME280, supported as
+/// `.bme280`); 0x0D reg 0x0D = 0xFF (QMC5883L); 0x1E regs 0x0A..0x0C = "H43"
+/// (HMC5883L, supported); 0x2C reg 0x00 = 0x80 (QMC5883P). Only reads;
 /// bus errors (no acknowledge included) are thrown.
 public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2CError) -> ChipIdentification {
     func read(_ r: UInt8) throws(I2CError) -> RegisterValue {
@@ -64,6 +65,9 @@ public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2C
         return .unknown(registers: [who])
     case 0x76, 0x77:
         let id = try read(BMP280Register.id.rawValue)
+        if id.value == BME280Bits.chipID {
+            return .supported(.bme280, variant: "BME280", warning: nil, registers: [id])
+        }
         if let v = BMP280Variant.lookup(chipID: id.value) {
             if v.isSupported { return .supported(.bmp280, variant: v.part, warning: v.note, registers: [id]) }
             return .unsupported(part: v.part, reason: v.note ?? "different chip", registers: [id])
@@ -84,8 +88,8 @@ public func identifyChip<Bus: I2CBus>(on bus: Bus, at address: UInt8) throws(I2C
     case 0x1E:
         let regs = try bus.readRegisters(address, 0x0A, count: 3)
         let seen = regs.enumerated().map { RegisterValue(register: 0x0A + UInt8($0.offset), value: $0.element) }
-        if regs == [0x48, 0x34, 0x33] {
-            return .unsupported(part: "HMC5883L", reason: "a Honeywell HMC5883L (identity 'H43') has a different register map (big-endian X, Z, Y at 0x03); this module drives the QMC5883L at 0x0D", registers: seen)
+        if regs == HMC5883LBits.identification {
+            return .supported(.hmc5883l, variant: "HMC5883L", warning: nil, registers: seen)
         }
         return .unknown(registers: seen)
     case 0x2C:

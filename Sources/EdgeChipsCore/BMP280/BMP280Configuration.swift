@@ -63,6 +63,12 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
+        try self.init(from: decoder, standbyMilliseconds: BMP280Standby.allCases.map(\.milliseconds))
+    }
+
+    /// Decodes with `standbyMilliseconds[code]` as the meaning of each t_sb
+    /// code (a BME280's codes 110/111 are 10/20 ms).
+    init(from decoder: any Decoder, standbyMilliseconds table: [Double]) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = BMP280Configuration.default
         mode = BMP280Mode(key: try c.decodeAllowed(.mode, allowed: BMP280Mode.allCases.map(\.key), default: d.mode.key, unit: ""))!
@@ -75,18 +81,21 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
         filter = BMP280Filter(coefficient: try c.decodeAllowed(
             .iirFilter, allowed: BMP280Filter.allCases.map(\.coefficient), default: d.filter.coefficient,
             unit: "IIR coefficient, 0 = off"))!
-        standby = BMP280Standby(milliseconds: try c.decodeAllowed(
-            .standbyMs, allowed: BMP280Standby.allCases.map(\.milliseconds), default: d.standby.milliseconds,
-            unit: "ms"))!
+        let ms = try c.decodeAllowed(.standbyMs, allowed: table, default: table[Int(d.standby.rawValue)], unit: "ms")
+        standby = BMP280Standby(rawValue: UInt8(table.firstIndex(of: ms)!))!
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, standbyMilliseconds: BMP280Standby.allCases.map(\.milliseconds))
+    }
+
+    func encode(to encoder: any Encoder, standbyMilliseconds table: [Double]) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(mode.key, forKey: .mode)
         try c.encode(pressureOversampling.factor, forKey: .pressureOversampling)
         try c.encode(temperatureOversampling.factor, forKey: .temperatureOversampling)
         try c.encode(filter.coefficient, forKey: .iirFilter)
-        try c.encode(standby.milliseconds, forKey: .standbyMs)
+        try c.encode(table[Int(standby.rawValue)], forKey: .standbyMs)
     }
 }
 
@@ -94,15 +103,16 @@ public struct BMP280Configuration: Sendable, Equatable, Codable {
 /// maximum per preset; the formula is the one of the BME280 data sheet
 /// BST-BME280-DS002, appendix B, and gives the same times).
 public enum BMP280Timing {
-    /// `t_typ = 1 + 2·osrs_t + (2·osrs_p + 0.5)`,
-    /// `t_max = 1.25 + 2.3·osrs_t + (2.3·osrs_p + 0.575)` ms; a skipped
-    /// channel's term is omitted.
-    public static func measurementMilliseconds(temperature: BMP280Oversampling,
-                                               pressure: BMP280Oversampling) -> (typical: Double, maximum: Double) {
-        let t = Double(temperature.factor), p = Double(pressure.factor)
+    /// `t_typ = 1 + 2·osrs_t + (2·osrs_p + 0.5) [+ (2·osrs_h + 0.5)]`,
+    /// `t_max = 1.25 + 2.3·osrs_t + (2.3·osrs_p + 0.575) [+ (2.3·osrs_h + 0.575)]`
+    /// ms; a skipped channel's term is omitted; humidity only on a BME280.
+    public static func measurementMilliseconds(temperature: BMP280Oversampling, pressure: BMP280Oversampling,
+                                               humidity: BMP280Oversampling = .skipped) -> (typical: Double, maximum: Double) {
+        let t = Double(temperature.factor), p = Double(pressure.factor), h = Double(humidity.factor)
         var typ = 1.0, max = 1.25
         if t > 0 { typ += 2 * t; max += 2.3 * t }
         if p > 0 { typ += 2 * p + 0.5; max += 2.3 * p + 0.575 }
+        if h > 0 { typ += 2 * h + 0.5; max += 2.3 * h + 0.575 }
         return (typ, max)
     }
 }

@@ -134,7 +134,7 @@ public struct BMP280Variant: Sendable, Equatable, CustomStringConvertible {
         .init(chipID: 0x57, part: "BMP280 (engineering sample, id 0x57)", isSupported: true, isBME280: false,
               note: "id 0x57 is a BMP280 engineering sample: registers and formulas match, accuracy is not guaranteed"),
         .init(chipID: 0x60, part: "BME280", isSupported: true, isBME280: true,
-              note: "this is a BME280: pressure and temperature work as on a BMP280, humidity is not read, and standby_ms 2000/4000 are not available (its t_sb codes 110/111 mean 10/20 ms)"),
+              note: "this is a BME280 run as a BMP280: pressure and temperature work, humidity is not read (configure the chip as kind bme280 to read it), and standby_ms 2000/4000 are not available (its t_sb codes 110/111 mean 10/20 ms)"),
         .init(chipID: 0x55, part: "BMP180/BMP085", isSupported: false, isBME280: false,
               note: "a BMP180/BMP085 uses a different protocol and compensation (GY-87/GY-80 boards)"),
         .init(chipID: 0x61, part: "BME680/BME688", isSupported: false, isBME280: false,

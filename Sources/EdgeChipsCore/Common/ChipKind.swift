@@ -5,6 +5,10 @@ public enum ChipKind: String, Sendable, Equatable, Hashable, CaseIterable, Codab
     case qmc5883l
     /// TE MS5837-30BA pressure (0..30 bar) and temperature sensor.
     case ms5837
+    /// Honeywell HMC5883L magnetometer (0x1E), the GY-271's original chip.
+    case hmc5883l
+    /// Bosch BME280: the BMP280's pressure and temperature plus humidity.
+    case bme280
 
     /// The part name as printed in data sheets.
     public var partName: String {
@@ -13,6 +17,8 @@ public enum ChipKind: String, Sendable, Equatable, Hashable, CaseIterable, Codab
         case .bmp280: return "BMP280"
         case .qmc5883l: return "QMC5883L"
         case .ms5837: return "MS5837-30BA"
+        case .hmc5883l: return "HMC5883L"
+        case .bme280: return "BME280"
         }
     }
 }

@@ -6,10 +6,12 @@ extension KeyedDecodingContainer {
                                                  unit: String) throws -> V {
         guard let v = try decodeIfPresent(V.self, forKey: key) else { return value }
         guard allowed.contains(v) else {
-            let list = allowed.map { "\($0)" }.joined(separator: ", ")
+            // Numbers as written in a file: 3, not 3.0.
+            func shown(_ x: V) -> String { (x as? Double).map(plainNumber) ?? "\(x)" }
+            let list = allowed.map(shown).joined(separator: ", ")
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: self,
-                debugDescription: "\(key.stringValue) must be one of \(list)\(unit.isEmpty ? "" : " (\(unit))"); got \(v)")
+                debugDescription: "\(key.stringValue) must be one of \(list)\(unit.isEmpty ? "" : " (\(unit))"); got \(shown(v))")
         }
         return v
     }

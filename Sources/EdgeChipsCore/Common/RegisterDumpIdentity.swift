@@ -1,6 +1,6 @@
 /// Which chip a register dump came from, judged from its identity registers
 /// (sensors.md §1.1, §2.1, §3.1): MPU-6050 family WHO_AM_I (0x75), BMP280
-/// family `id` (0xD0), QMC5883L CHIP_ID (0x0D) = 0xFF, HMC5883L 'H43' at
+/// family `id` (0xD0; BME280 0x60), QMC5883L CHIP_ID (0x0D) = 0xFF, HMC5883L 'H43' at
 /// 0x0A..0x0C, QMC5883P 0x00 = 0x80, BMP388/390 0x00 = 0x50/0x60.
 ///
 /// Decoding a dump of one chip as another gives numbers that look like
@@ -48,6 +48,13 @@ public enum RegisterDumpIdentity {
             }
         case .qmc5883l:
             if value == QMC5883LBits.chipID { return .matches(part: "QMC5883L", warning: nil) }
+        case .hmc5883l:
+            if value == HMC5883LBits.identification[0], image[0x0B] == HMC5883LBits.identification[1],
+               image[0x0C] == HMC5883LBits.identification[2] {
+                return .matches(part: "HMC5883L", warning: nil)
+            }
+        case .bme280:
+            if value == 0x60 { return .matches(part: "BME280", warning: nil) }
         case .ms5837:
             break   // no register file: `decode ms5837` reads PROM words and D1/D2, not a dump
         }
@@ -70,6 +77,8 @@ public enum RegisterDumpIdentity {
         case .bmp280: return (BMP280Register.id.rawValue, "id", "0x58 (BME280: 0x60)")
         case .qmc5883l: return (QMC5883LRegister.chipID.rawValue, "CHIP_ID", "0xff")
         case .ms5837: return (0xA0, "PROM word 0 (command 0xA0)", "version 0x1A in bits [11:5]")
+        case .hmc5883l: return (HMC5883LRegister.identificationA.rawValue, "ID_A..ID_C", "'H43' (0x48 0x34 0x33)")
+        case .bme280: return (BMP280Register.id.rawValue, "id", "0x60")
         }
     }
 
@@ -81,11 +90,13 @@ public enum RegisterDumpIdentity {
         if chip != .mpu6050, let w = image[MPU6050Register.whoAmI.rawValue], let v = MPU6050Variant.lookup(whoAmI: w) {
             out.append("WHO_AM_I (0x75) reads \(h(w)): it is \(v.isGenuine ? "an MPU-6050" : v.part)" + decodeHint(.mpu6050))
         }
-        if chip != .bmp280, let id = image[BMP280Register.id.rawValue], let v = BMP280Variant.lookup(chipID: id) {
-            out.append("id (0xd0) reads \(h(id)): it is a \(v.part)" + (v.isSupported ? decodeHint(.bmp280) : " (\(v.note ?? "not supported"))"))
+        if chip != .bmp280, chip != .bme280 || image[BMP280Register.id.rawValue] != 0x60,
+           let id = image[BMP280Register.id.rawValue], let v = BMP280Variant.lookup(chipID: id) {
+            let kind: ChipKind = id == 0x60 ? .bme280 : .bmp280
+            out.append("id (0xd0) reads \(h(id)): it is a \(v.part)" + (v.isSupported ? decodeHint(kind) : " (\(v.note ?? "not supported"))"))
         }
-        if image[0x0A] == 0x48, image[0x0B] == 0x34, image[0x0C] == 0x33 {
-            out.append("0x0a..0x0c read 'H43': it is a Honeywell HMC5883L (another register map; not supported)")
+        if chip != .hmc5883l, image[0x0A] == 0x48, image[0x0B] == 0x34, image[0x0C] == 0x33 {
+            out.append("0x0a..0x0c read 'H43': it is a Honeywell HMC5883L" + decodeHint(.hmc5883l))
         }
         if chip != .qmc5883l, image[QMC5883LRegister.chipID.rawValue] == QMC5883LBits.chipID, out.isEmpty {
             out.append("CHIP_ID (0x0d) reads 0xff: it is probably a QMC5883L" + decodeHint(.qmc5883l))

@@ -58,6 +58,9 @@ public enum ScalarCatalog {
                      unit: "°C", deviceClass: "temperature", stateClass: "measurement", decimals: 2),
         ScalarEntity(key: "absolute_altitude_m", suffix: "altitude/absolute_m", source: .stream(.absoluteAltitude),
                      name: "Altitude", unit: "m", deviceClass: "distance", stateClass: "measurement", decimals: 1),
+        // A BME280's humidity stream (the `altitude` entitlement).
+        ScalarEntity(key: "humidity_pct", suffix: "humidity_pct", source: .stream(.humidity), name: "Humidity",
+                     unit: "%", deviceClass: "humidity", stateClass: "measurement", decimals: 1),
         // The submersion stream exists; no chip feeds it until the MS5837 joins.
         ScalarEntity(key: "depth_m", suffix: "depth_m", source: .stream(.submersion), name: "Depth",
                      unit: "m", deviceClass: "distance", stateClass: "measurement", decimals: 2),
@@ -95,6 +98,8 @@ public enum ScalarCatalog {
             return [s.depth]
         case .pedometer(let p):
             return [Double(p.steps)]
+        case .humidity(let h):
+            return [h.relativeHumidity]
         case .activity:
             return [nil]   // an enum: see ``payloads(of:)``
         case .accelerometer, .gyroscope, .magnetometer, .accelerometerBatch, .deviceMotionBatch, .accessoryMotion,

@@ -39,6 +39,7 @@ enum HomeAssistantSchema {
         "atmospheric_pressure": ["cbar", "bar", "hPa", "mmHg", "inHg", "kPa", "mbar", "Pa", "psi"],
         "pressure": ["Pa", "kPa", "hPa", "bar", "cbar", "mbar", "mmHg", "inHg", "psi"],
         "temperature": ["°C", "°F", "K"],
+        "humidity": ["%"],   // "Percentage of humidity in the air in %"
         "enum": [],
     ]
 
