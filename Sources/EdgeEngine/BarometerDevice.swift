@@ -2,7 +2,7 @@ import EdgeBus
 import EdgeChips
 import EdgeProtocol
 
-/// The BMP280 in normal mode and its upkeep (``SupervisedDevice``). It has
+/// A barometer (any ``BarometerDriver``: the BMP280, the BME280) in normal mode and its upkeep (``SupervisedDevice``). It has
 /// no data-ready flag: reads follow a grid of the worst-case conversion
 /// cycle (t_meas,max + t_sb), so on average no conversion is read twice and
 /// the rate does not depend on the loop's tick. When the tick's jitter puts
@@ -15,10 +15,10 @@ import EdgeProtocol
 /// once; the periodic configuration check catches a reset that left the
 /// data registers as they were. (Identical readings are no stall sign: at
 /// low oversampling with the IIR filter on they repeat for seconds.)
-@usableFromInline struct BarometerDevice<Bus: I2CBus>: SupervisedDevice {
+@usableFromInline struct BarometerDevice<Driver: BarometerDriver>: SupervisedDevice {
     let device: EngineDevice
-    var driver: BMP280<Bus>
-    var configuration: BMP280Configuration
+    var driver: Driver
+    var configuration: Driver.Settings
     var health: DeviceHealth
     var isUp = false
     var nextRead: UInt64 = 0
@@ -27,11 +27,11 @@ import EdgeProtocol
     let period: UInt64
     /// The raw values and capture time of the last conversion published
     /// (nil: none since it came up).
-    var lastRaw: (p: Int32, t: Int32, at: UInt64)?
+    var lastRaw: (raw: BarometerRaw, at: UInt64)?
     /// The part found at the last bring-up.
     var variant: BMP280Variant?
 
-    init(device: EngineDevice, driver: BMP280<Bus>, configuration: BMP280Configuration, policy: DevicePolicy) {
+    init(device: EngineDevice, driver: Driver, configuration: Driver.Settings, policy: DevicePolicy) {
         self.device = device; self.driver = driver; self.configuration = configuration; self.policy = policy
         period = Self.readPeriod(configuration)
         health = DeviceHealth(failuresBeforeReset: policy.failuresBeforeReset)
@@ -39,15 +39,11 @@ import EdgeProtocol
 
     /// Read spacing: the worst-case normal-mode cycle, t_meas,max + t_sb
     /// (DS §3.8.1, Table 13 and §3.6.3 Table 14).
-    static func readPeriod(_ c: BMP280Configuration) -> UInt64 {
-        nanoseconds(seconds: (c.measurementTime.maximum + c.standby.milliseconds) / 1e3)
+    static func readPeriod(_ c: Driver.Settings) -> UInt64 {
+        nanoseconds(seconds: c.maximumCycleMilliseconds / 1e3)
     }
 
-    var effectiveConfiguration: BMP280Configuration {
-        var c = configuration
-        if health.idle { c.mode = .sleep }
-        return c
-    }
+    var effectiveConfiguration: Driver.Settings { health.idle ? configuration.idle() : configuration }
 
     mutating func start(now: UInt64) -> String {
         var events: [ConnectionEvent] = []
@@ -56,8 +52,7 @@ import EdgeProtocol
             return "\(device.id): not started (\(error.description)); probing every \(milliseconds(policy.reprobeNanoseconds))"
         }
         health.set(.present, reason: nil, device: device, at: now, events: &events)
-        let c = configuration
-        return "\(device.id): \(variant?.part ?? "BMP280") at \(format2(c.normalModeRateHz)) Hz (×\(c.pressureOversampling.factor) pressure, ×\(c.temperatureOversampling.factor) temperature, IIR \(c.filter.coefficient))"
+        return "\(device.id): \(variant?.part ?? Driver.chipKind.partName) \(configuration.summary)"
     }
 
     // MARK: SupervisedDevice
@@ -70,7 +65,7 @@ import EdgeProtocol
     }
 
     mutating func stillConfigured() -> Bool {
-        driver.configuration == effectiveConfiguration && driver.calibration != nil && checkConfiguration() == nil
+        driver.configuration == effectiveConfiguration && driver.isCalibrated && checkConfiguration() == nil
     }
 
     func checkConfiguration() -> DriverError? {
@@ -95,7 +90,7 @@ import EdgeProtocol
     mutating func resume(now: UInt64) {
         isUp = true
         lastRaw = nil
-        nextRead = now &+ nanoseconds(seconds: effectiveConfiguration.measurementTime.maximum / 1e3)
+        nextRead = now &+ nanoseconds(seconds: effectiveConfiguration.maximumMeasurementMilliseconds / 1e3)
         health.watch(from: now)
         health.nextVerify = now &+ policy.verifyNanoseconds
     }
@@ -106,35 +101,28 @@ import EdgeProtocol
 
     /// One due read: the compensated conversion, or nil.
     @inline(__always)
-    mutating func read(now: UInt64, events: inout [ConnectionEvent]) -> BMP280Sample? {
+    mutating func read(now: UInt64, events: inout [ConnectionEvent]) -> BarometerReading? {
         guard isUp, !health.idle, now >= nextRead else { return nil }
         // On the grid (the average spacing stays one cycle whatever the
         // tick); a restart after falling more than a cycle behind.
         nextRead = nextRead &+ period > now ? nextRead &+ period : now &+ period
-        var reading: BMP280Sample?
-        var raw = BMP280RawSample(adcP: 0, adcT: 0)
+        var conversion: (raw: BarometerRaw, reading: BarometerReading)?
         let d = driver
-        let pressureOn = configuration.pressureOversampling != .skipped
         let error = attempt { () throws(DriverError) in
-            raw = try d.readRaw()
-            guard let c = d.calibration else {
-                throw .decode(.invalidCalibration(chip: .bmp280, reason: "calibration has not been read"))
+            guard d.isCalibrated else {
+                throw .decode(.invalidCalibration(chip: Driver.chipKind, reason: "calibration has not been read"))
             }
-            do throws(DecodeError) {
-                reading = try BMP280Compensation.compensate(raw, c, pressureEnabled: pressureOn)
-            } catch {
-                throw .decode(error)
-            }
+            conversion = try d.readConversion()
         }
-        if let r = reading, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite {
+        if let (raw, r) = conversion, let p = r.pressurePascals, p.isFinite, r.temperatureCelsius.isFinite {
             health.sampleArrived(at: r.captureNanoseconds)
-            if let last = lastRaw, last.p == raw.adcP, last.t == raw.adcT, r.captureNanoseconds &- last.at < period {
+            if let last = lastRaw, last.raw == raw, r.captureNanoseconds &- last.at < period {
                 // Perhaps the same conversion read twice: read again once a
                 // new one is certain.
                 nextRead = last.at &+ period
                 return nil
             }
-            lastRaw = (raw.adcP, raw.adcT, r.captureNanoseconds)
+            lastRaw = (raw, r.captureNanoseconds)
             delivered(at: r.captureNanoseconds, events: &events)
             return r
         }
@@ -161,7 +149,7 @@ import EdgeProtocol
         var d = driver
         _ = attempt { () throws(DriverError) in try d.configure(c) }
         driver = d
-        nextRead = now &+ nanoseconds(seconds: c.measurementTime.maximum / 1e3)
+        nextRead = now &+ nanoseconds(seconds: c.maximumMeasurementMilliseconds / 1e3)
         health.watch(from: now)
         return true
     }

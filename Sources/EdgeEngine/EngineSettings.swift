@@ -57,6 +57,10 @@ public struct EngineSettings: Sendable, Equatable {
     public var mpu6050: MPU6050Configuration
     public var bmp280: BMP280Configuration
     public var qmc5883l: QMC5883LConfiguration
+    /// Settings of the chips the fields above do not name (a chip added by
+    /// a ``ChipTable`` row), by chip kind, each of its driver's `Settings`
+    /// type; a chip with none runs its driver's defaults.
+    public var chipSettings: ChipSettingsTable
     /// IMU samples read per loop tick. 1: one register burst per tick at the
     /// IMU rate (the loop runs at the IMU rate). More: the loop runs at
     /// rate/batch and drains the MPU-6050 FIFO, as needed up to 1 kHz.
@@ -114,6 +118,7 @@ public struct EngineSettings: Sendable, Equatable {
         self.fusion = fusion; self.altitude = altitude
         self.failuresBeforeReset = max(1, failuresBeforeReset); self.reprobeInterval = reprobeInterval
         self.alwaysOn = alwaysOn
+        self.chipSettings = ChipSettingsTable()
     }
 
     /// The same settings with another ``deliveryInterval`` (seconds).
@@ -156,5 +161,20 @@ public struct FitnessEngineSettings: Sendable, Equatable {
     public var floorHeightMeters: Double
     public init(stride: StrideModel = StrideModel(), floorHeightMeters: Double = 3) {
         self.stride = stride; self.floorHeightMeters = floorHeightMeters
+    }
+}
+
+/// Chip settings by chip kind, each of its own type (``EngineSettings/chipSettings``).
+/// Values go in only through the subscript, which takes `Sendable` values:
+/// hence `@unchecked Sendable` for the type-erased storage.
+public struct ChipSettingsTable: @unchecked Sendable, Equatable {
+    private var values: [ChipKind: AnyHashable] = [:]
+
+    public init() {}
+
+    /// The settings of `kind` as `T` (nil: none, or of another type).
+    public subscript<T: Sendable & Hashable>(kind: ChipKind, as type: T.Type) -> T? {
+        get { values[kind]?.base as? T }
+        set { values[kind] = newValue.map(AnyHashable.init) }
     }
 }

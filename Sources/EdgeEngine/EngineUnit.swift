@@ -39,16 +39,19 @@ protocol MagnetometerUnit: EngineUnit {
                        events: inout [ConnectionEvent]) -> (field: Vector3, at: UInt64)?
 }
 
-/// A barometer: a compensated conversion (pressure, temperature) when a
-/// new one is due.
+/// A barometer: a compensated conversion (pressure, temperature, and
+/// relative humidity on chips that measure it) when a new one is due.
 protocol BarometerUnit: EngineUnit {
-    mutating func read(now: UInt64, events: inout [ConnectionEvent]) -> BMP280Sample?
+    mutating func read(now: UInt64, events: inout [ConnectionEvent]) -> BarometerReading?
+    /// Whether its conversions carry relative humidity (the `humidity` stream).
+    var measuresHumidity: Bool { get }
 }
 
 extension MagnetometerDevice: MagnetometerUnit {
-    var rateHz: Double { health.isReading ? Double(configuration.outputRate.hertz) : 0 }
+    var rateHz: Double { health.isReading ? configuration.outputRateHz : 0 }
 }
 
 extension BarometerDevice: BarometerUnit {
     var rateHz: Double { health.isReading && period > 0 ? 1e9 / Double(period) : 0 }
+    var measuresHumidity: Bool { configuration.humidityEnabled }
 }

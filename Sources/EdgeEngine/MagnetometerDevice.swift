@@ -3,34 +3,31 @@ import EdgeChips
 import EdgeFusion
 import EdgeProtocol
 
-/// The QMC5883L and its upkeep (``SupervisedDevice``): polled twice per
-/// output period; a field is new only when DRDY is set. A chip reset by a
-/// brown-out wakes up in standby and never sets DRDY again: the stall
-/// watchdog sees that, and it is soft-reset and configured again, the
-/// configuration read back.
-@usableFromInline struct MagnetometerDevice<Bus: I2CBus>: SupervisedDevice {
+/// A magnetometer and its upkeep (``SupervisedDevice``), whatever its chip
+/// (any ``MagnetometerDriver``: the QMC5883L, the HMC5883L): polled twice
+/// per output period; a field is new only when the chip says so (DRDY,
+/// RDY). A chip reset by a brown-out wakes up in standby (idle) and never
+/// says so again: the stall watchdog sees that, and it is reset and
+/// configured again, the configuration read back.
+@usableFromInline struct MagnetometerDevice<Driver: MagnetometerDriver>: SupervisedDevice {
     let device: EngineDevice
-    var driver: QMC5883L<Bus>
-    var configuration: QMC5883LConfiguration
+    var driver: Driver
+    var configuration: Driver.Settings
     var health: DeviceHealth
     var isUp = false
     var nextRead: UInt64 = 0
     var overflows = 0
     let policy: DevicePolicy
 
-    init(device: EngineDevice, driver: QMC5883L<Bus>, configuration: QMC5883LConfiguration, policy: DevicePolicy) {
+    init(device: EngineDevice, driver: Driver, configuration: Driver.Settings, policy: DevicePolicy) {
         self.device = device; self.driver = driver; self.configuration = configuration; self.policy = policy
         health = DeviceHealth(failuresBeforeReset: policy.failuresBeforeReset)
     }
 
-    var periodNanoseconds: UInt64 { nanoseconds(seconds: 1 / Double(configuration.outputRate.hertz)) }
+    var periodNanoseconds: UInt64 { nanoseconds(seconds: 1 / configuration.outputRateHz) }
 
-    /// The configuration for the chip now: continuous, or standby while idle.
-    var effectiveConfiguration: QMC5883LConfiguration {
-        var c = configuration
-        if health.idle { c.mode = .standby }
-        return c
-    }
+    /// The configuration for the chip now: continuous, or idle while no one wants it.
+    var effectiveConfiguration: Driver.Settings { health.idle ? configuration.idle() : configuration }
 
     mutating func start(now: UInt64) -> String {
         var events: [ConnectionEvent] = []
@@ -39,7 +36,7 @@ import EdgeProtocol
             return "\(device.id): not started (\(error.description)); probing every \(milliseconds(policy.reprobeNanoseconds))"
         }
         health.set(.present, reason: nil, device: device, at: now, events: &events)
-        return "\(device.id): QMC5883L at \(configuration.outputRate.hertz) Hz, ±\(configuration.range.gauss) G"
+        return "\(device.id): \(Driver.chipKind.partName) \(configuration.summary)"
     }
 
     // MARK: SupervisedDevice
@@ -57,7 +54,7 @@ import EdgeProtocol
         do { try driver.verifyConfiguration(); return nil } catch { return error }
     }
 
-    /// Soft reset + configure + read back (the 350 µs POR wait is slept on the clock).
+    /// Reset + configure + read back (a chip's short reset wait is slept on the clock).
     mutating func reinitialise(now: UInt64) -> DriverError? {
         let c = effectiveConfiguration
         var d = driver
@@ -95,9 +92,9 @@ import EdgeProtocol
         let m = device.boardFromChip
         let clock = driver.clock
         let error = attempt { () throws(DriverError) in
-            switch try d.read() {
-            case .field(let s):
-                let chip = calibration.map { $0.apply(s.magneticField) } ?? s.magneticField
+            switch try d.readField() {
+            case .field(let field):
+                let chip = calibration.map { $0.apply(field) } ?? field
                 result = (m * chip, clock.nowNanoseconds)
                 arrived = true
             case .overflow:

@@ -316,6 +316,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                publisher: &publisher)
         }
         if runsFitness { fitness.pressure(r, publisher: &publisher) }
+        if let h = r.relativeHumidityPercent, h.isFinite, publisher.wants(.humidity) {
+            publisher.publish(.humidity(HumiditySample(timestampNs: r.captureNanoseconds, relativeHumidity: h)))
+        }
     }
 
     /// Someone wants a fitness stream (or it is always on).
@@ -359,7 +362,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = barometer {
-            out.append(u.health.info(u.device, bus: name, streams: depthSensor == nil ? [.altitude, .absoluteAltitude, .submersion] : [.altitude, .absoluteAltitude],
+            let streams: [StreamName] = [.altitude, .absoluteAltitude] + (depthSensor == nil ? [.submersion] : [])
+                + (u.measuresHumidity ? [.humidity] : [])
+            out.append(u.health.info(u.device, bus: name, streams: streams,
                                      rate: u.rateHz, retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = depthSensor {

@@ -24,7 +24,7 @@ struct AltitudeStage {
 
     /// One conversion: correct, then publish what is wanted.
     @inline(__always)
-    mutating func pressure(_ r: BMP280Sample, publisher p: inout Publisher) {
+    mutating func pressure(_ r: BarometerReading, publisher p: inout Publisher) {
         guard let pa = r.pressurePascals, pa.isFinite, r.temperatureCelsius.isFinite else { return }
         filter.updateBarometer(pressure: pa)
         let out = filter.output

@@ -66,7 +66,7 @@ struct FitnessStage {
 
     /// One barometer reading.
     @inline(__always)
-    mutating func pressure(_ r: BMP280Sample, publisher p: inout Publisher) {
+    mutating func pressure(_ r: BarometerReading, publisher p: inout Publisher) {
         guard let pa = r.pressurePascals, pa.isFinite, t0 != nil else { return }
         let before = pipeline.output.floors
         let f = pipeline.pressure(t: seconds(r.captureNanoseconds), pressurePa: pa)
