@@ -165,16 +165,23 @@ public struct FitnessEngineSettings: Sendable, Equatable {
 }
 
 /// Chip settings by chip kind, each of its own type (``EngineSettings/chipSettings``).
-/// Values go in only through the subscript, which takes `Sendable` values:
-/// hence `@unchecked Sendable` for the type-erased storage.
-public struct ChipSettingsTable: @unchecked Sendable, Equatable {
-    private var values: [ChipKind: AnyHashable] = [:]
+public struct ChipSettingsTable: Sendable, Equatable {
+    private struct Entry: Sendable {
+        var value: any Sendable
+        var isEqual: @Sendable (any Sendable) -> Bool
+    }
+    private var entries: [ChipKind: Entry] = [:]
 
     public init() {}
 
     /// The settings of `kind` as `T` (nil: none, or of another type).
-    public subscript<T: Sendable & Hashable>(kind: ChipKind, as type: T.Type) -> T? {
-        get { values[kind]?.base as? T }
-        set { values[kind] = newValue.map(AnyHashable.init) }
+    public subscript<T: Sendable & Equatable>(kind: ChipKind, as type: T.Type) -> T? {
+        get { entries[kind]?.value as? T }
+        set { entries[kind] = newValue.map { v in Entry(value: v, isEqual: { ($0 as? T) == v }) } }
+    }
+
+    public static func == (a: ChipSettingsTable, b: ChipSettingsTable) -> Bool {
+        Set(a.entries.keys) == Set(b.entries.keys)
+            && a.entries.allSatisfy { kind, e in b.entries[kind].map { e.isEqual($0.value) } ?? false }
     }
 }

@@ -437,3 +437,22 @@ struct Rig {
         #expect(rig.loop.statistics.overruns == 0)
     }
 }
+
+/// The settings of chips the fixed fields do not name: kept by kind, of
+/// their own type, compared by value.
+@Suite struct ChipSettingsTableTests {
+    @Test func keepsEachKindsSettingsAndComparesThem() {
+        var a = ChipSettingsTable(), b = ChipSettingsTable()
+        #expect(a == b)
+        a[.hmc5883l, as: HMC5883LConfiguration.self] = .default
+        #expect(a[.hmc5883l, as: HMC5883LConfiguration.self] == .default)
+        #expect(a[.hmc5883l, as: QMC5883LConfiguration.self] == nil, "another type is not this kind's settings")
+        #expect(a != b)
+        b[.hmc5883l, as: HMC5883LConfiguration.self] = .default
+        #expect(a == b)
+        var other = HMC5883LConfiguration.default
+        other.mode = .idle
+        b[.hmc5883l, as: HMC5883LConfiguration.self] = other
+        #expect(a != b)
+    }
+}
