@@ -34,7 +34,11 @@ enum ChipTable {
                                               configuration: s.bmp280, policy: policy))
         case .ms5837:
             return .depth(DepthSensorDevice(device: d, driver: MS5837(bus: bus, address: d.address, clock: clock), policy: policy))
-        case .hmc5883l, .bme280:
+        case .hmc5883l:
+            return .magnetometer(MagnetometerDevice(device: d, driver: HMC5883L(bus: bus, address: d.address, clock: clock),
+                                                    configuration: s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] ?? .default,
+                                                    policy: policy))
+        case .bme280:
             return nil
         }
     }

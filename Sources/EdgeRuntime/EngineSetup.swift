@@ -35,6 +35,7 @@ package enum EngineSetup {
             failuresBeforeReset: c.faults.failuresBeforeReset, reprobeInterval: c.faults.reprobeIntervalS,
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
             .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
+        s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] = c.sensors.hmc5883l
         s.stallPeriods = c.faults.stallPeriods
         s.verifyInterval = c.faults.verifyIntervalS
         s.busRetries = c.faults.busRetries
