@@ -19,7 +19,7 @@ enum ChipTable {
     }
 
     /// The device for the board's chip `d` on `bus`; nil for a chip the
-    /// engine does not run (yet).
+    /// engine does not run.
     static func unit<B: I2CBus>(for d: EngineDevice, bus: B, clock: any TimeSource, settings s: EngineSettings,
                                 calibration: EngineCalibration, policy: DevicePolicy) -> Unit<B>? {
         switch d.kind {
@@ -39,7 +39,9 @@ enum ChipTable {
                                                     configuration: s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] ?? .default,
                                                     policy: policy))
         case .bme280:
-            return nil
+            return .barometer(BarometerDevice(device: d, driver: BME280(bus: bus, address: d.address, clock: clock),
+                                              configuration: s.chipSettings[.bme280, as: BME280Configuration.self] ?? .default,
+                                              policy: policy))
         }
     }
 }

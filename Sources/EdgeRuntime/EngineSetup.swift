@@ -36,6 +36,7 @@ package enum EngineSetup {
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
             .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
         s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] = c.sensors.hmc5883l
+        s.chipSettings[.bme280, as: BME280Configuration.self] = c.sensors.bme280
         s.stallPeriods = c.faults.stallPeriods
         s.verifyInterval = c.faults.verifyIntervalS
         s.busRetries = c.faults.busRetries
