@@ -9,15 +9,13 @@
 # Usage: deploy/check-unit.sh [UNIT_FILE]
 # Needs systemd-analyze (systemd ≥ 250 for --offline/--threshold); no root,
 # no running systemd. If the unit's ExecStart= binary does not exist, verify runs
-# with a temporary dummy executable there (when the directory is writable,
-# removed on exit) or else on a temporary copy of the unit whose ExecStart=
-# points at /bin/true.
+# on a temporary copy of the unit whose ExecStart= points at /bin/true.
 set -euo pipefail
 
 unit=${1:-"$(cd "$(dirname "$0")" && pwd)/edge-agent.service"}
 # The unit's own executable (edge-agent, edge-mqtt).
 binary=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit" 2>/dev/null | head -1)
-binary=${binary:-/usr/local/bin/edge-agent}
+binary=${binary:-/usr/bin/edge-agent}
 # "OK" covers exposure 1.0-4.9; systemd compares --threshold on a 0-100 scale.
 max_exposure=49
 
@@ -38,15 +36,10 @@ trap cleanup EXIT
 # --- 1. verify ---------------------------------------------------------------
 verify_unit=$unit
 if [[ ! -x $binary ]]; then
-    if [[ ! -e $binary ]] && mkdir -p "$(dirname "$binary")" 2>/dev/null && [[ -w $(dirname "$binary") ]]; then
-        printf '#!/bin/sh\nexit 0\n' >"$binary" && chmod 755 "$binary"
-        dummy_created=yes
-        say "using a temporary dummy $binary (removed on exit)"
-    else
-        verify_unit="$tmpdir/$(basename "$unit")"
-        sed "s|^ExecStart=$binary|ExecStart=/bin/true|" "$unit" >"$verify_unit"
-        say "$binary missing and not writable: verifying a copy with ExecStart=/bin/true"
-    fi
+    # Never a dummy in /usr/bin, where the Debian package puts the binary.
+    verify_unit="$tmpdir/$(basename "$unit")"
+    sed "s|^ExecStart=$binary|ExecStart=/bin/true|" "$unit" >"$verify_unit"
+    say "$binary missing: verifying a copy with ExecStart=/bin/true"
 fi
 say "systemd-analyze verify $(basename "$unit")"
 # verify prints problems on stderr and may exit 0 for warnings: fail on any output.

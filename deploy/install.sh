@@ -18,14 +18,19 @@ Installs edge-agent as a systemd service:
   boards      boards/*.json5                   ->  /usr/local/share/edge-agent/boards/
   scenarios   scenarios/*.json5                ->  /usr/local/share/edge-agent/scenarios/
   udev rule   deploy/99-edge-agent.rules       ->  /etc/udev/rules.d/
-  unit        deploy/edge-agent.service        ->  /etc/systemd/system/
-  i2c-dev     loaded at boot via /etc/modules-load.d/edge-agent.conf
+  unit        deploy/edge-agent.service        ->  /etc/systemd/system/ (ExecStart= in /usr/local/bin)
+  users       deploy/edge-agent.sysusers       ->  /etc/sysusers.d/edge-agent.conf
+  state dir   deploy/edge-agent.tmpfiles       ->  /etc/tmpfiles.d/edge-agent.conf
+  i2c-dev     deploy/edge-agent.modules-load   ->  /etc/modules-load.d/edge-agent.conf
   docs        deploy/README.md, config/README.md ->  /usr/share/doc/edge-agent/
+The Debian package (debian/, README.md "Install the package") installs the
+same unit, udev, sysusers, tmpfiles and modules-load files.
 The binary finds the boards and scenarios in ../share/edge-agent next to it,
 so `edge-agent probe --board simulated`-style names work from any directory.
-creates the groups i2c, gpio (if missing) and edge-motion (clients), and the
-system user edge-agent (member of i2c, gpio, edge-motion), then reloads
-systemd and udev. Running it again updates what changed and nothing else.
+systemd-sysusers creates the groups i2c, gpio (if missing) and edge-motion
+(clients), and the system user edge-agent (member of i2c, gpio, edge-motion);
+systemd-tmpfiles the state directory /var/lib/edge-agent; then systemd and
+udev are reloaded. Running it again updates what changed and nothing else.
 
 Options:
   --binary FILE   the edge-agent executable to install
@@ -40,7 +45,8 @@ Options:
                   e.g. .build/release/edge-mqtt) -> /usr/local/bin/edge-mqtt,
                   deploy/edge-mqtt.service, deploy/edge-mqtt.json5 ->
                   /etc/edge-mqtt/edge-mqtt.json5 (only if absent), docs/mqtt.md,
-                  and the system user edge-mqtt (member of edge-motion)
+                  and the system user edge-mqtt (member of edge-motion,
+                  deploy/edge-mqtt.sysusers)
   --enable        also enable the service(s) at boot and (re)start them now
   --dry-run       print what would be done, change nothing
   -h, --help      this text
@@ -102,13 +108,14 @@ fi
 
 # --- sources ------------------------------------------------------------------
 [[ -f $binary && -x $binary ]] || die "no executable at $binary; build it first: swift build -c release --static-swift-stdlib --product edge-agent (or pass --binary FILE)"
-for f in "$here/edge-agent.service" "$here/99-edge-agent.rules"; do
+for f in "$here/edge-agent.service" "$here/99-edge-agent.rules" "$here/edge-agent.sysusers" \
+         "$here/edge-agent.tmpfiles" "$here/edge-agent.modules-load"; do
     [[ -f $f ]] || die "missing $f (run from a complete checkout)"
 done
 [[ -d $repo/boards ]] || die "missing $repo/boards"
 if [[ -n $mqtt_binary ]]; then
     [[ -f $mqtt_binary && -x $mqtt_binary ]] || die "no executable at $mqtt_binary; build it first: swift build -c release --static-swift-stdlib --product edge-mqtt"
-    for f in "$here/edge-mqtt.service" "$here/edge-mqtt.json5"; do
+    for f in "$here/edge-mqtt.service" "$here/edge-mqtt.json5" "$here/edge-mqtt.sysusers"; do
         [[ -f $f ]] || die "missing $f (run from a complete checkout)"
     done
 fi
@@ -129,12 +136,24 @@ install_file() { # SRC DEST MODE
     changed=yes
 }
 
-# Installs every *.json5 (and README.md) of a directory, removing nothing.
+# Installs a unit from deploy/ with its executable in /usr/local/bin: the
+# file names /usr/bin/ (the Debian package's path), a source install puts
+# the binaries in /usr/local/bin. Nothing else in the unit changes.
+install_unit() { # SRC DEST
+    local unit
+    unit=$(mktemp)
+    sed 's|^ExecStart=/usr/bin/|ExecStart=/usr/local/bin/|' "$1" >"$unit"
+    install_file "$unit" "$2" 0644
+    rm -f "$unit"
+}
+
+# Installs every *.json5, *.json (a board's own calibration) and README.md of
+# a directory, removing nothing.
 install_dir() { # SRCDIR DESTDIR
     local src=$1 dest=$2 f
     run install -d -m 0755 "$dest"
     shopt -s nullglob
-    for f in "$src"/*.json5 "$src"/README.md; do
+    for f in "$src"/*.json5 "$src"/*.json "$src"/README.md; do
         install_file "$f" "$dest/$(basename "$f")" 0644
     done
     shopt -u nullglob
@@ -142,38 +161,22 @@ install_dir() { # SRCDIR DESTDIR
 
 changed=no
 
-# --- groups and user ----------------------------------------------------------
+# --- groups and users ---------------------------------------------------------
+# The same sysusers.d files the Debian package ships (one copy of each, in
+# deploy/): systemd-sysusers creates what is missing (groups i2c, gpio,
+# edge-motion; user edge-agent in all three; with --mqtt user edge-mqtt in
+# edge-motion) and leaves what exists, adding only missing memberships.
+install_file "$here/edge-agent.sysusers" "$root/etc/sysusers.d/edge-agent.conf" 0644
+if [[ -n $mqtt_binary ]]; then
+    install_file "$here/edge-mqtt.sysusers" "$root/etc/sysusers.d/edge-mqtt.conf" 0644
+fi
 if [[ $system == yes ]]; then
-    for g in i2c gpio edge-motion; do
-        if getent group "$g" >/dev/null; then
-            say "group $g exists"
-        else
-            run groupadd --system "$g"
-            did "created group $g"
-        fi
-    done
-    if id -u edge-agent >/dev/null 2>&1; then
-        # Make sure the memberships are there (usermod -a is a no-op if so).
-        run usermod -a -G i2c,gpio,edge-motion edge-agent
-        did "user edge-agent exists; ensured groups i2c, gpio, edge-motion"
-    else
-        nologin=$(command -v nologin || echo /usr/sbin/nologin)
-        run useradd --system --user-group --no-create-home --home-dir /var/lib/edge-agent \
-            --shell "$nologin" --groups i2c,gpio,edge-motion \
-            --comment "edge-agent motion sensor daemon" edge-agent
-        did "created system user edge-agent (groups i2c, gpio, edge-motion)"
-    fi
-    if [[ -n $mqtt_binary ]]; then
-        if id -u edge-mqtt >/dev/null 2>&1; then
-            run usermod -a -G edge-motion edge-mqtt
-            did "user edge-mqtt exists; ensured group edge-motion"
-        else
-            nologin=$(command -v nologin || echo /usr/sbin/nologin)
-            run useradd --system --user-group --no-create-home --home-dir /nonexistent \
-                --shell "$nologin" --groups edge-motion --comment "edge-mqtt MQTT bridge" edge-mqtt
-            did "created system user edge-mqtt (group edge-motion: the agent's socket)"
-        fi
-    fi
+    command -v systemd-sysusers >/dev/null \
+        || die "systemd-sysusers not found: install.sh needs systemd (the unit does too)"
+    sysusers=("$root/etc/sysusers.d/edge-agent.conf")
+    [[ -n $mqtt_binary ]] && sysusers+=("$root/etc/sysusers.d/edge-mqtt.conf")
+    run systemd-sysusers "${sysusers[@]}"
+    did "users and groups: $(IFS=,; echo "${sysusers[*]##*/}") applied (missing ones created)"
 else
     say "staging into $prefix: skipping users, groups and reloads"
 fi
@@ -203,20 +206,22 @@ else
 fi
 
 install_file "$here/99-edge-agent.rules" "$root/etc/udev/rules.d/99-edge-agent.rules" 0644
-install_file "$here/edge-agent.service" "$root/etc/systemd/system/edge-agent.service" 0644
+install_unit "$here/edge-agent.service" "$root/etc/systemd/system/edge-agent.service"
+install_file "$here/edge-agent.tmpfiles" "$root/etc/tmpfiles.d/edge-agent.conf" 0644
+install_file "$here/edge-agent.modules-load" "$root/etc/modules-load.d/edge-agent.conf" 0644
 install_file "$here/README.md" "$root/usr/share/doc/edge-agent/README.md" 0644
 if [[ -f $repo/config/README.md ]]; then
     # deploy/edge-agent.json5 points here for the keys.
     install_file "$repo/config/README.md" "$root/usr/share/doc/edge-agent/config/README.md" 0644
 fi
-if [[ -d $root/usr/share/edge-agent ]]; then
+if [[ -d $root/usr/share/edge-agent ]] && ! dpkg-query -S /usr/share/edge-agent >/dev/null 2>&1; then
     warn "$root/usr/share/edge-agent is left from an older install (data now lives in /usr/local/share/edge-agent); remove it when nothing else uses it"
 fi
 
 if [[ -n $mqtt_binary ]]; then
     install_file "$mqtt_binary" "$root/usr/local/bin/edge-mqtt" 0755
-    install_file "$here/edge-mqtt.service" "$root/etc/systemd/system/edge-mqtt.service" 0644
-    install_file "$repo/docs/mqtt.md" "$root/usr/share/doc/edge-agent/mqtt.md" 0644
+    install_unit "$here/edge-mqtt.service" "$root/etc/systemd/system/edge-mqtt.service"
+    install_file "$repo/docs/mqtt.md" "$root/usr/share/doc/edge-mqtt/mqtt.md" 0644
     run install -d -m 0755 "$root/etc/edge-mqtt"
     if [[ -e $root/etc/edge-mqtt/edge-mqtt.json5 ]]; then
         say "kept       $root/etc/edge-mqtt/edge-mqtt.json5 (exists; not overwritten)"
@@ -225,13 +230,10 @@ if [[ -n $mqtt_binary ]]; then
     fi
 fi
 
-modules_conf=$(mktemp)
-trap 'rm -f "$modules_conf"' EXIT
-printf '# edge-agent: the I2C character devices (/dev/i2c-N)\ni2c-dev\n' >"$modules_conf"
-install_file "$modules_conf" "$root/etc/modules-load.d/edge-agent.conf" 0644
-
 # --- reloads ------------------------------------------------------------------
 if [[ $system == yes ]]; then
+    run systemd-tmpfiles --create "$root/etc/tmpfiles.d/edge-agent.conf"
+    did "state directory /var/lib/edge-agent (edge-agent.tmpfiles)"
     if [[ -d /run/systemd/system ]]; then
         run systemctl daemon-reload
         did "reloaded systemd"

@@ -419,6 +419,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// attitude filters keep their state.
     public func apply(calibration c: EngineCalibration) {
         calibration = c
+        // The devices report says which chips run calibrated: clients see the reload.
+        publisher.devicesChanged = true
         fusion.filter.inputCalibration = c.magnetometer
         if let id = imu?.device.id { imu!.calibration = c.imu[id] ?? .init() }
         if let id = accessory?.device.id { accessory!.calibration = c.imu[id] ?? .init() }

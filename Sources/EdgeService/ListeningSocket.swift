@@ -51,18 +51,21 @@ struct ListeningSocket: Sendable {
             unlink(path)
             throw .system(PosixError(errno: e, call: "chmod", path: path))
         }
-        if let gid {
-            guard chown(path, uid_t.max, gid) == 0 else { // uid_t.max == (uid_t)-1: keep owner
-                let e = errno
-                unlink(path)
-                throw .system(PosixError(errno: e, call: "chown", path: path))
-            }
-        }
         var st = stat()
         guard lstat(path, &st) == 0 else {
             let e = errno
             unlink(path)
             throw .system(PosixError(errno: e, call: "lstat", path: path))
+        }
+        // Only when the file lacks the group: under the unit (Group= is the
+        // socket group) it has it already, and SystemCallFilter=~@privileged
+        // refuses chown with EPERM even as a no-op.
+        if let gid, st.st_gid != gid {
+            guard chown(path, uid_t.max, gid) == 0 else { // uid_t.max == (uid_t)-1: keep owner
+                let e = errno
+                unlink(path)
+                throw .system(PosixError(errno: e, call: "chown", path: path))
+            }
         }
         ok = true
         return ListeningSocket(fd: fd, path: path, inode: UInt64(st.st_ino))

@@ -220,7 +220,9 @@ let repositoryRoot: String = {
 @Suite struct DeployConfigTests {
     @Test func systemConfigLoadsAndUsesTheServiceDirectories() throws {
         let c = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/deploy/edge-agent.json5")
-        #expect(c.board == "raspberry-pi-4b")
+        // Simulated: the package starts the service at installation, on any
+        // machine; a board without I2C enabled would fail that start.
+        #expect(c.board == "simulated")
         #expect(c.service.socketPath == "/run/edge-agent/agent.sock")
         #expect(c.service.socketGroup == "edge-motion")
         #expect(c.clients?.first?.group == "edge-motion")

@@ -298,6 +298,8 @@ struct Rig {
         #expect(abs(a.acceleration.y + 0.5) < 0.01)
         #expect(abs(a.acceleration.z - 2 * 9.80665) < 0.02)
 
+        #expect(sink.devices.first { $0.id == "mpu6050@0x68" }?.calibration == .calibrated)
+
         // A reload between ticks (SIGHUP) takes effect on the next samples.
         loop.enqueue { $0.apply(calibration: EngineCalibration()) }
         sink.removeAll()
@@ -307,6 +309,11 @@ struct Rig {
         }
         #expect(abs(b.acceleration.y) < 0.01)
         #expect(abs(b.acceleration.z - 9.80665) < 0.02)
+        // ... and on the devices report clients read (watch's uncalibrated=).
+        // Main: the report was only re-sent when a device's health changed, so
+        // it said "calibrated" after the reload (seen under systemd: issue 20).
+        #expect(sink.devices.first { $0.id == "mpu6050@0x68" }?.calibration == .uncalibrated,
+                "\(sink.devices.map { "\($0.id) \($0.calibration)" })")
     }
 }
 

@@ -107,7 +107,7 @@ import Foundation
         #expect(FileManager.default.isExecutableFile(atPath: root + words[0]), "\(words[0]) installed")
         let config = try BridgeConfig.load(from: root + words[3])
         #expect(config.agent.socketPath == "/run/edge-agent/agent.sock" && config.statusSocket == "/run/edge-mqtt/status.sock")
-        #expect(FileManager.default.fileExists(atPath: root + "/usr/share/doc/edge-agent/mqtt.md"))
+        #expect(FileManager.default.fileExists(atPath: root + "/usr/share/doc/edge-mqtt/mqtt.md"))
         let again = try runTool("/bin/bash", args, in: dir)
         #expect(again.status == 0 && again.out.contains("everything was already up to date"), "\(again.out)")
     }
