@@ -28,7 +28,8 @@ let package = Package(
         .library(name: "CoreMotionInProcessAgent", targets: ["CoreMotionInProcessAgent"]),
         .executable(name: "edge-agent", targets: ["edge-agent"]),
         .executable(name: "edge-bench", targets: ["edge-bench"]),
-        // Core Motion apps as an iOS developer writes them (Examples/).
+        // Core Motion apps as an iOS developer writes them (Examples/); both
+        // opt into the in-process agent, so they run with no agent too.
         .executable(name: "tilt-example", targets: ["tilt-example"]),
         .executable(name: "altitude-example", targets: ["altitude-example"]),
         // The MQTT / Home Assistant bridge: a client of the agent's socket
@@ -169,7 +170,7 @@ let package = Package(
         // EmbeddedAgent (EdgeRuntime) on a private socket when none answers.
         .target(name: "CoreMotionInProcessAgent", dependencies: ["CoreMotion", "EdgeRuntime"]),
         .executableTarget(name: "tilt-example", dependencies: ["CoreMotion", "CoreMotionInProcessAgent"], path: "Examples/tilt-example"),
-        .executableTarget(name: "altitude-example", dependencies: ["CoreMotion"], path: "Examples/altitude-example"),
+        .executableTarget(name: "altitude-example", dependencies: ["CoreMotion", "CoreMotionInProcessAgent"], path: "Examples/altitude-example"),
         // Benchmarks that print figures (the tests run none of them; EdgeBenchTests
         // checks only pure, untimed parts such as the altitude-filter report).
         .executableTarget(name: "edge-bench",

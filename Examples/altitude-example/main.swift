@@ -8,9 +8,13 @@
 //   swift run altitude-example --seconds 10 for ten seconds
 //
 // The data comes from the running agent, or, when none answers, from an
-// agent the library starts inside this process on the configured board
-// (the simulated board by default).
+// agent started inside this process on the configured board (the
+// simulated board by default): the opt-in of the CoreMotionInProcessAgent
+// product, the one line an iOS app would not have.
 import CoreMotion
+import CoreMotionInProcessAgent
+
+EdgeMotionInProcessAgent.install()
 
 let altimeter = CMAltimeter()
 let seconds = CommandLine.arguments.firstIndex(of: "--seconds").flatMap { i in
