@@ -36,7 +36,11 @@ package enum EngineSetup {
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
             .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
         s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] = c.sensors.hmc5883l
-        s.chipSettings[.bme280, as: BME280Configuration.self] = c.sensors.bme280
+        // The engine runs a barometer in normal mode (the hub turns the
+        // BMP280's forced into normal the same way; forced is for `read`).
+        var bme280 = c.sensors.bme280
+        if bme280.barometer.mode == .forced { bme280.barometer.mode = .normal }
+        s.chipSettings[.bme280, as: BME280Configuration.self] = bme280
         s.stallPeriods = c.faults.stallPeriods
         s.verifyInterval = c.faults.verifyIntervalS
         s.busRetries = c.faults.busRetries

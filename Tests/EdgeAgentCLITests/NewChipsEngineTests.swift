@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import EdgeBus
+import EdgeChips
 import EdgeConfig
 import EdgeEngine
 import EdgeProtocol
@@ -65,5 +66,16 @@ import EdgeRuntime
         #expect((humidity.max()! - humidity.min()!) < 0.5, "\(humidity)")
         let pressure = sink.samples.compactMap { s -> Double? in if case .altitude(let a) = s { return a.pressure } else { return nil } }
         #expect(!pressure.isEmpty && pressure.allSatisfy { abs($0 - 101_325) < 500 }, "Pa: \(pressure.prefix(3))")
+    }
+
+    /// `read` may take a BME280 in forced mode; the engine reads a grid of
+    /// normal-mode conversions, so it runs the chip in normal mode, as it
+    /// does a BMP280.
+    @Test func aForcedBME280RunsInNormalModeInTheEngine() throws {
+        var c = AgentConfig()
+        c.sensors.bme280.barometer.mode = .forced
+        let s = EngineSetup.settings(c)
+        #expect(s.chipSettings[.bme280, as: BME280Configuration.self]?.barometer.mode == .normal)
+        #expect(s.chipSettings[.bme280, as: BME280Configuration.self]?.humidityOversampling == c.sensors.bme280.humidityOversampling)
     }
 }
