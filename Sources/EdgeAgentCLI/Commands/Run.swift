@@ -6,18 +6,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 import EdgeCommandLine
 import EdgeValues
 import EdgeBus
-import EdgeLinux
-import EdgeConfig
-import EdgeEngine
-import EdgeHistory
 import EdgeProtocol
 import EdgeService
 import EdgeSystem
-import EdgeSim
 import EdgeRuntime
 
 /// `edge-agent run`: the daemon.
