@@ -119,7 +119,13 @@ line=3
 echo pull-down > $RIG_GPIO_SIM_SYSFS/sim_gpio$line/pull
 $A wait-edge --chip "$RIG_GPIOCHIP_LABEL" --line $line --count 2 --timeout 5 > $work/edges.out 2>&1 &
 waiter=$!
-sleep 0.5
+# Pulse only once the waiter has requested the line (it says so): a fixed
+# sleep lost the first edge on a loaded CI machine.
+for i in $(seq 1 600); do
+  grep -q '^waiting for' $work/edges.out 2>/dev/null && break
+  kill -0 $waiter 2>/dev/null || break
+  sleep 0.05
+done
 for i in 1 2; do
   echo pull-up > $RIG_GPIO_SIM_SYSFS/sim_gpio$line/pull; sleep 0.1
   echo pull-down > $RIG_GPIO_SIM_SYSFS/sim_gpio$line/pull; sleep 0.1

@@ -22,6 +22,8 @@ public enum WaitEdgeCommand: Subcommand {
       --timeout S    seconds to wait for each edge (default 2)
 
     Output: one line per edge, `edge <n> t_ns=<monotonic ns> dt_ms=<since previous>`.
+    Once the line is requested (edges from then on are counted) it says so
+    on standard error: `waiting for K rising edges on LABEL line N`.
 
     Exit status: 0 every edge came; 1 an edge did not come in time (or the
     GPIO line cannot be opened); 2 bad usage.
@@ -34,6 +36,9 @@ public enum WaitEdgeCommand: Subcommand {
         let timeout = try a.double("--timeout", in: 0.001...3600) ?? 2
         try a.finish()
         let gpio = try LibgpiodLine(chipLabel: chip, offset: line)
+        // The kernel queues edges from the request on, so a script (or a
+        // person) may start pulsing the line once this is printed.
+        console.error("waiting for \(count) rising edge\(count == 1 ? "" : "s") on \(chip) line \(line)")
         var previous: UInt64?
         for n in 1...count {
             guard let t = try gpio.waitForEdge(timeoutNanoseconds: UInt64(timeout * 1e9)) else {
