@@ -106,17 +106,10 @@ extension EngineDevice {
 }
 
 extension StreamName {
-    /// The devices this stream's samples come from. Device motion fuses the
-    /// magnetometer; altitude fuses the IMU's vertical acceleration.
+    /// The devices this stream's samples come from: the inputs the stage
+    /// that produces it needs (``StageTable``; device motion fuses the
+    /// magnetometer, altitude the IMU's vertical acceleration).
     public var devices: Set<EngineDevice.Need> {
-        switch self {
-        case .accelerometer, .gyroscope, .accelerometerBatch: return [.imu]
-        case .deviceMotion, .deviceMotionBatch: return [.imu, .magnetometer]
-        case .magnetometer: return [.magnetometer]
-        case .accessoryMotion, .accessoryConnection: return [.accessory]
-        case .altitude, .absoluteAltitude: return [.barometer, .imu]
-        case .submersion, .humidity: return [.barometer]   // humidity: issue 17 helper; the lead redoes it with the device table
-        case .pedometer, .pedometerEvent, .activity: return [.imu, .barometer]
-        }
+        Set(StageTable.needs[index].members.compactMap(\.need))
     }
 }

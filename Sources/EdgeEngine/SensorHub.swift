@@ -11,16 +11,15 @@ import EdgeProtocol
 /// | ``EngineDemand`` | what clients want → which devices wake, the IMU rate (pure) |
 /// | `IMUDevice`, `MagnetometerDevice`, `BarometerDevice` | device upkeep: start, reads, stall watchdog, configuration checks, recovery |
 /// | `RetryingBus` | bounded, counted retries of transient transfer failures |
-/// | `FusionStage` | attitude (VQF) → accelerometer, gyroscope, device motion |
-/// | `AccessoryStage` | the accessory IMU's attitude → accessory motion |
-/// | `AltitudeStage` | barometer + vertical acceleration → altitude |
-/// | `FitnessStage` | IMU + barometer → pedometer, pedometer events, floors, activity |
 /// | `DepthSensorDevice` | the MS5837-30BA: one conversion step per tick, never waiting |
-/// | `SubmersionStage` | pressure (MS5837, else the BMP280) → depth, submersion states |
+/// | `ChipTable` | chip kind → its device (driver, settings) and the streams it feeds |
+/// | the `EngineStage`s `StageTable` gives the board | inputs → streams: attitude and motion, accessory motion, altitude, submersion, fitness, humidity, the magnetometer stream |
 /// | `Publisher` | samples, events and the devices snapshot to the sink; service wake-ups |
 ///
 /// ``tick(at:)`` is one loop iteration: demand, device upkeep, the reads
-/// that are due, the stages, publishing. It holds no lock, never blocks on a
+/// that are due, each reading handed to the stages that consume its input
+/// (in table order), publishing. The hub names no stage: which run is the
+/// table's answer for the board's devices and the configuration. It holds no lock, never blocks on a
 /// client and, in steady state, allocates nothing. A device whose data stop
 /// (a stall, a reset chip, failing reads, a lost configuration) is reported
 /// `degraded` with a `connection` event and re-initialised without
@@ -43,13 +42,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     var barometer: (any BarometerUnit)?
     var depthSensor: DepthSensorDevice<RetryingBus<Bus>>?
 
-    var fusion: FusionStage
-    var accessoryFusion: AccessoryStage
-    var altitude: AltitudeStage
-    var fitness: FitnessStage
-    var submersion: SubmersionStage
-    /// The depth sensor went down: its next reading restarts the submersion state.
-    var submersionNeedsRestart = false
+    /// The stages ``StageTable`` gave this board, in the order they are fed.
+    var stages: [any EngineStage]
+    /// Indices into ``stages`` of the consumers of each input, in order.
+    var motionStages: [Int] = [], accessoryStages: [Int] = [], fieldStages: [Int] = [],
+        pressureStages: [Int] = [], depthStages: [Int] = []
     @usableFromInline var publisher: Publisher
     var demand: EngineDemand
     var seenDemandGeneration = -1
@@ -121,21 +118,32 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         imu?.configuration.fifo = batch > 1
         loopPeriodNanoseconds = s.mpu6050.loopPeriodNanoseconds(batch: batch)
         self.settings = s
-        fusion = FusionStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
-                             fieldLifetime: policy.stallNanoseconds(samplePeriod: nanoseconds(seconds: magPeriodS),
-                                                                    loopPeriod: loopPeriodNanoseconds))
-        // The magnetometer device applies the calibration; the filter learns
-        // its quality for the field's accuracy.
-        fusion.filter.inputCalibration = calibration.magnetometer
-        accessoryFusion = AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)
-        altitude = AltitudeStage(settings: s.altitude)
-        fitness = FitnessStage(settings: .init(stride: s.fitness.stride, floorHeightMeters: s.fitness.floorHeightMeters),
-                               rateHz: s.imuRateHz)
-        var sub = s.submersion
-        sub.depth = s.water
-        if depthSensor != nil { sub.sensorMaximumPascals = MS5837Variant.ms5837_30ba.maximumPressurePascals }
-        submersion = SubmersionStage(settings: sub)
+        let board = BoardInputs(imu: imu != nil, accessory: accessory != nil, magnetometer: magnetometer != nil,
+                                barometer: barometer != nil, depthSensor: depthSensor != nil,
+                                barometerMeasuresHumidity: barometer?.measuresHumidity ?? false)
+        stages = StageTable.stages(for: board, settings: s, calibration: calibration, timing: StageTiming(
+            imuRateHz: s.imuRateHz,
+            fieldLifetimeNanoseconds: policy.stallNanoseconds(samplePeriod: nanoseconds(seconds: magPeriodS),
+                                                              loopPeriod: loopPeriodNanoseconds)))
+        for (i, stage) in stages.enumerated() {
+            let c = stage.consumes
+            if c.contains(.motion) { motionStages.append(i) }
+            if c.contains(.accessoryMotion) { accessoryStages.append(i) }
+            if c.contains(.field) { fieldStages.append(i) }
+            if c.contains(.pressure) { pressureStages.append(i) }
+            if c.contains(.depthPressure) { depthStages.append(i) }
+        }
         publisher.wakeEveryTicks = wakeEveryTicks
+    }
+
+    /// Hands `input`'s loss to its consumers.
+    func lost(_ input: StageInputs, consumers: [Int], now: UInt64) {
+        for i in consumers { stages[i].inputLost(input, at: now, publisher: &publisher) }
+    }
+
+    /// The loop's timing changed: every stage hears it.
+    func timingChanged(_ t: StageTiming) {
+        for i in stages.indices { stages[i].timingChanged(t) }
     }
 
     // MARK: start
@@ -204,17 +212,17 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
                 batch = k
                 loopPeriodNanoseconds = imu!.configuration.loopPeriodNanoseconds(batch: k)
                 publisher.wakeEveryTicks = wakeEveryTicks
-                let magPeriod = nanoseconds(seconds: Self.magnetometerPeriod(magnetometer))
-                fusion.fieldLifetimeNanoseconds = DevicePolicy(settings).stallNanoseconds(samplePeriod: magPeriod,
-                                                                                          loopPeriod: loopPeriodNanoseconds)
             }
             if imu!.setIdle(!demand.devices.contains(.imu), now: now) { changed = true }
-            fitness.setRate(imu!.configuration.achievedSampleRateHz)
+            let magPeriod = nanoseconds(seconds: Self.magnetometerPeriod(magnetometer))
+            timingChanged(StageTiming(imuRateHz: imu!.configuration.achievedSampleRateHz,
+                                      fieldLifetimeNanoseconds: DevicePolicy(settings).stallNanoseconds(
+                                          samplePeriod: magPeriod, loopPeriod: loopPeriodNanoseconds)))
         }
         if accessory?.setIdle(!demand.devices.contains(.accessory), now: now) == true { changed = true }
         if magnetometer?.setIdle(!demand.devices.contains(.magnetometer), now: now) == true {
             changed = true
-            fusion.fieldLost()
+            lost(.field, consumers: fieldStages, now: now)
         }
         if barometer?.setIdle(!demand.devices.contains(.barometer), now: now) == true { changed = true }
         // The depth sensor runs while the submersion stream is wanted.
@@ -242,21 +250,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if imu?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if accessory?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if magnetometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
-        if let up = barometer?.isUp, !up {
-            // Without a depth sensor the BMP280 feeds the submersion stream: its outage is the stream's.
-            if depthSensor == nil { submersion.sensorLost(at: now, publisher: &publisher) }
-            altitudeNeedsRestart = true
-        }
+        if let up = barometer?.isUp, !up { lost(.pressure, consumers: pressureStages, now: now) }
         if barometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
-        if let up = depthSensor?.isUp, !up {
-            submersion.sensorLost(at: now, publisher: &publisher)   // once: the state is unknown after it
-            submersionNeedsRestart = true
-        }
+        if let up = depthSensor?.isUp, !up { lost(.depthPressure, consumers: depthStages, now: now) }
         if depthSensor?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
     }
-    /// The barometer went down: its next conversion starts a new altitude reference.
-    var altitudeNeedsRestart = false
-
     // MARK: reads and stages
 
     func readPrimaryIMU(now: UInt64) {
@@ -268,9 +266,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             guard let (acc, gyr, dt) = imu!.prepare(raw[i]) else { continue }   // in place: no copy of the device
             let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
-            fusion.motion(accel: acc, gyro: gyr, dt: dt, at: t, last: i == n - 1, publisher: &publisher)
-            if barometer != nil { altitude.motion(attitude6D: fusion.filter.quaternion6D, accel: acc, dt: dt) }
-            if runsFitness { fitness.motion(accel: acc, gyro: gyr, dt: dt, at: t, publisher: &publisher) }
+            var m = MotionInput(accel: acc, gyro: gyr, dt: dt, t: t, last: i == n - 1)
+            for k in motionStages where stages[k].runs(publisher) { stages[k].motion(&m, publisher: &publisher) }
         }
         if let t = delivered { imu!.delivered(at: t, events: &publisher.events) }
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
@@ -284,7 +281,8 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             guard let (acc, gyr, dt) = accessory!.prepare(raw[i]) else { continue }
             let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
-            accessoryFusion.motion(accel: acc, gyro: gyr, dt: dt, at: t, publisher: &publisher)
+            var m = MotionInput(accel: acc, gyro: gyr, dt: dt, t: t, last: i == raw.count - 1)
+            for k in accessoryStages where stages[k].runs(publisher) { stages[k].accessoryMotion(&m, publisher: &publisher) }
         }
         if let t = delivered { accessory!.delivered(at: t, events: &publisher.events) }
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
@@ -295,12 +293,9 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let got = magnetometer!.read(now: now, calibration: calibration.magnetometer, loopPeriod: loopPeriodNanoseconds,
                                      events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
-        if magnetometer!.health.state != .present { fusion.fieldLost() }
+        if magnetometer!.health.state != .present { lost(.field, consumers: fieldStages, now: now) }
         guard let (f, t) = got else { return }
-        fusion.field(f, at: t)
-        if publisher.wants(.magnetometer) {
-            publisher.publish(.magnetometer(MagnetometerSample(timestampNs: t, magneticField: f)))
-        }
+        for k in fieldStages where stages[k].runs(publisher) { stages[k].field(f, at: t, publisher: &publisher) }
     }
 
     func readBarometer(now: UInt64) {
@@ -308,22 +303,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let reading = barometer!.read(now: now, events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
         guard let r = reading else { return }
-        if altitudeNeedsRestart { altitude.restart(); altitudeNeedsRestart = false }
-        altitude.pressure(r, publisher: &publisher)
-        // Without a depth sensor the BMP280 is the submersion stream's (to its 110 kPa).
-        if depthSensor == nil, let pa = r.pressurePascals {
-            submersion.reading(pressurePascals: pa, temperatureCelsius: r.temperatureCelsius, at: r.captureNanoseconds,
-                               publisher: &publisher)
-        }
-        if runsFitness { fitness.pressure(r, publisher: &publisher) }
-        if let h = r.relativeHumidityPercent, h.isFinite, publisher.wants(.humidity) {
-            publisher.publish(.humidity(HumiditySample(timestampNs: r.captureNanoseconds, relativeHumidity: h)))
-        }
-    }
-
-    /// Someone wants a fitness stream (or it is always on).
-    @inline(__always) var runsFitness: Bool {
-        publisher.wants(.pedometer) || publisher.wants(.pedometerEvent) || publisher.wants(.activity)
+        for k in pressureStages where stages[k].runs(publisher) { stages[k].pressure(r, publisher: &publisher) }
     }
 
     func readDepthSensor(now: UInt64) {
@@ -331,9 +311,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let reading = depthSensor!.read(now: now, events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
         guard let r = reading else { return }
-        if submersionNeedsRestart { submersion.restart(); submersionNeedsRestart = false }
-        submersion.reading(pressurePascals: r.pressurePascals, temperatureCelsius: r.temperatureCelsius,
-                           at: r.captureNanoseconds, publisher: &publisher)
+        for k in depthStages where stages[k].runs(publisher) { stages[k].depthPressure(r, publisher: &publisher) }
     }
 
     /// Whether a submersion source is configured (CMWaterSubmersionManager's
@@ -342,33 +320,40 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
 
     // MARK: what clients see
 
+    /// The streams a device feeds: what this board's stages that consume its
+    /// input produce with it, in table order.
+    func streams(fedBy input: StageInputs) -> [StreamName] {
+        var out: [StreamName] = []
+        for st in stages where st.consumes.contains(input) {
+            for p in type(of: st).produces where p.needs.contains(input) && !out.contains(p.stream) { out.append(p.stream) }
+        }
+        return out
+    }
+
     /// The devices as a `devices` request lists them.
     public func devicesSnapshot() -> [DeviceInfo] {
         var out: [DeviceInfo] = []
         let name = bus.name
         if let u = imu {
-            out.append(u.health.info(u.device, bus: name, streams: [.accelerometer, .gyroscope, .deviceMotion, .accelerometerBatch, .deviceMotionBatch,
-                                                                            .pedometer, .pedometerEvent, .activity],
+            out.append(u.health.info(u.device, bus: name, streams: streams(fedBy: .motion),
                                      rate: u.health.isReading ? u.configuration.achievedSampleRateHz : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = accessory {
-            out.append(u.health.info(u.device, bus: name, streams: [.accessoryMotion, .accessoryConnection],
+            out.append(u.health.info(u.device, bus: name, streams: streams(fedBy: .accessoryMotion),
                                      rate: u.health.isReading ? u.configuration.achievedSampleRateHz : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = magnetometer {
-            out.append(u.health.info(u.device, bus: name, streams: [.magnetometer, .deviceMotion], rate: u.rateHz,
+            out.append(u.health.info(u.device, bus: name, streams: streams(fedBy: .field), rate: u.rateHz,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = barometer {
-            let streams: [StreamName] = [.altitude, .absoluteAltitude] + (depthSensor == nil ? [.submersion] : [])
-                + (u.measuresHumidity ? [.humidity] : [])
-            out.append(u.health.info(u.device, bus: name, streams: streams,
+            out.append(u.health.info(u.device, bus: name, streams: streams(fedBy: .pressure),
                                      rate: u.rateHz, retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
         if let u = depthSensor {
-            out.append(u.health.info(u.device, bus: name, streams: [.submersion],
+            out.append(u.health.info(u.device, bus: name, streams: streams(fedBy: .depthPressure),
                                      rate: u.health.isReading ? 1e9 / Double(u.period) : 0,
                                      retries: retryingBus.retryCount(forAddress: u.device.address)))
         }
@@ -390,27 +375,11 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         return out
     }
 
-    /// Whether each stage can do its whole job now (and why not).
+    /// Whether each stage can do its whole job now (and why not), in table order.
     public func stageStatuses() -> [StageStatus] {
         let now = clock.nowNanoseconds
-        var out: [StageStatus] = []
-        if let u = imu {
-            out.append(u.health.isReading ? fusion.status(at: now)
-                       : StageStatus(name: "fusion", degraded: !u.health.idle, reason: u.health.idle ? nil : "no IMU samples: \(u.health.reason ?? "")"))
-        }
-        if let b = barometer {
-            let ok = b.health.isReading || b.health.idle
-            out.append(StageStatus(name: "altitude", degraded: !ok, reason: ok ? nil : "no barometer: \(b.health.reason ?? "")"))
-        }
-        if runsFitness, let u = imu {
-            let ok = u.health.isReading
-            out.append(StageStatus(name: "fitness", degraded: !ok, reason: ok ? nil : "no IMU samples: \(u.health.reason ?? "")"))
-        }
-        if let d = depthSensor {
-            let ok = d.health.isReading || d.health.idle
-            out.append(StageStatus(name: "submersion", degraded: !ok, reason: ok ? nil : "no depth sensor: \(d.health.reason ?? "")"))
-        }
-        return out
+        let sources = StageSources(motion: imu?.health, pressure: barometer?.health, depthPressure: depthSensor?.health)
+        return stages.compactMap { $0.status(at: now, sources: sources, publisher: publisher) }
     }
 
     // MARK: reload
@@ -421,19 +390,13 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         calibration = c
         // The devices report says which chips run calibrated: clients see the reload.
         publisher.devicesChanged = true
-        fusion.filter.inputCalibration = c.magnetometer
+        for i in stages.indices { stages[i].calibrationChanged(c) }
         if let id = imu?.device.id { imu!.calibration = c.imu[id] ?? .init() }
         if let id = accessory?.device.id { accessory!.calibration = c.imu[id] ?? .init() }
     }
 
     // MARK: for tests and tools
 
-    /// The primary attitude filter.
-    public var primaryFilter: AttitudeFilter? { imu == nil ? nil : fusion.filter }
-    public var accessoryFilter: AttitudeFilter? { accessory == nil ? nil : accessoryFusion.filter }
-    public var altitudeOutput: AltitudeFilter.Output { altitude.filter.output }
-    /// The pedometer's totals now (steps, distance m, floors up, floors down).
-    public var fitnessTotals: (steps: Int, distance: Double, up: Int, down: Int) { fitness.totals }
     public func health(of id: String) -> DeviceHealth? {
         if imu?.device.id == id { return imu?.health }
         if accessory?.device.id == id { return accessory?.health }

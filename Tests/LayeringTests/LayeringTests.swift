@@ -207,4 +207,26 @@ enum Layering {
             Issue.record("Package.swift: CoreMotion links \(bad)")
         }
     }
+
+    /// The engine's hub runs the stages the stage table gives it and names
+    /// none of them: a new derived stream is a stage and a row in
+    /// `StageTable`, not an edit of the hub. (The stage types are found in
+    /// the sources: every `struct X: EngineStage`.)
+    @Test func theHubNamesNoStage() throws {
+        let engine = Layering.root.appendingPathComponent("Sources/EdgeEngine")
+        var stages: [String] = []
+        let walker = try #require(FileManager.default.enumerator(atPath: engine.path))
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: engine.appendingPathComponent(relative), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.contains(": EngineStage") {
+                let words = line.split(whereSeparator: { " :{".contains($0) })
+                if let i = words.firstIndex(of: "struct"), i + 1 < words.count { stages.append(String(words[i + 1])) }
+            }
+        }
+        #expect(stages.count >= 5, "found the stages: \(stages)")
+        let hub = try String(contentsOf: engine.appendingPathComponent("SensorHub.swift"), encoding: .utf8)
+        for s in stages where hub.contains(s) {
+            Issue.record("SensorHub.swift names the stage \(s): the hub runs what StageTable gives it")
+        }
+    }
 }

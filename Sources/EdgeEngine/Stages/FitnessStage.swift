@@ -13,7 +13,13 @@ import EdgeProtocol
 /// ``setRate(_:)``), the pipeline goes on at the new rate: its filters take
 /// the new coefficients, and the walk being recognised, the counts, the
 /// floor counter's reference and the activity in effect carry on.
-struct FitnessStage {
+struct FitnessStage: EngineStage {
+    static let name = "fitness"
+    static let produces = [StageProduct(.pedometer, needs: [.motion, .pressure]),
+                           StageProduct(.pedometerEvent, needs: [.motion, .pressure]),
+                           StageProduct(.activity, needs: [.motion, .pressure])]
+    let consumes: StageInputs
+
     struct Settings: Sendable, Equatable {
         var stride = StrideModel()
         var floorHeightMeters = 3.0
@@ -31,8 +37,9 @@ struct FitnessStage {
     /// CLOCK_MONOTONIC ns of the last IMU sample fed (the stage's health).
     var lastMotionNs: UInt64?
 
-    init(settings: Settings, rateHz: Double) {
+    init(settings: Settings, rateHz: Double, hasBarometer: Bool = true) {
         self.settings = settings
+        consumes = hasBarometer ? [.motion, .pressure] : .motion
         self.rateHz = rateHz
         pipeline = FitnessPipeline(FitnessSettings(sampleRateHz: rateHz, stride: settings.stride,
                                                    floorHeightMeters: settings.floorHeightMeters))
@@ -47,7 +54,8 @@ struct FitnessStage {
 
     /// One IMU sample (board frame, m/s² and rad/s; `dt` the interval before it, s).
     @inline(__always)
-    mutating func motion(accel a: Vector3, gyro g: Vector3, dt: Double, at t: UInt64, publisher p: inout Publisher) {
+    mutating func motion(_ m: inout MotionInput, publisher p: inout Publisher) {
+        let a = m.accel, g = m.gyro, dt = m.dt, t = m.t
         if t0 == nil { t0 = t }
         lastMotionNs = t
         let ts = seconds(t)
@@ -87,9 +95,18 @@ struct FitnessStage {
     }
 
     /// The IMU's rate, Hz: the pipeline goes on at it.
+    mutating func timingChanged(_ t: StageTiming) { setRate(t.imuRateHz) }
+
     mutating func setRate(_ hz: Double) {
         guard hz.isFinite, hz > 0, abs(hz - rateHz) > 1e-6 * rateHz else { return }
         rateHz = hz
         pipeline.setSampleRate(max(hz, 10))
+    }
+
+    /// Reported while it runs (someone wants a fitness stream, or it is always on).
+    func status(at t: UInt64, sources: StageSources, publisher p: Publisher) -> StageStatus? {
+        guard runs(p), let imu = sources.motion else { return nil }
+        let ok = imu.isReading
+        return StageStatus(name: Self.name, degraded: !ok, reason: ok ? nil : "no IMU samples: \(imu.reason ?? "")")
     }
 }

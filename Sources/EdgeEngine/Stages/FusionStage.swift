@@ -13,7 +13,14 @@ import EdgeProtocol
 /// (after an IMU outage the first samples of a FIFO batch used to carry the
 /// field from before it); the sample falls back to `xArbitraryZVertical`
 /// and says so.
-struct FusionStage {
+struct FusionStage: EngineStage {
+    static let name = "fusion"
+    static let produces = [
+        StageProduct(.accelerometer, needs: .motion), StageProduct(.gyroscope, needs: .motion),
+        StageProduct(.deviceMotion, needs: [.motion, .field]), StageProduct(.accelerometerBatch, needs: .motion),
+        StageProduct(.deviceMotionBatch, needs: [.motion, .field]),
+    ]
+    let consumes: StageInputs
     var filter: AttitudeFilter
     /// The configured frame (served while the magnetometer is live).
     let frame: ReferenceFrame
@@ -26,23 +33,34 @@ struct FusionStage {
     /// How long a fused field stays current, ns (the magnetometer's stall limit).
     var fieldLifetimeNanoseconds: UInt64
 
-    init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64) {
+    init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64,
+         hasMagnetometer: Bool = true) {
         filter = AttitudeFilter(settings: settings, sampleInterval: sampleInterval)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
+        consumes = hasMagnetometer ? [.motion, .field] : .motion
     }
 
+    /// The attitude runs on every IMU sample: the altitude stage uses it,
+    /// and a device-motion subscriber must not start from a cold filter.
+    func runs(_ p: Publisher) -> Bool { true }
+
     /// A new field (calibrated, board frame) captured at `t`.
-    mutating func field(_ f: Vector3, at t: UInt64) {
+    mutating func field(_ f: Vector3, at t: UInt64, publisher p: inout Publisher) {
         pendingField = f
         pendingFieldNanoseconds = t
     }
 
     /// The magnetometer stopped (missing, idle, restarted): forget its field.
-    mutating func fieldLost() {
+    mutating func inputLost(_ input: StageInputs, at t: UInt64, publisher p: inout Publisher) {
+        guard input == .field else { return }
         pendingField = nil
         lastFieldNanoseconds = nil
     }
+
+    mutating func timingChanged(_ t: StageTiming) { fieldLifetimeNanoseconds = t.fieldLifetimeNanoseconds }
+
+    mutating func calibrationChanged(_ c: EngineCalibration) { filter.inputCalibration = c.magnetometer }
 
     /// Whether a field fused within its lifetime backs a sample taken at `t`.
     @inline(__always) func fieldIsCurrent(at t: UInt64) -> Bool {
@@ -52,15 +70,16 @@ struct FusionStage {
 
     /// One IMU sample: fuse, then publish what is wanted.
     @inline(__always)
-    mutating func motion(accel acc: Vector3, gyro gyr: Vector3, dt: Double, at t: UInt64, last: Bool,
-                         publisher p: inout Publisher) {
+    mutating func motion(_ input: inout MotionInput, publisher p: inout Publisher) {
+        let acc = input.accel, gyr = input.gyro, t = input.t
         var mag: Vector3? = nil
-        if let m = pendingField, last || t >= pendingFieldNanoseconds {
+        if let m = pendingField, input.last || t >= pendingFieldNanoseconds {
             mag = m
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
-        filter.update(gyro: gyr, accel: acc, mag: mag, dt: dt)
+        filter.update(gyro: gyr, accel: acc, mag: mag, dt: input.dt)
+        input.attitude6D = filter.quaternion6D
         if p.wants(.accelerometer) { p.publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if p.wants(.accelerometerBatch) { p.publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if p.wants(.gyroscope) {
@@ -76,8 +95,13 @@ struct FusionStage {
         }
     }
 
-    /// Degraded while a configured north frame cannot be served.
-    func status(at t: UInt64) -> StageStatus {
+    /// Degraded while the IMU gives no samples or a configured north frame
+    /// cannot be served.
+    func status(at t: UInt64, sources: StageSources, publisher p: Publisher) -> StageStatus? {
+        guard let imu = sources.motion else { return nil }
+        if !imu.isReading {
+            return StageStatus(name: Self.name, degraded: !imu.idle, reason: imu.idle ? nil : "no IMU samples: \(imu.reason ?? "")")
+        }
         if frame.needsMagnetometer && !fieldIsCurrent(at: t) {
             return StageStatus(name: "fusion", degraded: true,
                                reason: "no current magnetometer field: device motion in xArbitraryZVertical, no heading")

@@ -4,14 +4,50 @@ import EdgeProtocol
 /// Pressure readings → the submersion stream (``SubmersionStateMachine``):
 /// every reading while submerged (≈ 3 Hz from the MS5837), one a second at
 /// the surface, and every change of the event state at once.
-struct SubmersionStage {
+struct SubmersionStage: EngineStage {
+    static let name = "submersion"
+    static let produces = [StageProduct(.submersion, needs: [.pressure, .depthPressure])]
+    /// `.depthPressure` (the MS5837) or `.pressure` (the barometer, without one).
+    let consumes: StageInputs
+    /// The sensor went down: its next reading restarts the event state.
+    var needsRestart = false
     var state = SubmersionMachineState()
     var settings: SubmersionSettings
     var lastPublished: UInt64?
     /// Spacing of samples while not submerged, ns.
     let surfaceInterval: UInt64 = 1_000_000_000
 
-    init(settings: SubmersionSettings) { self.settings = settings }
+    init(settings: SubmersionSettings, source: StageInputs = .depthPressure) {
+        self.settings = settings
+        consumes = source
+    }
+
+    /// The state machine follows every reading, wanted or not.
+    func runs(_ p: Publisher) -> Bool { true }
+
+    mutating func inputLost(_ input: StageInputs, at t: UInt64, publisher p: inout Publisher) {
+        guard input == consumes else { return }
+        sensorLost(at: t, publisher: &p)   // once: the state is unknown after it
+        if input == .depthPressure { needsRestart = true }
+    }
+
+    mutating func pressure(_ r: BarometerReading, publisher p: inout Publisher) {
+        guard consumes == .pressure, let pa = r.pressurePascals else { return }
+        reading(pressurePascals: pa, temperatureCelsius: r.temperatureCelsius, at: r.captureNanoseconds, publisher: &p)
+    }
+
+    mutating func depthPressure(_ r: MS5837Sample, publisher p: inout Publisher) {
+        if needsRestart { restart(); needsRestart = false }
+        reading(pressurePascals: r.pressurePascals, temperatureCelsius: r.temperatureCelsius, at: r.captureNanoseconds,
+                publisher: &p)
+    }
+
+    /// Reported for a depth sensor (the barometer's outage is the altitude stage's report).
+    func status(at t: UInt64, sources: StageSources, publisher p: Publisher) -> StageStatus? {
+        guard consumes == .depthPressure, let d = sources.depthPressure else { return nil }
+        let ok = d.isReading || d.idle
+        return StageStatus(name: Self.name, degraded: !ok, reason: ok ? nil : "no depth sensor: \(d.reason ?? "")")
+    }
 
     /// The sensor (re)started after a gap: the event state is unknown again
     /// until the next reading; the surface pressure is kept.
