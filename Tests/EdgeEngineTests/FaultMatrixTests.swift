@@ -80,8 +80,24 @@ import EdgeSim
     @Test(arguments: singles) func oneFault(_ faults: [Fault]) throws { try check(faults) }
     @Test(arguments: pairs) func twoFaults(_ faults: [Fault]) throws { try check(faults) }
 
-    func check(_ faults: [Fault]) throws {
-        let rig = try Rig(faults: faults.map(\.fault), accessory: true, scenarioText: Self.scenario)
+    /// The other chips (issue 17): the HMC5883L at 0x1E and the BME280 at
+    /// 0x76 in place of the QMC5883L and the BMP280, each run by its row of
+    /// the engine's ChipTable. Every fault on each alone, every pair of
+    /// outages across the two, and each outage on a flaky bus.
+    static let otherChips: [(address: UInt8, id: String)] = [(0x1E, "hmc5883l@0x1e"), (0x76, "bme280@0x76")]
+    static let otherSingles: [[Fault]] = otherChips.flatMap { outages($0.address, at: 1.5) + flaky($0.address) }.map { [$0] }
+    static let otherPairs: [[Fault]] = {
+        var out: [[Fault]] = []
+        for a in outages(0x1E, at: 1.5) { for b in outages(0x76, at: 1.7) { out.append([a, b]) } }
+        for c in otherChips { for o in outages(c.address, at: 1.5) { out += flaky(nil).map { [o, $0] } } }
+        return out
+    }()
+    @Test(arguments: otherSingles + otherPairs) func otherChipsFaults(_ faults: [Fault]) throws {
+        try check(faults, chips: Self.otherChips, otherChips: true)
+    }
+
+    func check(_ faults: [Fault], chips: [(address: UInt8, id: String)] = Self.chips, otherChips: Bool = false) throws {
+        let rig = try Rig(faults: faults.map(\.fault), accessory: !otherChips, scenarioText: Self.scenario, otherChips: otherChips)
         rig.hub.start()
         rig.run(seconds: Self.seconds)
         let bus = rig.board.bus
@@ -92,12 +108,12 @@ import EdgeSim
 
         // Per chip: its outages (overlapping ones merged: the chip answers
         // again when the last ends) or, if only flaky, no outage at all.
-        for chip in Self.chips {
+        for chip in chips {
             let mine = faults.filter { $0.address == chip.address || $0.address == nil }
             guard !mine.isEmpty else { continue }
             let id = chip.id
             let events = rig.sink.events.filter { $0.deviceID == id }
-            let streams = Self.streams(of: chip.address)
+            let streams = Self.streams(of: chip.address) + (otherChips && chip.address == 0x76 ? [.humidity] : [])
             let outages = mine.filter { $0.answersAgain != nil }
             guard let back = outages.compactMap(\.answersAgain).max(), let start = outages.map(\.begins).min() else {
                 // A retry absorbs it: no event, no gap.
@@ -141,7 +157,7 @@ import EdgeSim
         switch address {
         case 0x68: return [.accelerometer, .deviceMotion]
         case 0x69: return [.accessoryMotion]
-        case 0x0D: return [.magnetometer]
+        case 0x0D, 0x1E: return [.magnetometer]
         default: return [.altitude]
         }
     }
@@ -150,7 +166,7 @@ import EdgeSim
     /// that overlaps `except`, ns: an outage).
     func expectNoGap(_ rig: Rig, _ s: StreamName, what: String, except: (UInt64, UInt64)? = nil) {
         let t = rig.samples(s).map(\.timestampNs).filter { $0 > rig.board.bus.absolute(0.3) }
-        let limit: UInt64 = s == .altitude ? 4 * 45_000_000 : 4 * 10_000_000
+        let limit: UInt64 = s == .altitude || s == .humidity ? 4 * 45_000_000 : 4 * 10_000_000
         let worst = zip(t.dropFirst(), t).filter { pair in except.map { pair.0 < $0.0 || pair.1 > $0.1 } ?? true }
             .map { $0 - $1 }.max() ?? 0
         #expect(worst <= limit, "\(what): \(s) gap \(Double(worst) / 1e6) ms")

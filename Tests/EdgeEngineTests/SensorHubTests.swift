@@ -24,8 +24,14 @@ struct Rig {
     init(settings: EngineSettings = EngineSettings(), truth: (any TruthSource)? = nil,
          faults: [ScheduledFault] = [], accessory: Bool = false, scenario: String? = nil,
          scenarioText: String? = nil, calibration: EngineCalibration = EngineCalibration(),
-         imperfections: ChipImperfections = .realistic) throws {
-        var specs = SimulatedChipSpec.referenceBoard(imperfections)
+         imperfections: ChipImperfections = .realistic, otherChips: Bool = false) throws {
+        // `otherChips`: the HMC5883L (0x1E) and BME280 (0x76) in place of
+        // the QMC5883L and BMP280 (boards/simulated-hmc5883l-bme280.json5).
+        var specs = otherChips
+            ? [SimulatedChipSpec(kind: "mpu6050", address: 0x68, imperfections: imperfections),
+               SimulatedChipSpec(kind: "bme280", address: 0x76, imperfections: imperfections),
+               SimulatedChipSpec(kind: "hmc5883l", address: 0x1E, imperfections: imperfections)]
+            : SimulatedChipSpec.referenceBoard(imperfections)
         if accessory { specs.append(SimulatedChipSpec(kind: "mpu6050", address: 0x69, body: .accessory, imperfections: imperfections)) }
         var world: any TruthSource = truth ?? ConstantTruth()
         var allFaults = faults
@@ -39,7 +45,11 @@ struct Rig {
             allFaults += w.faults
         }
         board = try SimulatedBoard(chips: specs, truth: world, clock: clock, seed: 7, faults: allFaults)
-        var devices = [
+        var devices = otherChips ? [
+            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
+            EngineDevice(id: "bme280@0x76", kind: .bme280, address: 0x76),
+            EngineDevice(id: "hmc5883l@0x1e", kind: .hmc5883l, address: 0x1E),
+        ] : [
             EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
             EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
             EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
