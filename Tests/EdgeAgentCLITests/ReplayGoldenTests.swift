@@ -68,6 +68,29 @@ import Foundation
         #expect(golden.contains("\"frame\":\"xArbitraryZVertical\""), "6D while the magnetometer is gone")
     }
 
+    /// The other chips' recording: each chip's loss and return is in the
+    /// golden, the BME280's humidity is published (the simulated world's
+    /// relative humidity, a plausible percentage), and device motion falls
+    /// back to 6D while the HMC5883L is gone.
+    @Test func theOtherChipsGoldenSeesBothChipsLostAndBack() throws {
+        let golden = try String(contentsOfFile: Self.directory + "/sim-other-chips.log.expected.jsonl", encoding: .utf8)
+        let lines = golden.split(separator: "\n")
+        for id in ["hmc5883l@0x1e", "bme280@0x76"] {
+            let events = lines.filter { $0.contains("\"class\":\"connection\"") && $0.contains("\"\(id)\"") }
+            #expect(events.count == 2, "\(id): \(events)")
+            #expect(events.first?.contains("\"connected\":false") == true && events.last?.contains("\"connected\":true") == true)
+        }
+        let humidity = lines.filter { $0.contains("\"stream\":\"humidity\"") }
+        #expect(humidity.count >= 20, "\(humidity.count) humidity samples")
+        for h in humidity {
+            let obj = try #require(JSONSerialization.jsonObject(with: Data(h.utf8)) as? [String: Any])
+            let v = try #require(obj["relativeHumidity_pct"] as? Double, "\(h)")
+            #expect(v > 0 && v < 100)
+        }
+        #expect(golden.contains("\"frame\":\"xArbitraryZVertical\""), "6D while the magnetometer is gone")
+        #expect(lines.contains { $0.contains("\"stream\":\"magnetometer\"") })
+    }
+
     @Test func aRecordingThatDoesNotMatchTheDriversIsAClearError() throws {
         // Change one recorded write (the MPU-6050's SMPLRT_DIV) so the drivers leave the recording.
         let log = try String(contentsOfFile: Self.directory + "/sim-maglost.log", encoding: .utf8)

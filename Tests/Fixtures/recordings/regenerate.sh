@@ -10,5 +10,6 @@ A=.build/debug/edge-agent
 D=Tests/Fixtures/recordings
 $A record $D/sim-maglost.log --config $D/config.json5 --duration 1.6 --virtual-clock
 $A record $D/sim-maglost.csv --csv --config $D/config.json5 --duration 1.6 --virtual-clock
+$A record $D/sim-other-chips.log --config $D/other-chips-config.json5 --duration 1.6 --virtual-clock
 # The header names the files it was made from; keep them repository-relative.
 REPLAY_REGENERATE_GOLDENS=1 swift test --filter ReplayGolden
