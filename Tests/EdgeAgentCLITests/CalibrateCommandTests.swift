@@ -87,6 +87,41 @@ import EdgeRuntime
         #expect(accel.verdict.level == .good)
     }
 
+    /// Issue 17: a GY-271 carries a QMC5883L or an HMC5883L; `calibrate mag`
+    /// calibrates whichever the board has. On the HMC5883L board
+    /// (boards/simulated-hmc5883l-bme280.json5) playing the calibration
+    /// scenario: the chip's hard iron as the simulator's model has it (its
+    /// offset, in the chip's frame), and the file names the chip.
+    @Test func magCalibratesTheHMC5883LOfAGY271() throws {
+        let path = Self.tempDir() + "/calibration.json"
+        let board = repositoryRoot + "/boards/simulated-hmc5883l-bme280.json5"
+        let config = try ConfigLoader.load(AgentConfig.self, from: repositoryRoot + "/config/edge-agent.json5")
+        let selection = BoardSession.Selection(profile: try ConfigLoader.load(BoardProfile.self, from: board), profilePath: board,
+                                               config: config, configPath: repositoryRoot + "/config/edge-agent.json5")
+        let scenario = repositoryRoot + "/scenarios/calibrate-mag.json5"
+        let session = try CalibrateCommand.openSession(selection, scenario: scenario, clock: VirtualClock())
+        let (console, out, err) = Console.capturing()
+        let rc = try CalibrateCommand.execute(.init(sensor: .mag, chipID: nil, duration: nil, outputPath: path),
+                                              session: session, settings: config.sensors, console: console,
+                                              created: "2026-12-05T05:00:00Z")
+        #expect(rc == 0, "\(out())\(err())")
+        #expect(err().contains("hmc5883l@0x1e"), "\(err())")
+        let file = try CalibrationFile.load(from: path)
+        let mag = try #require(file[chip: "hmc5883l@0x1e"]?.mag)
+        #expect(file[chip: "hmc5883l@0x1e"]?.measuredOn?.chip == "hmc5883l")
+        let spec = try #require(session.simulated?.chips.first { $0.address == 0x1E })
+        guard case .hmc5883l(let h) = SimulatedBoardFactory.resolved(spec.imperfections, kind: .hmc5883l) else {
+            Issue.record("not an HMC5883L"); return
+        }
+        let (bias, _) = Self.offset(h.field, at: 22)
+        #expect((mag.calibration.hardIron - bias).norm < 0.5, "\(mag.calibration.hardIron) vs the model's \(bias)")
+        // A gyroscope calibration of it is refused, naming what it needs.
+        let (c2, _, _) = Console.capturing()
+        #expect { try CalibrateCommand.execute(.init(sensor: .gyro, chipID: "hmc5883l@0x1e", duration: 1, outputPath: path),
+                                               session: session, settings: config.sensors, console: c2, created: "x") }
+            throws: { "\($0)".contains("needs a mpu6050, not a hmc5883l") }
+    }
+
     @Test func magRecoversTheHardIronAndMakesTheFieldASphere() throws {
         let path = Self.tempDir() + "/calibration.json"
         let (rc, _, err) = try Self.calibrate(.mag, scenario: "calibrate-mag", output: path)

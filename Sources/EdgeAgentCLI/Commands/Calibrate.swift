@@ -51,7 +51,7 @@ public enum CalibrateCommand: Subcommand {
                      ./calibration.json when there is no configuration file)
       --duration S   seconds to collect (gyro) or to wait at most (accel, mag)
       --chip ID      which chip, e.g. mpu6050@0x69 (default: the board's
-                     primary MPU-6050 or its QMC5883L)
+                     primary MPU-6050, or its QMC5883L or HMC5883L)
       --board, --bus, --config   board and settings, as for `read`
       --scenario FILE  simulated boards only: play this scenario instead of
                      the profile's (scenarios/calibrate-gyro.json5,
@@ -74,7 +74,9 @@ public enum CalibrateCommand: Subcommand {
     /// Which sensor is calibrated.
     public enum Sensor: String, CaseIterable, Sendable {
         case gyro, accel, mag
-        var chipKind: ChipSpec.Kind { self == .mag ? .qmc5883l : .mpu6050 }
+        /// The chips it calibrates: a GY-271 carries either magnetometer.
+        var chipKinds: [ChipSpec.Kind] { self == .mag ? [.qmc5883l, .hmc5883l] : [.mpu6050] }
+        var kindsDescription: String { chipKinds.map(\.rawValue).joined(separator: " or ") }
         /// Default collection time (gyro) or time-out (accel, mag), s.
         var defaultDuration: Double { [Sensor.gyro: 10, .accel: 120, .mag: 90][self]! }
     }
@@ -222,10 +224,13 @@ public enum CalibrateCommand: Subcommand {
             outcome = .accel(try collectAccel(d, chip: chip, session: session,
                                               rateHz: settings.mpu6050.achievedSampleRateHz, duration: duration, ui: ui))
         case (.mag, .qmc5883l(let d)):
-            outcome = .mag(try collectMag(d, chip: chip, session: session, rateHz: Double(settings.qmc5883l.outputRate.hertz),
-                                          duration: duration, ui: ui))
+            outcome = .mag(try collectMag(d, chip: chip, session: session, rateHz: settings.qmc5883l.outputRateHz,
+                                          duration: duration, ui: ui, widerRange: "qmc5883l.range_gauss: 8"))
+        case (.mag, .hmc5883l(let d)):
+            outcome = .mag(try collectMag(d, chip: chip, session: session, rateHz: settings.hmc5883l.outputRateHz,
+                                          duration: duration, ui: ui, widerRange: "a wider hmc5883l.range_gauss (up to 8.1)"))
         default:
-            throw Failure(description: "\(chip.id) is not a \(request.sensor.chipKind.rawValue)")
+            throw Failure(description: "\(chip.id) is not a \(request.sensor.kindsDescription)")
         }
 
         for line in describe(outcome, chip: chip) { console.print(line) }
@@ -268,20 +273,20 @@ public enum CalibrateCommand: Subcommand {
     }
 
     static func chooseChip(_ r: Request, profile: BoardProfile) throws -> ChipSpec {
-        let kind = r.sensor.chipKind
+        let kinds = r.sensor.chipKinds
         if let id = r.chipID {
             guard let c = profile.chips.first(where: { $0.id == id.lowercased() || $0.id == id }) else {
                 throw UsageError("--chip \(id): the board has no such chip (it has: \(profile.chips.map(\.id).joined(separator: ", ")))")
             }
-            guard c.kind == kind else {
-                throw UsageError("--chip \(id): the \(r.sensor.rawValue) calibration needs a \(kind.rawValue), not a \(c.kind.rawValue)")
+            guard kinds.contains(c.kind) else {
+                throw UsageError("--chip \(id): the \(r.sensor.rawValue) calibration needs a \(r.sensor.kindsDescription), not a \(c.kind.rawValue)")
             }
             return c
         }
-        guard let c = profile.chip(kind) ?? profile.chips.first(where: { $0.kind == kind }) else {
-            throw Failure(description: "the board profile has no \(kind.rawValue) to calibrate")
+        for kind in kinds {
+            if let c = profile.chip(kind) ?? profile.chips.first(where: { $0.kind == kind }) { return c }
         }
-        return c
+        throw Failure(description: "the board profile has no \(r.sensor.kindsDescription) to calibrate")
     }
 
     /// A calibration file belongs to one board: merging this board's
@@ -403,8 +408,10 @@ public enum CalibrateCommand: Subcommand {
         }
     }
 
-    static func collectMag(_ d: QMC5883L<AnyI2CBus>, chip: ChipSpec, session: BoardSession, rateHz: Double,
-                           duration: Double, ui: ProgressDisplay) throws -> MagnetometerCalibration {
+    /// `widerRange`: what to set when the field overflows the chip's range.
+    static func collectMag<D: MagnetometerDriver>(_ d: D, chip: ChipSpec, session: BoardSession, rateHz: Double,
+                                                  duration: Double, ui: ProgressDisplay,
+                                                  widerRange: String) throws -> MagnetometerCalibration {
         var driver = d
         var cal = MagnetometerCalibrator()
         ui.message("Turn the board slowly through all orientations: round, over, on its edges and upside down,")
@@ -421,16 +428,16 @@ public enum CalibrateCommand: Subcommand {
             clock.sleep(untilNanoseconds: due + 100_000)
             i += 1
             do {
-                switch try driver.read() {
-                case .field(let s): cal.update(field: s.magneticField); failures = 0
+                switch try driver.readField() {
+                case .field(let f): cal.update(field: f); failures = 0
                 case .overflow:
                     overflows += 1
-                    if overflows == 1 { ui.message("warning: field overflow: a magnet nearby, or set qmc5883l.range_gauss: 8") }
+                    if overflows == 1 { ui.message("warning: field overflow: a magnet nearby, or set \(widerRange)") }
                 case .notReady: break
                 }
             } catch {
                 failures += 1
-                if failures >= 20 { throw Failure(description: "reading \(hex(d.address)) failed 20 times in a row: \(error)") }
+                if failures >= 20 { throw Failure(description: "reading \(hex(chip.address)) failed 20 times in a row: \(error)") }
             }
             let t = Double(due - t0) / 1e9
             if cal.binsSeen != lastSeen { lastSeen = cal.binsSeen; lastNew = t }
