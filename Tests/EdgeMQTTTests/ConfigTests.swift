@@ -24,7 +24,7 @@ import EdgeProtocol
         #expect(c.topics.prefix == "edge" && c.topics.discoveryPrefix == "homeassistant" && c.topics.discovery)
         #expect(c.qos == QoSSection(data: 0, scalars: 0, state: 1, discovery: 1))
         #expect(c.queue.capacity == 1000)
-        #expect(c.streams.map(\.stream) == [.deviceMotion, .altitude])
+        #expect(c.streams.map(\.stream) == [.deviceMotion, .altitude, .humidity])
         #expect(c.statusSocket == "/run/edge-mqtt/status.sock")
     }
 

@@ -47,6 +47,41 @@ import EdgeProtocol
         }
     }
 
+    /// The default streams include humidity (issue 17: the BME280 through
+    /// the bridge). Its entity is announced where a device of the agent
+    /// feeds it, by the agent's devices list, and removed where none does (a
+    /// BMP280 board), so a Home Assistant user never sees a humidity sensor
+    /// that can have no value; while no device lists its streams, nothing
+    /// is decided.
+    @Test func humidityIsAnnouncedWhereADeviceFeedsItAndRemovedElsewhere() {
+        let c = BridgeConfig(node: "n1")
+        #expect(c.streams.map(\.stream) == [.deviceMotion, .altitude, .humidity])
+        let grants: [StreamName: Bridge.Grant] = [.deviceMotion: .granted, .altitude: .granted, .humidity: .granted]
+        func plan(_ barometer: DeviceInfo) -> [String: String] {
+            let imu = DeviceInfo(id: "mpu6050@0x68", kind: "mpu6050", address: "0x68", state: .present,
+                                 streams: [.accelerometer, .gyroscope, .deviceMotion, .altitude, .absoluteAltitude])
+            return byTopic(Bridge.retainedPlan(config: c, plan: self.plan, input: Bridge.PlanInput(
+                agentConnected: true, agentVersion: "0.1.0", grants: grants, active: Set(grants.keys), devices: [imu, barometer],
+                calibration: nil, stopping: false)))
+        }
+        let humidity = "homeassistant/sensor/n1/humidity_pct/config"
+        let bme = plan(DeviceInfo(id: "bme280@0x76", kind: "bme280", address: "0x76", state: .present,
+                                  streams: [.altitude, .absoluteAltitude, .submersion, .humidity]))
+        #expect(bme[humidity]?.isEmpty == false)
+        #expect(HomeAssistantSchema.problems(topic: humidity, payload: bme[humidity] ?? "").isEmpty)
+        // A BME280 that stopped answering still lists its streams: the entity stays (unavailable).
+        let gone = plan(DeviceInfo(id: "bme280@0x76", kind: "bme280", address: "0x76", state: .missing,
+                                   streams: [.altitude, .absoluteAltitude, .submersion, .humidity]))
+        #expect(gone[humidity]?.isEmpty == false)
+        let bmp = plan(DeviceInfo(id: "bmp280@0x76", kind: "bmp280", address: "0x76", state: .present,
+                                  streams: [.altitude, .absoluteAltitude, .submersion]))
+        #expect(bmp[humidity] == "", "removed: no device feeds humidity")
+        #expect(bmp["homeassistant/sensor/n1/pressure_hpa/config"]?.isEmpty == false, "altitude's entities stay")
+        // Devices that list no streams decide nothing.
+        let unknown = byTopic(Bridge.retainedPlan(config: c, plan: self.plan, input: input(grants: grants, active: Set(grants.keys))))
+        #expect(unknown[humidity]?.isEmpty == false)
+    }
+
     @Test func aRefusedStreamIsNeitherDiscoveredNorRemoved() {
         let c = config([StreamSettings(stream: .deviceMotion), StreamSettings(stream: .altitude)])
         let t = byTopic(Bridge.retainedPlan(config: c, plan: plan, input: input(

@@ -104,6 +104,16 @@ public final class Bridge: Sendable {
         updateRetained()
     }
 
+    /// Of `streams`, those no device in `devices` lists (none while the
+    /// devices are not known, or while no device lists its streams yet):
+    /// a BME280's humidity on a board with a BMP280. They have no Home
+    /// Assistant entity. (The stall watchdog needs no exception for them:
+    /// a stream is watched from its first sample on.)
+    public static func unfed(_ streams: Set<StreamName>, devices: [DeviceInfo]?) -> Set<StreamName> {
+        guard let d = devices, d.contains(where: { !$0.streams.isEmpty }) else { return [] }
+        return streams.filter { name in !d.contains { $0.streams.contains(name) } }
+    }
+
     /// The subscriptions the feed makes on every connection.
     public var subscriptions: [FeedSubscription] {
         config.enabledStreams.map { FeedSubscription(stream: $0.stream, intervalNs: $0.subscriptionIntervalNs) }
@@ -364,6 +374,8 @@ public final class Bridge: Sendable {
         public var stalled: Set<StreamName>
         /// The agent left a probe unanswered (hung, its socket open).
         public var agentUnresponsive: Bool
+        /// Configured streams no device of the agent feeds (``Bridge/unfed(_:devices:)``).
+        public var unfed: Set<StreamName> { Bridge.unfed(Set(grants.keys), devices: devices) }
         public init(agentConnected: Bool, agentVersion: String?, grants: [StreamName: Grant], active: Set<StreamName>,
                     devices: [DeviceInfo]?, calibration: Calibration?, stopping: Bool, stalled: Set<StreamName> = [],
                     agentUnresponsive: Bool = false) {
@@ -410,8 +422,9 @@ public final class Bridge: Sendable {
     /// * else `devices` and `calibration` once known, and discovery: a
     ///   configuration for every scalar topic of a stream that is enabled
     ///   (with scalars) and granted, an empty payload (removal) for every
-    ///   scalar topic of a stream that is disabled; nothing for a stream the
-    ///   agent refuses (its entities, if any, show unavailable);
+    ///   scalar topic of a stream that is disabled or that no device of the
+    ///   agent feeds; nothing for a stream the agent refuses (its entities,
+    ///   if any, show unavailable);
     ///   the calibration diagnostic follows `deviceMotion`.
     public static func retainedPlan(config: BridgeConfig, plan: TopicPlan, input: PlanInput) -> [RetainedEntry] {
         let online = input.online
@@ -436,9 +449,11 @@ public final class Bridge: Sendable {
         }
         guard config.topics.discovery else { return out }
         let builder = DiscoveryBuilder(plan: plan, stateQoS: config.qos.scalars, agentVersion: agentVersion)
+        let unfed = input.unfed
         for stream in ScalarCatalog.streamsWithScalars {
             let settings = config.settings(of: stream)
-            let publishing = settings.map { $0.enabled && $0.scalars } ?? false
+            // A stream no device feeds (humidity without a BME280) has no entity.
+            let publishing = (settings.map { $0.enabled && $0.scalars } ?? false) && !unfed.contains(stream)
             for e in ScalarCatalog.entities(of: stream) {
                 if !publishing {
                     out.append(RetainedEntry(topic: plan.discovery(e.key), payload: [], group: .discovery))

@@ -25,10 +25,13 @@ public struct BridgeConfig: Decodable, Sendable, Equatable {
     /// The bridge's own status socket (`edge-mqtt status` reads it).
     public var statusSocket: String
 
-    /// The streams published when the file has no `streams` key.
+    /// The streams published when the file has no `streams` key. Humidity
+    /// is published where a device feeds it (a BME280); on other boards its
+    /// Home Assistant entity is removed.
     public static let defaultStreams: [StreamSettings] = [
         StreamSettings(stream: .deviceMotion),
         StreamSettings(stream: .altitude),
+        StreamSettings(stream: .humidity),
     ]
     public static let defaultStatusSocket = "/run/edge-mqtt/status.sock"
 
