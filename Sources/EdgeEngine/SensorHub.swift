@@ -47,6 +47,10 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
     /// Indices into ``stages`` of the consumers of each input, in order.
     var motionStages: [Int] = [], accessoryStages: [Int] = [], fieldStages: [Int] = [],
         pressureStages: [Int] = [], depthStages: [Int] = []
+    /// Of those, the ones that run under the current demand (their
+    /// ``EngineStage/runs(_:)``, asked when demand changes, not per sample).
+    var motionRunning: [Int] = [], accessoryRunning: [Int] = [], fieldRunning: [Int] = [],
+        pressureRunning: [Int] = [], depthRunning: [Int] = []
     @usableFromInline var publisher: Publisher
     var demand: EngineDemand
     var seenDemandGeneration = -1
@@ -134,6 +138,21 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             if c.contains(.depthPressure) { depthStages.append(i) }
         }
         publisher.wakeEveryTicks = wakeEveryTicks
+        refreshRunning()
+    }
+
+    /// Which stages run now: after a change of demand (in place: the lists
+    /// keep their capacity, so a change allocates nothing after the first).
+    func refreshRunning() {
+        func keep(_ all: [Int], _ out: inout [Int]) {
+            out.removeAll(keepingCapacity: true)
+            for i in all where stages[i].runs(publisher) { out.append(i) }
+        }
+        keep(motionStages, &motionRunning)
+        keep(accessoryStages, &accessoryRunning)
+        keep(fieldStages, &fieldRunning)
+        keep(pressureStages, &pressureRunning)
+        keep(depthStages, &depthRunning)
     }
 
     /// Hands `input`'s loss to its consumers.
@@ -200,6 +219,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let requested = sink.demand()
         demand = EngineDemand(demand: requested, alwaysOn: settings.alwaysOn, configured: settings.mpu6050)
         publisher.wanted = demand.wanted
+        refreshRunning()
         var changed = false
         if imu != nil {
             let rate = demand.imuRateHz
@@ -267,7 +287,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
             var m = MotionInput(accel: acc, gyro: gyr, dt: dt, t: t, last: i == n - 1)
-            for k in motionStages where stages[k].runs(publisher) { stages[k].motion(&m, publisher: &publisher) }
+            for k in motionRunning { stages[k].motion(&m, publisher: &publisher) }
         }
         if let t = delivered { imu!.delivered(at: t, events: &publisher.events) }
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
@@ -282,7 +302,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
             let t = raw[i].captureNanoseconds
             if delivered == nil { delivered = t }
             var m = MotionInput(accel: acc, gyro: gyr, dt: dt, t: t, last: i == raw.count - 1)
-            for k in accessoryStages where stages[k].runs(publisher) { stages[k].accessoryMotion(&m, publisher: &publisher) }
+            for k in accessoryRunning { stages[k].accessoryMotion(&m, publisher: &publisher) }
         }
         if let t = delivered { accessory!.delivered(at: t, events: &publisher.events) }
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
@@ -295,7 +315,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
         if magnetometer!.health.state != .present { lost(.field, consumers: fieldStages, now: now) }
         guard let (f, t) = got else { return }
-        for k in fieldStages where stages[k].runs(publisher) { stages[k].field(f, at: t, publisher: &publisher) }
+        for k in fieldRunning { stages[k].field(f, at: t, publisher: &publisher) }
     }
 
     func readBarometer(now: UInt64) {
@@ -303,7 +323,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let reading = barometer!.read(now: now, events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
         guard let r = reading else { return }
-        for k in pressureStages where stages[k].runs(publisher) { stages[k].pressure(r, publisher: &publisher) }
+        for k in pressureRunning { stages[k].pressure(r, publisher: &publisher) }
     }
 
     func readDepthSensor(now: UInt64) {
@@ -311,7 +331,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let reading = depthSensor!.read(now: now, events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
         guard let r = reading else { return }
-        for k in depthStages where stages[k].runs(publisher) { stages[k].depthPressure(r, publisher: &publisher) }
+        for k in depthRunning { stages[k].depthPressure(r, publisher: &publisher) }
     }
 
     /// Whether a submersion source is configured (CMWaterSubmersionManager's

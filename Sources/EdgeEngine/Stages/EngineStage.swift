@@ -95,7 +95,9 @@ protocol EngineStage {
     static var produces: [StageProduct] { get }
     /// The inputs this instance is fed (what the board has of what it can use).
     var consumes: StageInputs { get }
-    /// Its demand: whether it runs now. Default: one of its streams is wanted.
+    /// Its demand: whether it runs under the publisher's current demand
+    /// (asked when demand changes, not per sample). Default: one of its
+    /// streams is wanted.
     func runs(_ p: Publisher) -> Bool
 
     mutating func motion(_ m: inout MotionInput, publisher p: inout Publisher)
