@@ -825,10 +825,16 @@ struct DiveLoggerTestFailure: Error, CustomStringConvertible {
         let times = try q("SELECT time_s FROM samples WHERE dive = 1 ORDER BY time_s").split(separator: "\n").compactMap { Double($0) }
         let span = (times.last ?? 0) - (times.first ?? 0)
         #expect(span > 25 && Double(times.count) >= span.rounded(.down), "\(times.count) samples over \(span) s")
-        // one longer gap: while the agent was away (a second or two); every other ≤ 1 s + 1/16 s
+        // One longer gap: while the agent was away (a second or two). Every
+        // other is about a second at most: data flow all along. (Not the
+        // exact spacing: at the surface a sample is due a second after the
+        // last, at the next conversion, and on a loaded machine a late loop
+        // moves that by a conversion period - a 1.30 s gap failed this under
+        // load. The spacing itself is asserted on the engine's virtual clock:
+        // SubmersionStageTests.diveThroughTheEngine.)
         let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
         #expect((gaps.last ?? .infinity) < 5, "the outage: \(gaps.last ?? .infinity) s")
-        #expect(gaps.dropLast().allSatisfy { $0 <= 1.0 + 1.0 / 16 + 1e-6 }, "largest gaps \(gaps.suffix(3)) s")
+        #expect(gaps.dropLast().allSatisfy { $0 <= 2.0 }, "largest gaps \(gaps.suffix(3)) s")
         #expect(try q("PRAGMA journal_mode") == "wal")
     }
 
