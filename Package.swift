@@ -123,7 +123,13 @@ let package = Package(
         .target(name: "EdgeEngine",
                 dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // Board profiles and configuration files (JSON5), validation.
-        .target(name: "EdgeConfig", dependencies: ["EdgeLocations", "EdgeBus", "EdgeChipsCore", "EdgeFusion"], swiftSettings: crossModule),
+        // Reading a JSON5 configuration file: the bounded read, the strict
+        // decoding and the errors that name the file, line and key. Imports
+        // nothing of the agent, so a client (the bridge, the dive logger)
+        // reads its own file without linking the estimator or the chips.
+        .target(name: "EdgeConfigFiles", dependencies: ["EdgeLocations"], swiftSettings: crossModule),
+        .target(name: "EdgeConfig", dependencies: ["EdgeConfigFiles", "EdgeLocations", "EdgeBus", "EdgeChipsCore", "EdgeFusion"],
+                swiftSettings: crossModule),
         // The one SQLite layer: a connection (open read-only or read-write,
         // mode of a new file, busy timeout, extended result codes), prepared
         // statements, binding, stepping, and one typed error keeping the
@@ -153,12 +159,12 @@ let package = Package(
         // Uses EdgeConfig's JSON5 loader and EdgeSystem's sd_notify; must NOT
         // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
-                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeValues", "EdgeSystem", "EdgeCommandLine", "CMosquitto", "CEdgeShims"],
+                dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfigFiles", "EdgeLocations", "EdgeValues", "EdgeSystem", "EdgeCommandLine", "CMosquitto", "CEdgeShims"],
                 swiftSettings: crossModule),
         .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
-        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeConfig", "EdgeCommandLine"]),
+        .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeCommandLine"]),
         .executableTarget(name: "dive-logger", dependencies: ["DiveLog"]),
         // Apple's Core Motion API for apps (full Foundation: OperationQueue,
         // NSObject, NSNumber), backed by the agent through EdgeClient. It

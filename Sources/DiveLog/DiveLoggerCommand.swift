@@ -4,7 +4,6 @@ import Glibc
 #endif
 import EdgeProtocol
 import EdgeClient
-import EdgeConfig
 import EdgeValues
 import EdgeCommandLine
 

@@ -303,7 +303,7 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
 }
 
 extension AgentConfig: ConfigSourceAttaching {
-    mutating func attachSource(_ source: ConfigSource) {
+    package mutating func attachSource(_ source: ConfigSource) {
         guard let list = clients else { return }
         for i in list.indices {
             clients![i].location = source.location(of: [.key("clients"), .index(i), .key(list[i].subjectKey)])

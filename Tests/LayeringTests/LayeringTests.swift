@@ -184,6 +184,21 @@ enum Layering {
         }
     }
 
+    /// The agent's clients (the MQTT bridge, the dive logger) link neither
+    /// the estimator nor the chips nor the agent's configuration: they read
+    /// their own files with EdgeConfigFiles, which imports nothing of the
+    /// agent.
+    @Test func theClientsLinkNoAgentModule() throws {
+        let deps = try Layering.packageDependencies()
+        for client in ["EdgeMQTT", "DiveLog", "EdgeConfigFiles"] {
+            let linked = Layering.closure(of: client, in: deps)
+            for bad in ["EdgeFusion", "EdgeEngine", "EdgeChips", "EdgeChipsCore", "EdgeConfig", "EdgeService", "EdgeSim", "EdgeRuntime"]
+            where linked.contains(bad) {
+                Issue.record("Package.swift: \(client) links \(bad)")
+            }
+        }
+    }
+
     /// One SQLite layer: only it talks to libsqlite3.
     @Test func onlyTheSQLiteModuleImportsCSQLite() throws {
         for module in try Layering.sourceModules() where !Self.sqliteModules.contains(module) {

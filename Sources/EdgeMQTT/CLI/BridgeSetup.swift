@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import EdgeConfig
+import EdgeConfigFiles
 import EdgeProtocol
 import EdgeLocations
 import EdgeClient

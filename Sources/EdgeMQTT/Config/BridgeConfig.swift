@@ -5,7 +5,7 @@
 // (NaN and ±Infinity are never in range), duplicate keys refused.
 // Every key, its range and default: docs/mqtt.md, "Configuration".
 import EdgeClient
-import EdgeConfig
+import EdgeConfigFiles
 import EdgeProtocol
 
 /// `edge-mqtt.json5`.

@@ -1,9 +1,9 @@
 /// A coding key for any string, to list the keys an object really has.
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { return nil }
+package struct AnyKey: CodingKey {
+    package var stringValue: String
+    package var intValue: Int? { nil }
+    package init(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { return nil }
 }
 
 extension Decoder {
@@ -43,7 +43,7 @@ public func closest(_ word: String, in candidates: [String]) -> String? {
 
 /// A number as a configuration file spells it (JSON5: `NaN`, `Infinity`),
 /// without a trailing `.0` for whole values.
-func json5Number(_ v: Double) -> String {
+package func json5Number(_ v: Double) -> String {
     if v.isNaN { return "NaN" }
     if v.isInfinite { return v > 0 ? "Infinity" : "-Infinity" }
     if v == v.rounded(), abs(v) < 1e15 { return String(Int(v)) }

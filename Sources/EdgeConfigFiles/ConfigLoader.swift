@@ -6,7 +6,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import EdgeBus
 import EdgeLocations
 
 /// A configuration or board-profile file that could not be used: which file,
@@ -88,7 +87,7 @@ public struct ConfigSource: Sendable {
 
 /// A decoded configuration that keeps the locations of some of its values
 /// (``ConfigLoader`` calls it after decoding).
-protocol ConfigSourceAttaching {
+package protocol ConfigSourceAttaching {
     mutating func attachSource(_ source: ConfigSource)
 }
 
