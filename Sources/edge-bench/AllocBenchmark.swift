@@ -119,19 +119,13 @@ enum AllocBenchmark {
         var settings = EngineSettings()
         settings.mpu6050.sampleRateHz = 200
         settings.alwaysOn = Set(StreamName.allCases)
-        let devices = [
-            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
-            EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
-            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
-        ]
         // 1. Engine + drivers on the register file, into the real service.
         let socket = "/tmp/edge-bench-alloc-\(getpid()).sock"
         let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socket))
         defer { server.stop(reason: "benchmark done") }
         let clock1 = VirtualClock(startNanoseconds: 1_000_000_000)
-        let hub1 = SensorHub(bus: RegisterFileBus(), clock: clock1, devices: devices, settings: settings, sink: server)
+        let (hub1, loop1) = try BenchEngine.make(bus: RegisterFileBus(), clock: clock1, settings: settings, sink: server)
         hub1.start()
-        let loop1 = EngineLoop(hub: hub1, clock: clock1)
         loop1.run(maxTicks: 2000)
         edge_alloc_count_begin()
         loop1.run(maxTicks: ticks)
@@ -142,10 +136,8 @@ enum AllocBenchmark {
         let clock2 = VirtualClock(startNanoseconds: 1_000_000_000)
         let board = try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(.realistic), truth: ConstantTruth(),
                                        clock: clock2, seed: 1)
-        let hub2 = SensorHub(bus: board.bus, clock: clock2, devices: devices, settings: settings,
-                             sink: DiscardingSink())
+        let (hub2, loop2) = try BenchEngine.make(bus: board.bus, clock: clock2, settings: settings, sink: DiscardingSink())
         hub2.start()
-        let loop2 = EngineLoop(hub: hub2, clock: clock2)
         loop2.run(maxTicks: 2000)
         edge_alloc_count_begin()
         loop2.run(maxTicks: ticks)
@@ -158,7 +150,7 @@ enum AllocBenchmark {
         let server3 = try ServiceServer(configuration: ServiceConfiguration(socketPath: socket3))
         defer { server3.stop(reason: "benchmark done") }
         let clock3 = MonotonicClock()
-        let hub3 = SensorHub(bus: RegisterFileBus(), clock: clock3, devices: devices, settings: settings, sink: server3)
+        let (hub3, loop3) = try BenchEngine.make(bus: RegisterFileBus(), clock: clock3, settings: settings, sink: server3)
         hub3.start()
         var readers: [ReadingClient] = []
         for _ in 0..<4 {
@@ -167,7 +159,6 @@ enum AllocBenchmark {
             readers.append(c)
         }
         defer { for c in readers { c.stop(); c.join() } }
-        let loop3 = EngineLoop(hub: hub3, clock: clock3)
         let pacedTicks = min(ticks, 2000)
         loop3.run(maxTicks: 400)   // 2 s: subscriptions in, queues and the line pool warm
         edge_alloc_count_begin()

@@ -74,15 +74,9 @@ enum AltitudeEngineBenchmark {
         let world = try ScenarioWorld(scenario, startNanoseconds: clock.nowNanoseconds)
         let board = try SimulatedBoard(chips: SimulatedChipSpec.referenceBoard(imperfections), truth: world,
                                        clock: clock, seed: seed, faults: world.faults)
-        let devices = [
-            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
-            EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
-            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
-        ]
         let sink = CollectingSink(demand: [.altitude: 0])
-        let hub = SensorHub(bus: board.bus, clock: clock, devices: devices, settings: settings, sink: sink)
+        let (hub, loop) = try BenchEngine.make(bus: board.bus, clock: clock, settings: settings, sink: sink)
         hub.start()
-        let loop = EngineLoop(hub: hub, clock: clock)
         let duration = scenario.durationSeconds
         loop.run(maxTicks: Int((duration * 1e9 / Double(loop.periodNanoseconds)).rounded(.down)) - 1)
         var r = Run()

@@ -56,13 +56,8 @@ enum StepBenchmark {
         var wanted: [StreamName: Double] = [.deviceMotion: 0, .accelerometer: 0, .gyroscope: 0, .magnetometer: 0, .altitude: 0]
         if fitness { wanted[.pedometer] = 0; wanted[.pedometerEvent] = 0; wanted[.activity] = 0 }
         let sink = DiscardingSink(wanted)
-        let hub = SensorHub(bus: b.bus, clock: clock, devices: [
-            EngineDevice(id: "mpu6050@0x68", kind: .mpu6050, address: 0x68),
-            EngineDevice(id: "bmp280@0x76", kind: .bmp280, address: 0x76),
-            EngineDevice(id: "qmc5883l@0x0d", kind: .qmc5883l, address: 0x0D),
-        ], settings: settings, sink: sink)
+        let (hub, loop) = try BenchEngine.make(bus: b.bus, clock: clock, settings: settings, sink: sink)
         hub.start()
-        let loop = EngineLoop(hub: hub, clock: clock)
         loop.run(maxTicks: rate)   // settle: 1 s
         let c0 = threadCPU()
         loop.run(maxTicks: ticks)
