@@ -19,8 +19,9 @@ import EdgeProtocol
 /// ``tick(at:)`` is one loop iteration: demand, device upkeep, the reads
 /// that are due, each reading handed to the stages that consume its input
 /// (in table order), publishing. The hub names no stage: which run is the
-/// table's answer for the board's devices and the configuration. It holds no lock, never blocks on a
-/// client and, in steady state, allocates nothing. A device whose data stop
+/// table's answer for the board's devices and the configuration. It holds
+/// no lock, never blocks on a client and, in steady state, allocates
+/// nothing. A device whose data stop
 /// (a stall, a reset chip, failing reads, a lost configuration) is reported
 /// `degraded` with a `connection` event and re-initialised without
 /// stalling the loop; nothing it measured before is presented as fresh.
