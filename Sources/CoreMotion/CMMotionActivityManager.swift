@@ -26,6 +26,20 @@ open class CMMotionActivity: CMLogItem {
     open var cycling: Bool { _flags.contains(.cycling) }
     open var unknown: Bool { _flags.contains(.unknown) }
 
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_startDate.timeIntervalSinceReferenceDate, forKey: "startDate")
+        coder.encode(Int(_flags.rawValue), forKey: "flags")
+        coder.encode(_confidence.rawValue, forKey: "confidence")
+    }
+
+    public required init?(coder: NSCoder) {
+        _startDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "startDate"))
+        _flags = ActivityFlags(rawValue: UInt8(truncatingIfNeeded: coder.decodeInteger(forKey: "flags")))
+        _confidence = CMMotionActivityConfidence(rawValue: coder.decodeInteger(forKey: "confidence")) ?? .low
+        super.init(coder: coder)
+    }
+
     public override init() { _startDate = Date(); _flags = .unknown; _confidence = .low; super.init() }
     init(timestamp: TimeInterval, startDate: Date, flags: ActivityFlags, confidence: ActivityConfidence) {
         _startDate = startDate; _flags = flags

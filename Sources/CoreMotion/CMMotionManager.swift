@@ -194,7 +194,7 @@ final class MotionConversion: @unchecked Sendable {
         case .accessoryMotion(let x) where stream == .accessoryMotion: m = x
         default: return nil
         }
-        let (attitude, heading) = frames.convert(m)
+        guard let (attitude, heading) = frames.convert(m) else { return nil }
         return Wire.deviceMotion(m, attitude: attitude, heading: heading, location: location)
     }
 }

@@ -29,6 +29,12 @@ public enum MessageEncoder {
             w.key("magneticFieldAccuracy"); w.name(s.magneticFieldAccuracy.wireName)
             w.key("heading_deg"); w.double(s.headingDeg)
             w.key("frame"); w.name(s.referenceFrame.wireName)
+            w.key("attitude6D"); w.beginObject()
+            w.key("w"); w.double(s.attitude6D.w); w.key("x"); w.double(s.attitude6D.x)
+            w.key("y"); w.double(s.attitude6D.y); w.key("z"); w.double(s.attitude6D.z)
+            w.endObject()
+            w.key("northYaw_deg"); w.double(s.northYawDeg)
+            w.key("northYawState"); w.name(s.northYawState.wireName)
         case .altitude(let s):
             w.key("relativeAltitude_m"); w.double(s.relativeAltitude)
             w.key("pressure_pa"); w.double(s.pressure)
