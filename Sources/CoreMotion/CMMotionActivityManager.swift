@@ -65,17 +65,33 @@ open class CMMotionActivityManager: NSObject {
     /// a missing entitlement or agent ends the updates silently there; here
     /// the handler is not called and
     /// ``EdgeMotionAgent/lastActivityError(of:)`` says why.)
+    ///
+    /// As Apple's, the current activity comes first, when the updates
+    /// start (asked of the agent before subscribing), then each change.
     open func startActivityUpdates(to queue: OperationQueue, withHandler handler: @escaping CMMotionActivityHandler) {
         let box = ErrorBox()
         errorBox = box
+        let call = UncheckedSendable(handler)
+        let precheck: @Sendable () -> NSError? = {
+            if case (let s?, nil) = MotionService.shared.connectedSource(),
+               case .sample(.activity(let a))? = try? s.client.request(.poll(.activity), timeoutMs: 2000) {
+                let current = UncheckedSendable(Self.activity(a))
+                queue.addOperation { call.value(current.value) }
+            }
+            return nil
+        }
         updates.start(queue: queue, handler: { activity, error in
             if let error { box.set(error as NSError) }
             if let activity { handler(activity) }
-        }) { sample in
+        }, precheck: precheck) { sample in
             guard case .activity(let a) = sample else { return nil }
-            return CMMotionActivity(timestamp: Wire.timestamp(a.timestampNs), startDate: FitnessTime.date(monotonicNs: a.startNs),
-                                    flags: a.flags, confidence: a.confidence)
+            return Self.activity(a)
         }
+    }
+
+    static func activity(_ a: ActivitySample) -> CMMotionActivity {
+        CMMotionActivity(timestamp: Wire.timestamp(a.timestampNs), startDate: FitnessTime.date(monotonicNs: a.startNs),
+                         flags: a.flags, confidence: a.confidence)
     }
 
     open func stopActivityUpdates() { updates.stop() }

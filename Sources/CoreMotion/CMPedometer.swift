@@ -122,22 +122,30 @@ open class CMPedometer: NSObject {
         }
     }
 
-    /// Cumulative data since `start`, on every new step or floor.
+    /// Cumulative data since `start`, on every new step or floor. Returns
+    /// at once (Apple's does): the history before now and the agent's
+    /// totals are read on a thread of the library's before the
+    /// subscription, so the first update already counts the past part.
     open func startUpdates(from start: Date, withHandler handler: @escaping CMPedometerHandler) {
         let floors = Self.isFloorCountingAvailable()
-        // what the history holds before now (empty when it cannot be read)
-        var before = PedometerTotals()
-        if start < Date(), case .success(let h) = FitnessHistoryAccess.open() {
-            before = (try? h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(Date()))) ?? PedometerTotals()
-            h.close()
+        let baseline = PedometerBaseline(history: PedometerTotals())
+        let startedAt = Date()
+        let precheck: @Sendable () -> NSError? = {
+            // what the history holds before now (empty when it cannot be read)
+            if start < startedAt, case .success(let h) = FitnessHistoryAccess.open() {
+                if let before = try? h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(startedAt)) {
+                    baseline.setHistory(before)
+                }
+                h.close()
+            }
+            // the agent's totals when the updates begin (its totals count from its start)
+            if case (let s?, nil) = MotionService.shared.connectedSource(),
+               case .sample(.pedometer(let p))? = try? s.client.request(.poll(.pedometer), timeoutMs: 2000) {
+                baseline.setLive(p)
+            }
+            return nil
         }
-        let baseline = PedometerBaseline(history: before)
-        // the agent's totals when the updates begin (its totals count from its start)
-        if case (let s?, nil) = MotionService.shared.connectedSource(),
-           case .sample(.pedometer(let p))? = try? s.client.request(.poll(.pedometer), timeoutMs: 2000) {
-            baseline.setLive(p)
-        }
-        updates.start(queue: handlerQueue, handler: handler) { sample in
+        updates.start(queue: handlerQueue, handler: handler, precheck: precheck) { sample in
             guard case .pedometer(let p) = sample else { return nil }
             let t = baseline.totals(p)
             return CMPedometerData(start: start, end: FitnessTime.date(monotonicNs: p.timestampNs), totals: t, floors: floors,
@@ -176,6 +184,8 @@ final class PedometerBaseline: @unchecked Sendable {
     init(history: PedometerTotals) { base = history }
 
     func setLive(_ p: PedometerSample) { lock.withLock { live = p; last = p } }
+    /// The history before the start (read before the first live sample).
+    func setHistory(_ t: PedometerTotals) { lock.withLock { base = t } }
 
     func totals(_ p: PedometerSample) -> PedometerTotals {
         lock.withLock {

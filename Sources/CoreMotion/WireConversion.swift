@@ -112,8 +112,9 @@ enum Wire {
 ///   magnetic north turned by −D).
 final class FrameConverter: @unchecked Sendable {
     let requested: ReferenceFrame
-    /// Degrees east of true north, when known.
-    let declinationDeg: Double?
+    /// Degrees east of true north, when known (asked at each sample: the
+    /// agent's version line says it).
+    let declinationDeg: @Sendable () -> Double?
     private let lock = NSLock()
     /// Rad about +Z added after the north yaw (arbitrary frames), set at the first sample.
     private var zeroYaw: Double?
@@ -122,7 +123,7 @@ final class FrameConverter: @unchecked Sendable {
     /// The last north yaw the agent gave, rad.
     private var lastNorthYaw: Double?
 
-    init(requested: ReferenceFrame, declinationDeg: Double?) {
+    init(requested: ReferenceFrame, declinationDeg: @escaping @Sendable () -> Double? = { nil }) {
         self.requested = requested; self.declinationDeg = declinationDeg
     }
 
@@ -153,7 +154,10 @@ final class FrameConverter: @unchecked Sendable {
             return (turned(zeroYaw! + (north ?? 0)), -1)
         case .xMagneticNorthZVertical, .xTrueNorthZVertical:
             guard var yaw = north else { return nil }
-            if requested == .xTrueNorthZVertical { yaw -= (declinationDeg ?? 0) * .pi / 180 }
+            if requested == .xTrueNorthZVertical {
+                guard let d = declinationDeg() else { return nil }
+                yaw -= d * .pi / 180
+            }
             let a = turned(yaw)
             return (a, a.facingHeadingDegrees)
         }

@@ -358,3 +358,20 @@ extension Request {
         w.endObject(); w.endLine()
     }
 }
+
+extension ServerMessage {
+    /// The request id of a `poll`'s reply: a sample line that carries an
+    /// `id` right after its class (`MessageEncoder.sample(_:id:into:)`);
+    /// nil for a subscription's sample (checked by its first bytes, so the
+    /// samples of a stream cost nothing more).
+    public static func pollReplyID<C: Collection>(line: C) -> RequestID? where C.Element == UInt8 {
+        guard line.starts(with: pollReplyPrefix), let v = try? JSONValue.parse(Array(line)) else { return nil }
+        switch v["id"] {
+        case .number(_, let literal)?: return .number(literal)
+        case .string(let s)?: return .string(s)
+        default: return nil
+        }
+    }
+
+    private static let pollReplyPrefix = Array(#"{"class":"sample","id":"#.utf8)
+}

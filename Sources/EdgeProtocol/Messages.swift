@@ -4,10 +4,14 @@
 public enum MessageEncoder {
     // MARK: samples
 
-    /// `{"class":"sample","stream":…,"timestamp_ns":…,<stream keys>}\n`
-    public static func sample(_ sample: Sample, into w: inout JSONWriter) {
+    /// `{"class":"sample","stream":…,"timestamp_ns":…,<stream keys>}\n`;
+    /// a `poll`'s reply carries the request's `id` right after the class
+    /// (`{"class":"sample","id":…,…}`), so a client that also subscribes to
+    /// the stream tells the reply from the stream's samples.
+    public static func sample(_ sample: Sample, id: RequestID? = nil, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("sample")
+        requestID(id, &w)
         w.key("stream"); w.name(streamName(sample.stream))
         w.key("timestamp_ns"); w.int(sample.timestampNs)
         switch sample {

@@ -45,6 +45,18 @@ import Testing
             #expect(zip(data.items, data.items.dropFirst()).allSatisfy { $0.numberOfSteps.intValue <= $1.numberOfSteps.intValue })
 
             #expect(await eventually(seconds: 10) { seen.items.last?.stationary == true })
+            // A subscriber that starts now, while the board stays still (no
+            // change for an hour), gets the current activity at once. Apple,
+            // CMMotionActivityManager.startActivityUpdates(to:withHandler:)
+            // (developer.apple.com/documentation/coremotion/cmmotionactivitymanager/startactivityupdates(to:withhandler:)):
+            // "the handler block ... is executed ... with the current
+            // activity" when updates start, then on each change.
+            let late = CMMotionActivityManager()
+            let lateSeen = Inbox<CMMotionActivity>()
+            late.startActivityUpdates(to: OperationQueue()) { a in lateSeen.take(a, nil) }
+            #expect(await eventually(seconds: 10) { lateSeen.count >= 1 }, "no current activity for a late subscriber: \(String(describing: EdgeMotionAgent.lastActivityError(of: late)))")
+            #expect(lateSeen.items.first?.stationary == true)
+            late.stopActivityUpdates()
             let walking = try #require(seen.items.first { $0.walking })
             #expect(seen.items.contains { $0.walking && $0.confidence == .high })
             #expect(seen.items.last!.startDate > walking.startDate)

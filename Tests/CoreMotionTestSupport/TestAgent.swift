@@ -451,6 +451,28 @@ public func withAgent<T>(_ kind: TestAgentKind, _ body: (TestAgent) async throws
     }
 }
 
+/// Runs `body` with the process's Core Motion pointed at a socket where no
+/// agent listens (a fresh directory, nothing in it) and no in-process
+/// agent allowed to start, with the data source to itself.
+public func withNoAgent<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-cm-none-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+    do {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        EdgeMotionAgent.socketPath = directory + "/agent.sock"
+        let r = try await body()
+        EdgeMotionAgent.socketPath = nil
+        try? FileManager.default.removeItem(atPath: directory)
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.socketPath = nil
+        try? FileManager.default.removeItem(atPath: directory)
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
 /// Waits (polling every 10 ms, at most `seconds`) until `condition` holds.
 public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(seconds)
