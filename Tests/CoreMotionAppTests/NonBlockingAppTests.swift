@@ -110,6 +110,12 @@ import Glibc
     /// and the frames a north needs are listed once the agent has a field.
     @Test func withAnAgentNothingBlocksAndTheSensorsAreAvailable() async throws {
         try await withSharedAgent { _ in
+            // Device motion running, so the agent has a latest sample to
+            // answer a poll with (the polls that used to wait out their 2 s).
+            let running = CMMotionManager()
+            running.startDeviceMotionUpdates(using: .xArbitraryZVertical)
+            defer { running.stopDeviceMotionUpdates() }
+            #expect(await eventually(seconds: 20) { running.deviceMotion != nil })
             Self.check(Self.everyCall(), "agent")
             let m = CMMotionManager()
             #expect(await eventually { m.isAccelerometerAvailable && m.isDeviceMotionAvailable && m.isMagnetometerAvailable })
