@@ -81,7 +81,7 @@ open class CMMotionActivityManager: NSObject {
             return nil
         }
         updates.start(queue: queue, handler: { activity, error in
-            if let error { box.set(error as NSError) }
+            if let error { box.set((error as NSError).asMotionActivityError) }
             if let activity { handler(activity) }
         }, precheck: precheck) { sample in
             guard case .activity(let a) = sample else { return nil }
@@ -127,7 +127,7 @@ open class CMMotionActivityManager: NSObject {
                     result = (nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
                 }
             }
-            let r = UncheckedSendable(result)
+            let r = UncheckedSendable((result.0, result.1?.asMotionActivityError))
             queue.addOperation { call.value(r.value.0, r.value.1) }
         }
     }

@@ -106,7 +106,7 @@ open class CMPedometer: NSObject {
             let handler = box.value
             switch FitnessHistoryAccess.open() {
             case .failure(let e):
-                deliver(queue, handler, nil, e)
+                deliver(queue, handler, nil, e.asMotionActivityError)
             case .success(let h):
                 defer { h.close() }
                 do {
@@ -114,9 +114,9 @@ open class CMPedometer: NSObject {
                     deliver(queue, handler, CMPedometerData(start: start, end: end, totals: t, floors: floors,
                                                             currentPace: nil, currentCadence: nil), nil)
                 } catch let e as NSError where e.domain == CMErrorDomain {
-                    deliver(queue, handler, nil, e)
+                    deliver(queue, handler, nil, e.asMotionActivityError)
                 } catch {
-                    deliver(queue, handler, nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
+                    deliver(queue, handler, nil, .coreMotion(CMErrorMotionActivityNotAvailable, "fitness history: \(error)"))
                 }
             }
         }
@@ -145,7 +145,8 @@ open class CMPedometer: NSObject {
             }
             return nil
         }
-        updates.start(queue: handlerQueue, handler: handler, precheck: precheck) { sample in
+        updates.start(queue: handlerQueue, handler: { d, e in handler(d, e.map { ($0 as NSError).asMotionActivityError }) },
+                      precheck: precheck) { sample in
             guard case .pedometer(let p) = sample else { return nil }
             let t = baseline.totals(p)
             return CMPedometerData(start: start, end: FitnessTime.date(monotonicNs: p.timestampNs), totals: t, floors: floors,
@@ -156,7 +157,7 @@ open class CMPedometer: NSObject {
     open func stopUpdates() { updates.stop() }
 
     open func startEventUpdates(handler: @escaping CMPedometerEventHandler) {
-        eventChannel.start(queue: handlerQueue, handler: handler) { sample in
+        eventChannel.start(queue: handlerQueue, handler: { ev, e in handler(ev, e.map { ($0 as NSError).asMotionActivityError }) }) { sample in
             guard case .pedometerEvent(let e) = sample else { return nil }
             return CMPedometerEvent(date: FitnessTime.date(monotonicNs: e.timestampNs), type: e.type == .pause ? .pause : .resume)
         }

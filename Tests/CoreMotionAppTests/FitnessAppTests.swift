@@ -123,6 +123,11 @@ import Testing
         }
     }
 
+    /// Apple gives pedometer and activity failures their own codes:
+    /// CMErrorMotionActivityNotAuthorized (105) when motion and fitness
+    /// data are not authorized
+    /// (developer.apple.com/documentation/coremotion/cmerrormotionactivitynotauthorized),
+    /// where the general CMErrorNotEntitled (110) is for the other managers.
     @Test func withoutTheFitnessEntitlementItIsDeniedWithAnError() async throws {
         try await withAgent(.restFlat) { _ in
             #expect(CMPedometer.authorizationStatus() == .denied)
@@ -132,7 +137,7 @@ import Testing
             pedometer.startUpdates(from: Date()) { d, e in data.take(d, e) }
             #expect(await eventually { !data.errors.isEmpty })
             #expect(data.errors.first?.domain == CMErrorDomain)
-            #expect(data.errors.first?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(data.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue))
             #expect(data.errors.first?.localizedDescription.contains("fitness") == true, "\(data.errors.first?.localizedDescription ?? "")")
             pedometer.stopUpdates()
             // the activity manager's handler has no error: nothing arrives, and it says why
@@ -140,21 +145,21 @@ import Testing
             let seen = Inbox<CMMotionActivity>()
             m.startActivityUpdates(to: OperationQueue()) { a in seen.take(a, nil) }
             #expect(await eventually { EdgeMotionAgent.lastActivityError(of: m) != nil })
-            #expect(EdgeMotionAgent.lastActivityError(of: m)?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(EdgeMotionAgent.lastActivityError(of: m)?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue))
             #expect(seen.count == 0)
             m.stopActivityUpdates()
             // events and the history: the same error, at once (never a wait)
             let events = Inbox<CMPedometerEvent>()
             pedometer.startEventUpdates { e, err in events.take(e, err) }
             #expect(await eventually { !events.errors.isEmpty })
-            #expect(events.errors.first?.code == Int(CMErrorNotEntitled.rawValue))
+            #expect(events.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue))
             pedometer.stopEventUpdates()
             let query = Inbox<CMPedometerData>()
             pedometer.queryPedometerData(from: Date().addingTimeInterval(-60), to: Date()) { d, e in query.take(d, e) }
-            #expect(await_(query) == false && query.errors.first?.code == Int(CMErrorNotEntitled.rawValue), "\(query.errors)")
+            #expect(await_(query) == false && query.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue), "\(query.errors)")
             let past = Inbox<[CMMotionActivity]>()
             m.queryActivityStarting(from: Date().addingTimeInterval(-60), to: Date(), to: OperationQueue()) { a, e in past.take(a, e) }
-            #expect(await_(past) == false && past.errors.first?.code == Int(CMErrorNotEntitled.rawValue), "\(past.errors)")
+            #expect(await_(past) == false && past.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue), "\(past.errors)")
         }
     }
 }

@@ -182,7 +182,7 @@ func useEverything(_ motion: CMDeviceMotion, _ acc: CMAccelerometerData, _ gyro:
                             CMErrorNotAvailable, CMErrorNotEntitled, CMErrorNotAuthorized, CMErrorNilData, CMErrorSize]
     let _: UInt32 = codes[0].rawValue
     _ = CMError(110) == CMError(rawValue: 110)
-    _ = CMError.notEntitled == CMErrorNotEntitled
+    _ = CMError(rawValue: 110) == CMErrorNotEntitled
     _ = (a, r, c, q, m)
 }
 
