@@ -134,7 +134,9 @@ func archiveAndCopy(_ motion: CMDeviceMotion, _ acc: CMAccelerometerData) throws
     let item: any NSSecureCoding & NSCopying = acc
     _ = item.copy(with: nil)
     let water = CMWaterSubmersionManager()
-    water.delegate = DepthOnlyDelegate()
+    let depthOnly = DepthOnlyDelegate()
+    water.delegate = depthOnly
+    withExtendedLifetime(depthOnly) {}
 }
 
 final class MockAccelerometerData: CMAccelerometerData {
