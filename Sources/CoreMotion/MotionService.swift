@@ -83,7 +83,11 @@ final class MotionService: @unchecked Sendable {
         }
         current = nil
         setupError = nil
-        cacheLock.withLock { cache = nil }
+        cacheLock.withLock {
+            cache = nil
+            generation += 1
+            refreshing = false
+        }
     }
 
     func reset() { lock.withLock { resetLocked() } }
@@ -189,6 +193,9 @@ final class MotionService: @unchecked Sendable {
     private let cacheChanged = NSCondition()
     private var cache: Snapshot?
     private var refreshing = false
+    /// Counts the source changes: a refresh that began before one does not
+    /// publish what the old source said.
+    private var generation = 0
     /// Mirrors of the settings, read without ``lock`` (which a connect holds).
     private var socketIsSet = false
     private var inProcessIsAllowed = true
@@ -234,6 +241,7 @@ final class MotionService: @unchecked Sendable {
 
     /// Asks the agent (on ``worker``: may take seconds) and keeps the answer.
     private func refresh() {
+        let began = cacheLock.withLock { generation }
         var snap = Snapshot(atNs: monotonicNowNs(), devices: nil, entitlements: nil, northServable: false, declinationDeg: nil)
         var source: Source?
         if case (let s?, nil) = connectedSource(), let v = s.client.version {
@@ -248,18 +256,21 @@ final class MotionService: @unchecked Sendable {
             } ?? false
         }
         // What the callers waiting for the first answer need, first.
-        publish(snap, done: source == nil)
+        publish(snap, done: source == nil, generation: began)
         guard let s = source else { return }
         if case .sample(.deviceMotion(let m))? = try? s.client.request(.poll(.deviceMotion), timeoutMs: 2000) {
             snap.northServable = m.northYawState == .live
         }
-        publish(snap, done: true)
+        publish(snap, done: true, generation: began)
     }
 
-    private func publish(_ snap: Snapshot, done: Bool) {
+    private func publish(_ snap: Snapshot, done: Bool, generation began: Int) {
         var s = snap
         s.atNs = monotonicNowNs()
         cacheLock.withLock {
+            // The source changed meanwhile: what it said is not kept, and
+            // the next call asks the new one (reset cleared `refreshing`).
+            guard generation == began else { return }
             cache = s
             if done { refreshing = false }
         }
@@ -267,9 +278,6 @@ final class MotionService: @unchecked Sendable {
         cacheChanged.broadcast()
         cacheChanged.unlock()
     }
-
-    /// Forgets the snapshot (the source changed).
-    private func forgetSnapshot() { cacheLock.withLock { cache = nil } }
 
     /// Whether a device of the board feeds `stream` (in any state: the
     /// board profile has it). Never blocks: see ``snapshot()``.
