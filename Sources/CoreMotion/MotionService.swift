@@ -146,7 +146,7 @@ final class MotionService: @unchecked Sendable {
                 }
             }
             if error.isNoAgent, s.embedded == nil {
-                return (s, .coreMotion(CMErrorNotAvailable, "\(error.description) Start one (`edge-agent run`), or let this app run its own: link the CoreMotionInProcessAgent product and call EdgeMotionInProcessAgent.install()."))
+                return (s, .coreMotion(CMErrorNotAvailable, "\(error.description) The socket tried: \(s.location.path), \(s.location.source). Start one (`edge-agent run`), or let this app run its own: link the CoreMotionInProcessAgent product and call EdgeMotionInProcessAgent.install()."))
             }
             return (s, Self.error(error))
         }

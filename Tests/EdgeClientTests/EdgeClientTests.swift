@@ -312,3 +312,4 @@ final class Inbox: Sendable {
         })
     }
 }
+
