@@ -312,4 +312,3 @@ final class Inbox: Sendable {
         })
     }
 }
-
