@@ -3,7 +3,7 @@ import EdgeValues
 /// The device's orientation relative to a reference frame
 /// (``CMAttitudeReferenceFrame``), as Euler angles, a rotation matrix and a
 /// quaternion (one rotation, three forms).
-open class CMAttitude: NSObject, NSCopying {
+open class CMAttitude: NSObject, NSCopying, NSSecureCoding {
     /// Board-to-reference rotation (EdgeFusion's convention:
     /// `v_reference = q.rotate(v_device)`), the one stored form.
     var attitude: Attitude
@@ -12,6 +12,24 @@ open class CMAttitude: NSObject, NSCopying {
         attitude = Attitude(quaternion: .identity, referenceFrame: .xArbitraryZVertical)
     }
     init(_ attitude: Attitude) { self.attitude = attitude }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        let q = attitude.quaternion
+        coder.encode(q.w, forKey: "quaternionW"); coder.encode(q.x, forKey: "quaternionX")
+        coder.encode(q.y, forKey: "quaternionY"); coder.encode(q.z, forKey: "quaternionZ")
+        coder.encode(attitude.referenceFrame.rawValue, forKey: "referenceFrame")
+    }
+
+    public required init?(coder: NSCoder) {
+        let q = Quaternion(w: coder.decodeDouble(forKey: "quaternionW"), x: coder.decodeDouble(forKey: "quaternionX"),
+                           y: coder.decodeDouble(forKey: "quaternionY"), z: coder.decodeDouble(forKey: "quaternionZ"))
+        guard let name = coder.decodeObject(of: NSString.self, forKey: "referenceFrame") as String?,
+              let frame = ReferenceFrame(rawValue: name) else { return nil }
+        attitude = Attitude(quaternion: q, referenceFrame: frame)
+        super.init()
+    }
 
     /// Radians about the device's Y axis, in (−π, π]: positive when the
     /// right edge goes down.
@@ -74,6 +92,35 @@ open class CMDeviceMotion: CMLogItem {
         _userAcceleration = CMAcceleration(); _magneticField = CMCalibratedMagneticField()
         _heading = -1; _sensorLocation = .default
         super.init()
+    }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_attitude, forKey: "attitude")
+        coder.encode(CMAcceleration(x: _rotationRate.x, y: _rotationRate.y, z: _rotationRate.z), prefix: "rotationRate")
+        coder.encode(_gravity, prefix: "gravity")
+        coder.encode(_userAcceleration, prefix: "userAcceleration")
+        let f = _magneticField.field
+        coder.encode(CMAcceleration(x: f.x, y: f.y, z: f.z), prefix: "magneticField")
+        coder.encode(Int(_magneticField.accuracy.rawValue), forKey: "magneticFieldAccuracy")
+        coder.encode(_heading, forKey: "heading")
+        coder.encode(_sensorLocation.rawValue, forKey: "sensorLocation")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let attitude = coder.decodeObject(of: CMAttitude.self, forKey: "attitude") else { return nil }
+        _attitude = attitude
+        let r = coder.decodeAcceleration(prefix: "rotationRate")
+        _rotationRate = CMRotationRate(x: r.x, y: r.y, z: r.z)
+        _gravity = coder.decodeAcceleration(prefix: "gravity")
+        _userAcceleration = coder.decodeAcceleration(prefix: "userAcceleration")
+        let f = coder.decodeAcceleration(prefix: "magneticField")
+        _magneticField = CMCalibratedMagneticField(
+            field: CMMagneticField(x: f.x, y: f.y, z: f.z),
+            accuracy: CMMagneticFieldCalibrationAccuracy(rawValue: Int32(coder.decodeInteger(forKey: "magneticFieldAccuracy"))) ?? .uncalibrated)
+        _heading = coder.decodeDouble(forKey: "heading")
+        _sensorLocation = SensorLocation(rawValue: coder.decodeInteger(forKey: "sensorLocation")) ?? .default
+        super.init(coder: coder)
     }
 
     init(timestamp: TimeInterval, attitude: CMAttitude, rotationRate: CMRotationRate, gravity: CMAcceleration,

@@ -101,7 +101,7 @@ open class CMBatchedSensorManager: NSObject {
     }
 
     static func motionBatcher() -> Batcher<CMDeviceMotion> {
-        let conversion = MotionConversion(FrameConverter(requested: .xArbitraryZVertical, declinationDeg: nil),
+        let conversion = MotionConversion(FrameConverter(requested: .xArbitraryZVertical),
                                           stream: .deviceMotionBatch, location: .default)
         return Batcher { s in
             guard let m = conversion.convert(s) else { return nil }
@@ -130,6 +130,8 @@ open class CMBatchedSensorManager: NSObject {
 
         public struct Iterator: AsyncIteratorProtocol {
             var base: AsyncThrowingStream<BatchBox<CMAccelerometerData>, any Error>.Iterator
+            /// Iterating keeps the manager (its deinit stops the updates).
+            let manager: CMBatchedSensorManager
             public mutating func next() async throws -> [CMAccelerometerData]? { try await base.next()?.items }
             public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [CMAccelerometerData]? {
                 try await base.next(isolation: actor)?.items
@@ -137,7 +139,7 @@ open class CMBatchedSensorManager: NSObject {
         }
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(base: manager.batchStream(.accelerometerBatch, Self.batcher).makeAsyncIterator())
+            Iterator(base: manager.batchStream(.accelerometerBatch, Self.batcher).makeAsyncIterator(), manager: manager)
         }
 
         static let batcher: @Sendable () -> Batcher<CMAccelerometerData> = { CMBatchedSensorManager.accelerometerBatcher() }
@@ -149,6 +151,8 @@ open class CMBatchedSensorManager: NSObject {
 
         public struct Iterator: AsyncIteratorProtocol {
             var base: AsyncThrowingStream<BatchBox<CMDeviceMotion>, any Error>.Iterator
+            /// Iterating keeps the manager (its deinit stops the updates).
+            let manager: CMBatchedSensorManager
             public mutating func next() async throws -> [CMDeviceMotion]? { try await base.next()?.items }
             public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [CMDeviceMotion]? {
                 try await base.next(isolation: actor)?.items
@@ -156,7 +160,7 @@ open class CMBatchedSensorManager: NSObject {
         }
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(base: manager.batchStream(.deviceMotionBatch, Self.batcher).makeAsyncIterator())
+            Iterator(base: manager.batchStream(.deviceMotionBatch, Self.batcher).makeAsyncIterator(), manager: manager)
         }
 
         static let batcher: @Sendable () -> Batcher<CMDeviceMotion> = { CMBatchedSensorManager.motionBatcher() }

@@ -25,28 +25,34 @@ public var CMErrorNotAuthorized: CMError { CMError(111) }
 public var CMErrorNilData: CMError { CMError(112) }
 public var CMErrorSize: CMError { CMError(113) }
 
-// The SDK has only the global constants; guides and issue 9 write
-// `CMError.notEntitled` too, so the members exist as well (the same values).
-extension CMError {
-    public static var notEntitled: CMError { CMErrorNotEntitled }
-    public static var notAuthorized: CMError { CMErrorNotAuthorized }
-    public static var notAvailable: CMError { CMErrorNotAvailable }
-    public static var trueNorthNotAvailable: CMError { CMErrorTrueNorthNotAvailable }
-    public static var motionActivityNotAuthorized: CMError { CMErrorMotionActivityNotAuthorized }
-    public static var motionActivityNotAvailable: CMError { CMErrorMotionActivityNotAvailable }
-    public static var motionActivityNotEntitled: CMError { CMErrorMotionActivityNotEntitled }
-    public static var deviceRequiresMovement: CMError { CMErrorDeviceRequiresMovement }
-    public static var invalidParameter: CMError { CMErrorInvalidParameter }
-    public static var invalidAction: CMError { CMErrorInvalidAction }
-    public static var unknown: CMError { CMErrorUnknown }
-    public static var nilData: CMError { CMErrorNilData }
-    public static var size: CMError { CMErrorSize }
-}
+// Apple's CMError has only `rawValue` and its two initialisers
+// (developer.apple.com/documentation/coremotion/cmerror): the codes are the
+// global constants above, and nothing else is added to Apple's type.
 
 extension NSError {
     /// An error of ``CMErrorDomain`` whose description says what happened
     /// and what to do.
     static func coreMotion(_ code: CMError, _ description: String) -> NSError {
         NSError(domain: CMErrorDomain, code: Int(code.rawValue), userInfo: [NSLocalizedDescriptionKey: description])
+    }
+}
+
+extension NSError {
+    /// This error as Apple's pedometer and activity APIs give it: Apple
+    /// reports motion-activity failures with their own codes
+    /// (developer.apple.com/documentation/coremotion/cmerrormotionactivitynotauthorized):
+    /// the agent's `fitness` entitlement not held (authorization `.denied`)
+    /// is `CMErrorMotionActivityNotAuthorized` (105); no agent or no device
+    /// feeding the stream is `CMErrorMotionActivityNotAvailable` (104).
+    /// Other errors pass unchanged; the description stays.
+    var asMotionActivityError: NSError {
+        guard domain == CMErrorDomain else { return self }
+        let code: CMError
+        switch self.code {
+        case Int(CMErrorNotEntitled.rawValue), Int(CMErrorNotAuthorized.rawValue): code = CMErrorMotionActivityNotAuthorized
+        case Int(CMErrorNotAvailable.rawValue): code = CMErrorMotionActivityNotAvailable
+        default: return self
+        }
+        return NSError(domain: CMErrorDomain, code: Int(code.rawValue), userInfo: userInfo)
     }
 }

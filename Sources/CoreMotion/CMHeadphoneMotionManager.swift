@@ -65,7 +65,7 @@ open class CMHeadphoneMotionManager: NSObject {
 
     /// Attitude in an arbitrary frame fixed at the first sample (yaw 0 there).
     static func conversion() -> MotionConversion {
-        MotionConversion(FrameConverter(requested: .xArbitraryZVertical, declinationDeg: nil),
+        MotionConversion(FrameConverter(requested: .xArbitraryZVertical),
                          stream: .accessoryMotion, location: .default)
     }
 
@@ -115,11 +115,19 @@ final class ConnectionStatus: @unchecked Sendable {
         let probe = StreamSource(stream: .accessoryConnection, interval: 1, onSample: { _ in }, onError: { _ in })
         lock.withLock { keepProbed = probe }
         probe.start()
-        let (source, _) = MotionService.shared.connectedSource()
-        guard let client = source?.client else { return }
-        let o = client.observe { [weak self] e in self?.handle(e) }
-        lock.withLock { observation = o }
-        refresh()
+        // Connecting may take a while: not on the app's thread.
+        work.addOperation { [weak self] in
+            let (source, _) = MotionService.shared.connectedSource()
+            guard let self, let client = source?.client else { return }
+            let o = client.observe { [weak self] e in self?.handle(e) }
+            let keep: Bool = self.lock.withLock {
+                guard !self.stopped else { return false }
+                self.observation = o
+                return true
+            }
+            guard keep else { o.cancel(); return }
+            self.refresh()
+        }
     }
 
     func stop() {

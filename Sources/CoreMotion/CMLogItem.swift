@@ -1,6 +1,22 @@
 /// The base class of Core Motion's samples: when the sample was taken.
-open class CMLogItem: NSObject, NSCopying {
+///
+/// As Apple's, `NSCopying` and `NSSecureCoding`: `copy()` is a new object
+/// (made through the class's own coding, so a subclass that codes its
+/// values copies them), and `NSKeyedArchiver` / `NSKeyedUnarchiver` round
+/// trips give an equal sample.
+open class CMLogItem: NSObject, NSCopying, NSSecureCoding {
     let _timestamp: TimeInterval
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        coder.encode(_timestamp, forKey: "timestamp")
+    }
+
+    public required init?(coder: NSCoder) {
+        _timestamp = coder.decodeDouble(forKey: "timestamp")
+        super.init()
+    }
 
     /// The time the sample was captured, in seconds since the device booted:
     /// `CLOCK_MONOTONIC`, the same clock for every kind of sample (the
@@ -11,8 +27,33 @@ open class CMLogItem: NSObject, NSCopying {
     public override init() { _timestamp = 0 }
     init(timestamp: TimeInterval) { _timestamp = timestamp }
 
-    /// The samples are immutable: a copy is the same object.
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+    /// A new object with the same values (through the class's coding).
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
+}
+
+/// A copy of `object` made by archiving and unarchiving it (its class's
+/// `encode(with:)` and `init?(coder:)`): a real copy for every class that
+/// codes its values. A class whose coding fails is a bug of this module.
+func codedCopy<T: NSObject & NSSecureCoding>(_ object: T) -> T {
+    do {
+        let data = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
+        guard let copy = try NSKeyedUnarchiver.unarchivedObject(ofClasses: [type(of: object)], from: data) as? T else {
+            preconditionFailure("CoreMotion: a \(type(of: object)) did not unarchive as itself")
+        }
+        return copy
+    } catch {
+        preconditionFailure("CoreMotion: a \(type(of: object)) does not code itself: \(error)")
+    }
+}
+
+extension NSCoder {
+    func encode(_ v: CMAcceleration, prefix: String) {
+        encode(v.x, forKey: prefix + "X"); encode(v.y, forKey: prefix + "Y"); encode(v.z, forKey: prefix + "Z")
+    }
+    func decodeAcceleration(prefix: String) -> CMAcceleration {
+        CMAcceleration(x: decodeDouble(forKey: prefix + "X"), y: decodeDouble(forKey: prefix + "Y"),
+                       z: decodeDouble(forKey: prefix + "Z"))
+    }
 }
 
 /// One accelerometer sample: acceleration in g, **gravity included, with
@@ -21,6 +62,15 @@ open class CMAccelerometerData: CMLogItem {
     let _acceleration: CMAcceleration
     /// g (9.80665 m/s²) along each device axis.
     open var acceleration: CMAcceleration { _acceleration }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_acceleration, prefix: "acceleration")
+    }
+    public required init?(coder: NSCoder) {
+        _acceleration = coder.decodeAcceleration(prefix: "acceleration")
+        super.init(coder: coder)
+    }
 
     public override init() { _acceleration = CMAcceleration(); super.init() }
     init(timestamp: TimeInterval, acceleration: CMAcceleration) {
@@ -37,6 +87,16 @@ open class CMAccelerometerData: CMLogItem {
 open class CMGyroData: CMLogItem {
     let _rotationRate: CMRotationRate
     open var rotationRate: CMRotationRate { _rotationRate }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(CMAcceleration(x: _rotationRate.x, y: _rotationRate.y, z: _rotationRate.z), prefix: "rotationRate")
+    }
+    public required init?(coder: NSCoder) {
+        let r = coder.decodeAcceleration(prefix: "rotationRate")
+        _rotationRate = CMRotationRate(x: r.x, y: r.y, z: r.z)
+        super.init(coder: coder)
+    }
 
     public override init() { _rotationRate = CMRotationRate(); super.init() }
     init(timestamp: TimeInterval, rotationRate: CMRotationRate) {
@@ -55,6 +115,16 @@ open class CMGyroData: CMLogItem {
 open class CMMagnetometerData: CMLogItem {
     let _magneticField: CMMagneticField
     open var magneticField: CMMagneticField { _magneticField }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(CMAcceleration(x: _magneticField.x, y: _magneticField.y, z: _magneticField.z), prefix: "magneticField")
+    }
+    public required init?(coder: NSCoder) {
+        let f = coder.decodeAcceleration(prefix: "magneticField")
+        _magneticField = CMMagneticField(x: f.x, y: f.y, z: f.z)
+        super.init(coder: coder)
+    }
 
     public override init() { _magneticField = CMMagneticField(); super.init() }
     init(timestamp: TimeInterval, magneticField: CMMagneticField) {
@@ -75,6 +145,17 @@ open class CMAltitudeData: CMLogItem {
     open var relativeAltitude: NSNumber { _relativeAltitude }
     /// Static pressure in kilopascals (kPa).
     open var pressure: NSNumber { _pressure }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_relativeAltitude.doubleValue, forKey: "relativeAltitude")
+        coder.encode(_pressure.doubleValue, forKey: "pressure")
+    }
+    public required init?(coder: NSCoder) {
+        _relativeAltitude = NSNumber(value: coder.decodeDouble(forKey: "relativeAltitude"))
+        _pressure = NSNumber(value: coder.decodeDouble(forKey: "pressure"))
+        super.init(coder: coder)
+    }
 
     public override init() { _relativeAltitude = 0; _pressure = 0; super.init() }
     init(timestamp: TimeInterval, relativeAltitude: Double, pressureKPa: Double) {
@@ -97,6 +178,17 @@ open class CMAbsoluteAltitudeData: CMLogItem {
     open var accuracy: Double { _accuracy }
     /// Resolution of ``altitude``, metres.
     open var precision: Double { _precision }
+
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_altitude, forKey: "altitude"); coder.encode(_accuracy, forKey: "accuracy")
+        coder.encode(_precision, forKey: "precision")
+    }
+    public required init?(coder: NSCoder) {
+        _altitude = coder.decodeDouble(forKey: "altitude"); _accuracy = coder.decodeDouble(forKey: "accuracy")
+        _precision = coder.decodeDouble(forKey: "precision")
+        super.init(coder: coder)
+    }
 
     public override init() { _altitude = 0; _accuracy = 0; _precision = 0; super.init() }
     init(timestamp: TimeInterval, altitude: Double, accuracy: Double, precision: Double) {

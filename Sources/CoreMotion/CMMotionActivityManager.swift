@@ -26,6 +26,20 @@ open class CMMotionActivity: CMLogItem {
     open var cycling: Bool { _flags.contains(.cycling) }
     open var unknown: Bool { _flags.contains(.unknown) }
 
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(_startDate.timeIntervalSinceReferenceDate, forKey: "startDate")
+        coder.encode(Int(_flags.rawValue), forKey: "flags")
+        coder.encode(_confidence.rawValue, forKey: "confidence")
+    }
+
+    public required init?(coder: NSCoder) {
+        _startDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "startDate"))
+        _flags = ActivityFlags(rawValue: UInt8(truncatingIfNeeded: coder.decodeInteger(forKey: "flags")))
+        _confidence = CMMotionActivityConfidence(rawValue: coder.decodeInteger(forKey: "confidence")) ?? .low
+        super.init(coder: coder)
+    }
+
     public override init() { _startDate = Date(); _flags = .unknown; _confidence = .low; super.init() }
     init(timestamp: TimeInterval, startDate: Date, flags: ActivityFlags, confidence: ActivityConfidence) {
         _startDate = startDate; _flags = flags
@@ -51,17 +65,33 @@ open class CMMotionActivityManager: NSObject {
     /// a missing entitlement or agent ends the updates silently there; here
     /// the handler is not called and
     /// ``EdgeMotionAgent/lastActivityError(of:)`` says why.)
+    ///
+    /// As Apple's, the current activity comes first, when the updates
+    /// start (asked of the agent before subscribing), then each change.
     open func startActivityUpdates(to queue: OperationQueue, withHandler handler: @escaping CMMotionActivityHandler) {
         let box = ErrorBox()
         errorBox = box
-        updates.start(queue: queue, handler: { activity, error in
-            if let error { box.set(error as NSError) }
-            if let activity { handler(activity) }
-        }) { sample in
-            guard case .activity(let a) = sample else { return nil }
-            return CMMotionActivity(timestamp: Wire.timestamp(a.timestampNs), startDate: FitnessTime.date(monotonicNs: a.startNs),
-                                    flags: a.flags, confidence: a.confidence)
+        let call = UncheckedSendable(handler)
+        let precheck: @Sendable () -> NSError? = {
+            if case (let s?, nil) = MotionService.shared.connectedSource(),
+               case .sample(.activity(let a))? = try? s.client.request(.poll(.activity), timeoutMs: 2000) {
+                let current = UncheckedSendable(Self.activity(a))
+                queue.addOperation { call.value(current.value) }
+            }
+            return nil
         }
+        updates.start(queue: queue, handler: { activity, error in
+            if let error { box.set((error as NSError).asMotionActivityError) }
+            if let activity { handler(activity) }
+        }, precheck: precheck) { sample in
+            guard case .activity(let a) = sample else { return nil }
+            return Self.activity(a)
+        }
+    }
+
+    static func activity(_ a: ActivitySample) -> CMMotionActivity {
+        CMMotionActivity(timestamp: Wire.timestamp(a.timestampNs), startDate: FitnessTime.date(monotonicNs: a.startNs),
+                         flags: a.flags, confidence: a.confidence)
     }
 
     open func stopActivityUpdates() { updates.stop() }
@@ -97,7 +127,7 @@ open class CMMotionActivityManager: NSObject {
                     result = (nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
                 }
             }
-            let r = UncheckedSendable(result)
+            let r = UncheckedSendable((result.0, result.1?.asMotionActivityError))
             queue.addOperation { call.value(r.value.0, r.value.1) }
         }
     }

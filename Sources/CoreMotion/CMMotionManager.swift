@@ -157,22 +157,32 @@ open class CMMotionManager: NSObject {
             }
             return
         }
-        if requested != .xArbitraryZVertical {
-            let available = MotionService.shared.availableFrames()
-            if !available.contains(frame) {
-                motion.stop()
-                let code = requested == .xTrueNorthZVertical ? CMErrorTrueNorthNotAvailable : CMErrorNotAvailable
-                let why = requested == .xTrueNorthZVertical
-                    ? "true north needs the magnetic declination: set fusion.declination_deg (degrees east) in the agent's configuration"
-                    : "\(requested.rawValue) needs a magnetometer, and this board has none"
-                if let queue, let handler { deliver(queue, handler, nil, .coreMotion(code, why)) }
-                return
-            }
-        }
-        let (source, _) = MotionService.shared.connectedSource()
-        let converter = MotionConversion(FrameConverter(requested: requested, declinationDeg: source?.declinationDeg),
+        let converter = MotionConversion(FrameConverter(requested: requested, declinationDeg: { MotionService.shared.declinationDeg }),
                                          stream: .deviceMotion, location: .default)
-        motion.start(queue: queue, handler: handler, convert: converter.convert)
+        var precheck: (@Sendable () -> NSError?)? = nil
+        if requested != .xArbitraryZVertical {
+            precheck = { CMMotionManager.frameError(requested, available: MotionService.shared.availableFrames(waitMs: 5000)) }
+        }
+        motion.start(queue: queue, handler: handler, precheck: precheck, convert: converter.convert)
+    }
+
+    /// Why `requested` cannot be served now (nil: it can), as Apple's
+    /// errors: true north without a declination `CMErrorTrueNorthNotAvailable`;
+    /// a north with a magnetometer but no current field yet
+    /// `CMErrorDeviceRequiresMovement` (Apple's "calibration needed"); no
+    /// magnetometer `CMErrorNotAvailable`.
+    static func frameError(_ requested: ReferenceFrame, available: CMAttitudeReferenceFrame) -> NSError? {
+        guard !available.contains(Wire.frame(requested)) else { return nil }
+        if !available.contains(.xArbitraryCorrectedZVertical) {
+            return .coreMotion(CMErrorNotAvailable, "\(requested.rawValue) needs a magnetometer, and this board has none (or no agent answers)")
+        }
+        if requested == .xTrueNorthZVertical, available.contains(.xMagneticNorthZVertical) {
+            return .coreMotion(CMErrorTrueNorthNotAvailable, "true north needs the magnetic declination: set fusion.declination_deg (degrees east) in the agent's configuration")
+        }
+        if requested == .xTrueNorthZVertical, MotionService.shared.declinationDeg == nil {
+            return .coreMotion(CMErrorTrueNorthNotAvailable, "true north needs the magnetic declination: set fusion.declination_deg (degrees east) in the agent's configuration")
+        }
+        return .coreMotion(CMErrorDeviceRequiresMovement, "\(requested.rawValue) needs a current magnetometer field, and the agent has none now (a magnetometer that is missing, stalled or not yet read: see `edge-agent watch`)")
     }
 }
 
@@ -194,7 +204,7 @@ final class MotionConversion: @unchecked Sendable {
         case .accessoryMotion(let x) where stream == .accessoryMotion: m = x
         default: return nil
         }
-        let (attitude, heading) = frames.convert(m)
+        guard let (attitude, heading) = frames.convert(m) else { return nil }
         return Wire.deviceMotion(m, attitude: attitude, heading: heading, location: location)
     }
 }

@@ -106,7 +106,7 @@ open class CMPedometer: NSObject {
             let handler = box.value
             switch FitnessHistoryAccess.open() {
             case .failure(let e):
-                deliver(queue, handler, nil, e)
+                deliver(queue, handler, nil, e.asMotionActivityError)
             case .success(let h):
                 defer { h.close() }
                 do {
@@ -114,30 +114,39 @@ open class CMPedometer: NSObject {
                     deliver(queue, handler, CMPedometerData(start: start, end: end, totals: t, floors: floors,
                                                             currentPace: nil, currentCadence: nil), nil)
                 } catch let e as NSError where e.domain == CMErrorDomain {
-                    deliver(queue, handler, nil, e)
+                    deliver(queue, handler, nil, e.asMotionActivityError)
                 } catch {
-                    deliver(queue, handler, nil, .coreMotion(CMErrorNotAvailable, "fitness history: \(error)"))
+                    deliver(queue, handler, nil, .coreMotion(CMErrorMotionActivityNotAvailable, "fitness history: \(error)"))
                 }
             }
         }
     }
 
-    /// Cumulative data since `start`, on every new step or floor.
+    /// Cumulative data since `start`, on every new step or floor. Returns
+    /// at once (Apple's does): the history before now and the agent's
+    /// totals are read on a thread of the library's before the
+    /// subscription, so the first update already counts the past part.
     open func startUpdates(from start: Date, withHandler handler: @escaping CMPedometerHandler) {
         let floors = Self.isFloorCountingAvailable()
-        // what the history holds before now (empty when it cannot be read)
-        var before = PedometerTotals()
-        if start < Date(), case .success(let h) = FitnessHistoryAccess.open() {
-            before = (try? h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(Date()))) ?? PedometerTotals()
-            h.close()
+        let baseline = PedometerBaseline(history: PedometerTotals())
+        let startedAt = Date()
+        let precheck: @Sendable () -> NSError? = {
+            // what the history holds before now (empty when it cannot be read)
+            if start < startedAt, case .success(let h) = FitnessHistoryAccess.open() {
+                if let before = try? h.pedometer(fromUnixNs: FitnessTime.unixNs(start), toUnixNs: FitnessTime.unixNs(startedAt)) {
+                    baseline.setHistory(before)
+                }
+                h.close()
+            }
+            // the agent's totals when the updates begin (its totals count from its start)
+            if case (let s?, nil) = MotionService.shared.connectedSource(),
+               case .sample(.pedometer(let p))? = try? s.client.request(.poll(.pedometer), timeoutMs: 2000) {
+                baseline.setLive(p)
+            }
+            return nil
         }
-        let baseline = PedometerBaseline(history: before)
-        // the agent's totals when the updates begin (its totals count from its start)
-        if case (let s?, nil) = MotionService.shared.connectedSource(),
-           case .sample(.pedometer(let p))? = try? s.client.request(.poll(.pedometer), timeoutMs: 2000) {
-            baseline.setLive(p)
-        }
-        updates.start(queue: handlerQueue, handler: handler) { sample in
+        updates.start(queue: handlerQueue, handler: { d, e in handler(d, e.map { ($0 as NSError).asMotionActivityError }) },
+                      precheck: precheck) { sample in
             guard case .pedometer(let p) = sample else { return nil }
             let t = baseline.totals(p)
             return CMPedometerData(start: start, end: FitnessTime.date(monotonicNs: p.timestampNs), totals: t, floors: floors,
@@ -148,7 +157,7 @@ open class CMPedometer: NSObject {
     open func stopUpdates() { updates.stop() }
 
     open func startEventUpdates(handler: @escaping CMPedometerEventHandler) {
-        eventChannel.start(queue: handlerQueue, handler: handler) { sample in
+        eventChannel.start(queue: handlerQueue, handler: { ev, e in handler(ev, e.map { ($0 as NSError).asMotionActivityError }) }) { sample in
             guard case .pedometerEvent(let e) = sample else { return nil }
             return CMPedometerEvent(date: FitnessTime.date(monotonicNs: e.timestampNs), type: e.type == .pause ? .pause : .resume)
         }
@@ -176,6 +185,8 @@ final class PedometerBaseline: @unchecked Sendable {
     init(history: PedometerTotals) { base = history }
 
     func setLive(_ p: PedometerSample) { lock.withLock { live = p; last = p } }
+    /// The history before the start (read before the first live sample).
+    func setHistory(_ t: PedometerTotals) { lock.withLock { base = t } }
 
     func totals(_ p: PedometerSample) -> PedometerTotals {
         lock.withLock {

@@ -80,7 +80,9 @@ open class CMWaterTemperature: NSObject, NSCopying, @unchecked Sendable {
     open func copy(with zone: NSZone? = nil) -> Any { self }
 }
 
-/// Apple's `CMWaterSubmersionManagerDelegate`.
+/// Apple's `CMWaterSubmersionManagerDelegate`. All four methods are
+/// `optional` at Apple: here each has an empty default, so a delegate
+/// implements only the ones it wants.
 public protocol CMWaterSubmersionManagerDelegate: NSObjectProtocol {
     func manager(_ manager: CMWaterSubmersionManager, didUpdate event: CMWaterSubmersionEvent)
     func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterSubmersionMeasurement)
@@ -88,15 +90,25 @@ public protocol CMWaterSubmersionManagerDelegate: NSObjectProtocol {
     func manager(_ manager: CMWaterSubmersionManager, errorOccurred error: any Error)
 }
 
+extension CMWaterSubmersionManagerDelegate {
+    public func manager(_ manager: CMWaterSubmersionManager, didUpdate event: CMWaterSubmersionEvent) {}
+    public func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterSubmersionMeasurement) {}
+    public func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterTemperature) {}
+    public func manager(_ manager: CMWaterSubmersionManager, errorOccurred error: any Error) {}
+}
+
 /// Water submersion, as on the Watch: setting ``delegate`` starts the
 /// updates (clearing it stops them). The agent's `submersion` stream needs
 /// the `submersion.shallow` (6 m) or `submersion.full` (40 m) entitlement;
 /// without one the delegate gets one `CMErrorNotEntitled` error and no data.
 ///
-/// Delivery (Apple does not say on which queue): the delegate is called on
-/// a private serial queue, in order. An event when the state changes
-/// (the first sample included); a measurement and a temperature with every
-/// sample while submerged (about 3 Hz with an MS5837) and with each event.
+/// Delivery (Apple: "on an anonymous background queue"): the delegate is
+/// called on a private serial queue, in order. An event when the state
+/// changes (the first sample included); a measurement and a temperature
+/// with every sample while submerged (about 3 Hz with an MS5837) and with
+/// each event; at the surface, as Apple's, a measurement with the surface
+/// pressure and the state only (no depth, no water pressure), at most once
+/// a second, and no temperature.
 open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
     let queue: OperationQueue = {
         let q = OperationQueue()
@@ -107,6 +119,8 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private var source: StreamSource?
     private var lastState: SubmersionState?
+    /// Capture time of the last measurement delivered at the surface, ns.
+    private var lastSurfaceNs: UInt64?
     private weak var _delegate: (any CMWaterSubmersionManagerDelegate)?
 
     public override init() { super.init() }
@@ -135,6 +149,7 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
             let old: StreamSource? = lock.withLock {
                 _delegate = newValue
                 lastState = nil
+                lastSurfaceNs = nil
                 let s = source
                 source = nil
                 return s
@@ -160,12 +175,21 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
         Date(timeIntervalSinceNow: Double(timestampNs) / 1e9 - ProcessInfo.processInfo.systemUptime)
     }
 
+    /// The surface measurements' spacing, ns (Apple: "at a slower rate" than submerged).
+    static let surfaceIntervalNs: UInt64 = 1_000_000_000
+
     func received(_ m: SubmersionSample) {
-        let changed: Bool = lock.withLock {
+        let submerged = m.state == .submerged
+        let (changed, surfaceDue): (Bool, Bool) = lock.withLock {
             defer { lastState = m.state }
-            return lastState != m.state
+            var due = false
+            if !submerged {
+                due = lastSurfaceNs.map { m.timestampNs < $0 || m.timestampNs - $0 >= Self.surfaceIntervalNs } ?? true
+                if due { lastSurfaceNs = m.timestampNs }
+            }
+            return (lastState != m.state, due)
         }
-        guard changed || m.state == .submerged else { return }
+        guard changed || submerged || surfaceDue else { return }
         let date = Self.date(m.timestampNs)
         let event = CMWaterSubmersionEvent(date: date, state: CMWaterSubmersionEvent.State(rawValue: Int(m.state.rawValue)) ?? .unknown)
         let state: CMWaterSubmersionMeasurement.DepthState
@@ -178,12 +202,15 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
         case .pastMaxDepth: state = .pastMaxDepth
         case .sensorDepthError: state = .sensorDepthError
         }
+        // At the surface, Apple's measurements carry "only surface pressure
+        // and submersion state data".
         let measurement = CMWaterSubmersionMeasurement(
-            date: date, depth: m.depth.isFinite ? Measurement(value: m.depth, unit: .meters) : nil,
-            pressure: m.pressure.isFinite ? Measurement(value: m.pressure / 1000, unit: .kilopascals) : nil,
+            date: date, depth: submerged && m.depth.isFinite ? Measurement(value: m.depth, unit: .meters) : nil,
+            pressure: submerged && m.pressure.isFinite ? Measurement(value: m.pressure / 1000, unit: .kilopascals) : nil,
             surfacePressure: Measurement(value: m.surfacePressure / 1000, unit: .kilopascals), state: state)
-        // no temperature update without a reading (the sensor's outage sample)
-        let temperature = m.temperature.isFinite
+        // no temperature update without a reading (the sensor's outage
+        // sample), nor at the surface (Apple: water temperature after submersion)
+        let temperature = submerged && m.temperature.isFinite
             ? CMWaterTemperature(date: date, temperature: m.temperature, uncertainty: m.temperatureUncertainty) : nil
         queue.addOperation { [weak self] in
             guard let self, let d = self.delegate else { return }

@@ -55,7 +55,10 @@ final class MotionService: @unchecked Sendable {
 
     var socketPath: String? {
         get { lock.withLock { socketOverride } }
-        set { lock.withLock { if socketOverride != newValue { socketOverride = newValue; resetLocked() } } }
+        set {
+            lock.withLock { if socketOverride != newValue { socketOverride = newValue; resetLocked() } }
+            cacheLock.withLock { socketIsSet = newValue != nil }
+        }
     }
 
     var configurationPath: String? {
@@ -65,7 +68,10 @@ final class MotionService: @unchecked Sendable {
 
     var allowsInProcessAgent: Bool {
         get { lock.withLock { inProcessAllowed } }
-        set { lock.withLock { inProcessAllowed = newValue } }
+        set {
+            lock.withLock { inProcessAllowed = newValue }
+            cacheLock.withLock { inProcessIsAllowed = newValue }
+        }
     }
 
     /// Forgets the source: the next use chooses again. Subscriptions of the
@@ -77,6 +83,11 @@ final class MotionService: @unchecked Sendable {
         }
         current = nil
         setupError = nil
+        cacheLock.withLock {
+            cache = nil
+            generation += 1
+            refreshing = false
+        }
     }
 
     func reset() { lock.withLock { resetLocked() } }
@@ -135,7 +146,7 @@ final class MotionService: @unchecked Sendable {
                 }
             }
             if error.isNoAgent, s.embedded == nil {
-                return (s, .coreMotion(CMErrorNotAvailable, "\(error.description) Start one (`edge-agent run`), or let this app run its own: link the CoreMotionInProcessAgent product and call EdgeMotionInProcessAgent.install()."))
+                return (s, .coreMotion(CMErrorNotAvailable, "\(error.description) The socket tried: \(s.location.path), \(s.location.source). Start one (`edge-agent run`), or let this app run its own: link the CoreMotionInProcessAgent product and call EdgeMotionInProcessAgent.install()."))
             }
             return (s, Self.error(error))
         }
@@ -161,43 +172,150 @@ final class MotionService: @unchecked Sendable {
         }
     }
 
+    // MARK: what the agent has (never blocking the caller)
+
+    /// What the agent said it has, asked for on ``worker`` (an app's
+    /// availability and authorization calls never wait for the agent).
+    struct Snapshot: Sendable {
+        /// When it was taken, CLOCK_MONOTONIC ns.
+        var atNs: UInt64
+        /// The board's devices (nil: no agent answered).
+        var devices: [DeviceInfo]?
+        /// This user's entitlements (nil: no agent answered).
+        var entitlements: Set<Entitlement>?
+        /// Whether device motion has a north now (a current field backs it).
+        var northServable: Bool
+        /// The magnetic declination the agent applies, degrees east.
+        var declinationDeg: Double?
+    }
+
+    private let cacheLock = NSLock()
+    private let cacheChanged = NSCondition()
+    private var cache: Snapshot?
+    private var refreshing = false
+    /// Counts the source changes: a refresh that began before one does not
+    /// publish what the old source said.
+    private var generation = 0
+    /// Mirrors of the settings, read without ``lock`` (which a connect holds).
+    private var socketIsSet = false
+    private var inProcessIsAllowed = true
+    /// How long the first call of a process that opted in to an in-process
+    /// agent waits for its first answer, ms: the agent may have to be
+    /// started (the app asked for it with `EdgeMotionInProcessAgent.install()`).
+    static let inProcessFirstAnswerWaitMs = 5000
+    /// Where the agent is asked, so no caller thread waits for it.
+    private let worker = DispatchQueue(label: "CoreMotion.MotionService")
+    /// How long a snapshot answers before it is asked again (the stale one
+    /// answers meanwhile), ns.
+    static let snapshotLifetimeNs: UInt64 = 1_000_000_000
+    /// How long a caller waits for the first snapshot of the process, ms.
+    /// With no agent the answer is at once (nothing at the socket); with
+    /// one it is one round trip (about a millisecond) - only a loaded agent
+    /// makes the first call wait, at most this long. Later calls never wait.
+    static let firstAnswerWaitMs = 2000
+
+    /// The latest snapshot; asks for a new one when it is old. Waits at
+    /// most ``firstAnswerWaitMs`` and only when there has never been one.
+    func snapshot(waitMs: Int = firstAnswerWaitMs) -> Snapshot? {
+        let now = monotonicNowNs()
+        let (current, ask, inProcessMayStart): (Snapshot?, Bool, Bool) = cacheLock.withLock {
+            let stale = cache.map { now &- $0.atNs >= Self.snapshotLifetimeNs } ?? true
+            let ask = stale && !refreshing
+            if ask { refreshing = true }
+            return (cache, ask, !socketIsSet && inProcessIsAllowed)
+        }
+        if ask { worker.async { self.refresh() } }
+        if let current { return current }
+        var wait = waitMs
+        if inProcessMayStart, EmbeddedAgentHandle.starterLock.withLock({ EmbeddedAgentHandle.starter != nil }) {
+            wait = max(wait, Self.inProcessFirstAnswerWaitMs)
+        }
+        let deadline = Date(timeIntervalSinceNow: Double(wait) / 1000)
+        cacheChanged.lock()
+        defer { cacheChanged.unlock() }
+        while true {
+            if let c = cacheLock.withLock({ cache }) { return c }
+            if !cacheChanged.wait(until: deadline) { return cacheLock.withLock { cache } }
+        }
+    }
+
+    /// Asks the agent (on ``worker``: may take seconds) and keeps the answer.
+    private func refresh() {
+        let began = cacheLock.withLock { generation }
+        var snap = Snapshot(atNs: monotonicNowNs(), devices: nil, entitlements: nil, northServable: false, declinationDeg: nil)
+        var source: Source?
+        if case (let s?, nil) = connectedSource(), let v = s.client.version {
+            source = s
+            snap.entitlements = Set(v.entitlements)
+            snap.declinationDeg = v.declinationDeg
+            snap.devices = devices()
+            // Until device motion says: a north is servable when the
+            // magnetometer is delivering or waiting to be asked.
+            snap.northServable = snap.devices?.contains {
+                $0.streams.contains(.magnetometer) && ($0.state == .present || $0.state == .idle)
+            } ?? false
+        }
+        // What the callers waiting for the first answer need, first.
+        publish(snap, done: source == nil, generation: began)
+        guard let s = source else { return }
+        if case .sample(.deviceMotion(let m))? = try? s.client.request(.poll(.deviceMotion), timeoutMs: 2000) {
+            snap.northServable = m.northYawState == .live
+        }
+        publish(snap, done: true, generation: began)
+    }
+
+    private func publish(_ snap: Snapshot, done: Bool, generation began: Int) {
+        var s = snap
+        s.atNs = monotonicNowNs()
+        cacheLock.withLock {
+            // The source changed meanwhile: what it said is not kept, and
+            // the next call asks the new one (reset cleared `refreshing`).
+            guard generation == began else { return }
+            cache = s
+            if done { refreshing = false }
+        }
+        cacheChanged.lock()
+        cacheChanged.broadcast()
+        cacheChanged.unlock()
+    }
+
     /// Whether a device of the board feeds `stream` (in any state: the
-    /// board profile has it).
-    func isAvailable(_ stream: StreamName) -> Bool {
-        devices()?.contains { $0.streams.contains(stream) } ?? false
+    /// board profile has it). Never blocks: see ``snapshot()``.
+    func isAvailable(_ stream: StreamName, waitMs: Int = firstAnswerWaitMs) -> Bool {
+        snapshot(waitMs: waitMs)?.devices?.contains { $0.streams.contains(stream) } ?? false
     }
 
     /// The authorization for `stream` from the agent's entitlements for this
     /// process's user: held → authorized; not held → denied; no agent →
-    /// notDetermined.
+    /// notDetermined. Never blocks.
     func authorization(_ stream: StreamName) -> CMAuthorizationStatus {
-        guard case (let s?, nil) = connectedSource(), let v = s.client.version else { return .notDetermined }
-        return stream.isPermitted(by: Set(v.entitlements)) ? .authorized : .denied
+        guard let held = snapshot()?.entitlements else { return .notDetermined }
+        return stream.isPermitted(by: held) ? .authorized : .denied
     }
 
-    /// The device motion frames an app may ask for.
-    func availableFrames() -> CMAttitudeReferenceFrame {
-        guard let list = devices() else { return [] }
+    /// The device motion frames an app may ask for now: the arbitrary frame
+    /// with an IMU; the corrected one with a magnetometer; magnetic north
+    /// while a current field gives a north, and true north then too when the
+    /// agent knows the declination. Never blocks.
+    func availableFrames(waitMs: Int = firstAnswerWaitMs) -> CMAttitudeReferenceFrame {
+        guard let snap = snapshot(waitMs: waitMs), let list = snap.devices else { return [] }
         guard list.contains(where: { $0.streams.contains(.deviceMotion) }) else { return [] }
         var frames: CMAttitudeReferenceFrame = .xArbitraryZVertical
         guard list.contains(where: { $0.streams.contains(.magnetometer) }) else { return frames }
         frames.insert(.xArbitraryCorrectedZVertical)
-        let (source, _) = connectedSource()
-        var north: ReferenceFrame? = source?.configuredFrame
-        if case .sample(.deviceMotion(let s))? = try? source?.client.request(.poll(.deviceMotion), timeoutMs: 2000),
-           s.referenceFrame.hasNorth {
-            north = s.referenceFrame
+        if snap.northServable {
+            frames.insert(.xMagneticNorthZVertical)
+            if snap.declinationDeg != nil { frames.insert(.xTrueNorthZVertical) }
         }
-        switch north {
-        case .xTrueNorthZVertical?: frames.insert(.xTrueNorthZVertical)
-        case .xMagneticNorthZVertical?, nil: frames.insert(.xMagneticNorthZVertical)
-        default: break
-        }
-        if source?.declinationDeg != nil { frames.formUnion([.xMagneticNorthZVertical, .xTrueNorthZVertical]) }
         return frames
     }
 
-    /// The IMU rate now, Hz (the device feeding `stream`), rounded.
+    /// The magnetic declination the agent applies, degrees east (nil:
+    /// none, or not known yet). Never blocks.
+    var declinationDeg: Double? { cacheLock.withLock { cache?.declinationDeg } }
+
+    /// The IMU rate now, Hz (the device feeding `stream`), rounded: asked
+    /// of the agent (cached for a second), since it follows demand.
     func rate(of stream: StreamName) -> Int {
         Int((devices()?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
     }

@@ -51,18 +51,39 @@ final class StreamSource: @unchecked Sendable {
         return UInt64((min(s, 3600) * 1e9).rounded())
     }
 
+    /// A check of the manager's own, made after the agent answered and
+    /// before subscribing (nil: go on; an error: reported, no subscription).
+    var precheck: (@Sendable () -> NSError?)? {
+        get { lock.withLock { _precheck } }
+        set { lock.withLock { _precheck = newValue } }
+    }
+    private var _precheck: (@Sendable () -> NSError?)?
+
+    /// Starts in the background and returns at once (Apple's start calls
+    /// never wait for the sensors): connecting, the checks and the
+    /// subscription happen on a thread of the library's, and an error
+    /// reaches the handler from there.
     func start() {
+        DispatchQueue.global(qos: .userInitiated).async { [self] in startNow() }
+    }
+
+    private func startNow() {
+        if lock.withLock({ stopped }) { return }
         let (source, error) = MotionService.shared.connectedSource()
         if let error { report(error) }
         guard let source else { return }
         if error == nil {
-            if stream.carriesSamples, !MotionService.shared.isAvailable(stream) {
+            if stream.carriesSamples, !MotionService.shared.isAvailable(stream, waitMs: 5000) {
                 report(.coreMotion(CMErrorNotAvailable, "no device of this board feeds \(stream.rawValue) (see `edge-agent watch` for the board's devices)"))
                 return
             }
             if let v = source.client.version, !stream.isPermitted(by: Set(v.entitlements)) {
                 report(MotionService.error(.notEntitled(stream: stream, entitlement: stream.entitlement, uid: v.uid,
                                                         message: "")))
+                return
+            }
+            if let e = precheck?() {
+                report(e)
                 return
             }
         }

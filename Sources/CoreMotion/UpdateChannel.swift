@@ -35,7 +35,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     /// and a handler each object goes to the handler on the queue, else
     /// (pull) it is only kept for ``data``.
     func start(queue: OperationQueue?, handler: ((Data?, (any Error)?) -> Void)?,
-               convert: @escaping (Sample) -> Data?) {
+               precheck: (@Sendable () -> NSError?)? = nil, convert: @escaping (Sample) -> Data?) {
         stop()
         let push = Push(queue: queue, handler: handler)
         let make = Converter(convert)
@@ -44,6 +44,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
             self.keep(d)
             push.send(d, nil)
         }, onError: { e in push.send(nil, e) })
+        s.precheck = precheck
         lock.withLock {
             source = s
             active = true

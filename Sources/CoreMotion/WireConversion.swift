@@ -89,44 +89,77 @@ enum Wire {
     }
 }
 
-/// Turns the agent's device motion (in the one frame the agent runs, its
-/// `fusion.frame`) into the frame an app asked for.
+/// Derives the frame one manager asked for from what the agent publishes
+/// for every frame (docs/protocol.md: `attitude6D`, the 6D attitude from
+/// the gyroscope and accelerometer; `northYaw_deg`, the yaw that turns it
+/// into magnetic north; `northYawState`). One converter per start of
+/// updates: the arbitrary frames start where the device points then.
 ///
-/// * The arbitrary frames: the agent's attitude as it is (its X is an
-///   arbitrary horizontal direction for the app: magnetic north when the
-///   agent has a magnetometer, which also keeps the yaw from drifting, so
-///   both arbitrary frames behave as Apple's corrected one); heading −1.
-/// * A north frame the agent runs: as the agent gives it, with its heading.
-/// * The other north frame: turned by the magnetic declination, when the
-///   agent's configuration says it (`fusion.declination_deg`).
-/// * While the agent has no current magnetometer field it publishes in
-///   `xArbitraryZVertical`: that attitude, heading −1.
-struct FrameConverter: Sendable {
+/// * `xArbitraryZVertical`: the 6D attitude turned so that the first
+///   sample's yaw is 0; no magnetometer (drifts with the gyroscope, as
+///   Apple's); heading −1.
+/// * `xArbitraryCorrectedZVertical`: the 9D attitude (6D turned by the
+///   north yaw) turned so that the first sample's yaw is 0: the
+///   magnetometer holds its yaw. When the field drops out the last north
+///   yaw is held (the attitude carries on with the gyroscope, no jump);
+///   when the first field arrives after the start, the frame is re-based
+///   so that the attitude does not jump either. Heading −1.
+/// * `xMagneticNorthZVertical`: the 6D attitude turned by the north yaw
+///   (held while the field is out), its heading; no sample before the
+///   agent's first field (a north it does not know is not served).
+/// * `xTrueNorthZVertical`: as magnetic north, turned by the declination
+///   the agent's `version` line gives (D degrees east: true north is
+///   magnetic north turned by −D).
+final class FrameConverter: @unchecked Sendable {
     let requested: ReferenceFrame
-    /// Degrees east of true north, when known.
-    let declinationDeg: Double?
+    /// Degrees east of true north, when known (asked at each sample: the
+    /// agent's version line says it).
+    let declinationDeg: @Sendable () -> Double?
+    private let lock = NSLock()
+    /// Rad about +Z added after the north yaw (arbitrary frames), set at the first sample.
+    private var zeroYaw: Double?
+    /// Whether ``zeroYaw`` was set with a north yaw (corrected frame).
+    private var zeroHasNorth = false
+    /// The last north yaw the agent gave, rad.
+    private var lastNorthYaw: Double?
 
-    init(requested: ReferenceFrame, declinationDeg: Double?) {
+    init(requested: ReferenceFrame, declinationDeg: @escaping @Sendable () -> Double? = { nil }) {
         self.requested = requested; self.declinationDeg = declinationDeg
     }
 
-    /// The attitude in the requested frame, and the heading (−1: none).
-    func convert(_ s: DeviceMotionSample) -> (Attitude, Double) {
-        let wire = s.referenceFrame
-        guard requested.hasNorth, wire.hasNorth else {
-            return (Attitude(quaternion: s.attitude, referenceFrame: requested), -1)
+    /// The attitude in the requested frame, and the heading (−1: none);
+    /// nil: the frame cannot be served yet (a north before the first field).
+    func convert(_ s: DeviceMotionSample) -> (Attitude, Double)? {
+        lock.withLock { convertLocked(s) }
+    }
+
+    private func convertLocked(_ s: DeviceMotionSample) -> (Attitude, Double)? {
+        let q6 = s.attitude6D
+        if let n = s.northYawDeg { lastNorthYaw = n * .pi / 180 }
+        let north = lastNorthYaw
+        func turned(_ yaw: Double) -> Attitude { Attitude(quaternion: Quaternion(yaw: yaw) * q6, referenceFrame: requested) }
+        switch requested {
+        case .xArbitraryZVertical:
+            if zeroYaw == nil { zeroYaw = -Attitude(quaternion: q6, referenceFrame: requested).yaw }
+            return (turned(zeroYaw!), -1)
+        case .xArbitraryCorrectedZVertical:
+            if zeroYaw == nil {
+                zeroYaw = -Attitude(quaternion: q6, referenceFrame: requested).yaw - (north ?? 0)
+                zeroHasNorth = north != nil
+            } else if !zeroHasNorth, let n = north {
+                // the first field since the start: keep the attitude where it was
+                zeroYaw! -= n
+                zeroHasNorth = true
+            }
+            return (turned(zeroYaw! + (north ?? 0)), -1)
+        case .xMagneticNorthZVertical, .xTrueNorthZVertical:
+            guard var yaw = north else { return nil }
+            if requested == .xTrueNorthZVertical {
+                guard let d = declinationDeg() else { return nil }
+                yaw -= d * .pi / 180
+            }
+            let a = turned(yaw)
+            return (a, a.facingHeadingDegrees)
         }
-        guard requested != wire, let d = declinationDeg else {
-            return (Attitude(quaternion: s.attitude, referenceFrame: requested), s.headingDeg ?? -1)
-        }
-        // True north = magnetic north turned by the declination (D degrees
-        // east: the magnetic frame's X lies at yaw −D in the true frame).
-        let turn = requested == .xTrueNorthZVertical ? -d : d
-        var heading = -1.0
-        if let h = s.headingDeg {
-            heading = (h - turn).truncatingRemainder(dividingBy: 360)
-            if heading < 0 { heading += 360 }
-        }
-        return (Attitude(quaternion: Quaternion(yaw: turn * .pi / 180) * s.attitude, referenceFrame: requested), heading)
     }
 }

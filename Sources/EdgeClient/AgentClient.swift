@@ -434,6 +434,17 @@ public final class AgentClient: @unchecked Sendable {
                 lock.withLock { counters.lines += 1; counters.undecodable += 1 }
                 continue
             }
+            // A poll's reply goes to its request, not to the stream's subscribers.
+            if case .sample = message, let id = ServerMessage.pollReplyID(line: line) {
+                let answered: Bool = lock.withLock {
+                    guard pending[id] != nil else { return false }
+                    counters.lines += 1
+                    pending[id] = .some(.success(message))
+                    lock.broadcast()
+                    return true
+                }
+                if answered { continue }
+            }
             if let r = handle(message) { closing = r }
         }
         return closing

@@ -1,4 +1,9 @@
 import EdgeLocations
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Which socket a client of the agent connects to, and why that one.
 public struct AgentSocketLocation: Equatable, Sendable {
@@ -31,18 +36,45 @@ public enum AgentSocketLocator {
     /// `config/edge-agent.json5` here, then that of the build tree the
     /// executable belongs to); else the system service's socket.
     /// - Throws: the configuration's load error (file, key, line).
+    ///
+    /// An app in a package of its own (this one a dependency) has its
+    /// executable in its own build tree, where no configuration is: then
+    /// the `config/edge-agent.json5` of the package this library was built
+    /// from (`packageRoot`) is read, the one `edge-agent run` reads there.
     public static func locate(environment: [String: String],
-                              executablePaths: [String] = BoardLocator.currentExecutablePaths()) throws(ServiceSectionError) -> AgentSocketLocation {
+                              executablePaths: [String] = BoardLocator.currentExecutablePaths(),
+                              packageRoot: String? = libraryPackageRoot) throws(ServiceSectionError) -> AgentSocketLocation {
         if let p = environment[environmentVariable], !p.isEmpty {
             return AgentSocketLocation(path: p, source: "$\(environmentVariable)")
         }
         if let found = BoardLocator.defaultConfigPath(environment: environment, executablePaths: executablePaths) {
             return try fromConfig(found)
         }
-        let tried = BoardLocator.configCandidates(environment: environment, executablePaths: executablePaths)
+        var tried = BoardLocator.configCandidates(environment: environment, executablePaths: executablePaths)
+        if let root = packageRoot {
+            let config = root + "/config/edge-agent.json5"
+            if FileManager.default.fileExists(atPath: config) {
+                var location = try fromConfig(config)
+                location.source += " (the configuration of the package this library was built from)"
+                return location
+            }
+            tried.append(config)
+        }
         return AgentSocketLocation(path: systemSocketPath,
                                    source: "the system service's socket; no configuration file found (looked for \(tried.joined(separator: ", ")))")
     }
+
+    /// The root of the package this library was compiled from (three
+    /// levels above this source file), when it is still there: where an
+    /// app that depends on the package finds the configuration `edge-agent
+    /// run` reads in it.
+    public static let libraryPackageRoot: String? = {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count > 3 else { return nil }
+        parts.removeLast(3)
+        let root = parts.joined(separator: "/")
+        return FileManager.default.fileExists(atPath: root + "/Package.swift") ? root : nil
+    }()
 
     /// The socket of the configuration at `path`: its `service.socket_path`,
     /// relative to the file's directory.

@@ -72,19 +72,14 @@ extension AttitudeFilter {
         let r2 = Vector3(2 * (q.x * q.z - q.w * q.y), 2 * (q.y * q.z + q.w * q.x), 1 - 2 * (q.x * q.x + q.y * q.y))
         let gravity = -r2
         let measured = state.lastAccel * (-1 / standardGravity)
-        // facing direction: Y column minus Z column, horizontal part
-        let hx = 2 * (q.x * q.y - q.w * q.z) - 2 * (q.x * q.z + q.w * q.y)
-        let hy = (1 - 2 * (q.x * q.x + q.z * q.z)) - 2 * (q.y * q.z - q.w * q.x)
-        var heading = mathAtan2(-hy, hx) * (180 / Double.pi)
-        if heading < 0 { heading += 360 }
-        if heading >= 360 { heading -= 360 }
+        let attitude = Attitude(quaternion: q, referenceFrame: frame)
         return DeviceMotion(
-            attitude: Attitude(quaternion: q, referenceFrame: frame),
+            attitude: attitude,
             gravity: gravity,
             userAcceleration: measured - gravity,
             rotationRate: state.lastGyro - state.bias,
             magneticField: CalibratedMagneticField(field: state.lastMag, accuracy: magneticFieldAccuracy),
-            heading: heading)
+            heading: attitude.facingHeadingDegrees)
     }
 
     /// The last accelerometer reading split into gravity's share and the

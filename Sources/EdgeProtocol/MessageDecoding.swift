@@ -237,18 +237,36 @@ public enum ServerMessage: Sendable, Hashable {
             throw DecodeError(reason: "unknown \(key) \"\(s)\"")
         }
 
+        func quaternion(_ key: String) throws(DecodeError) -> Quaternion {
+            let q = Reader(value: try member(key))
+            return Quaternion(w: try q.double("w"), x: try q.double("x"), y: try q.double("y"), z: try q.double("z"))
+        }
+
         func motion(_ ts: UInt64) throws(DecodeError) -> DeviceMotionSample {
-            let q = Reader(value: try member("attitude"))
+            let attitude = try quaternion("attitude")
             var heading: Double?
             if case .number(let h, _)? = value["heading_deg"] { heading = h }
+            let frame: ReferenceFrame = try named("frame", \ReferenceFrame.wireName)
+            // attitude6D / northYaw_deg / northYawState: agents before them
+            // sent only the attitude in `frame`: read it as the 6D attitude
+            // of a filter whose north is where that frame's X is (north
+            // frames) or unknown (arbitrary frames).
+            var attitude6D = attitude
+            var northYaw: Double? = frame.hasNorth ? 0 : nil
+            var northState: NorthYawState = frame.hasNorth ? .live : .none
+            if value["attitude6D"] != nil {
+                attitude6D = try quaternion("attitude6D")
+                northYaw = nil
+                if case .number(let y, _)? = value["northYaw_deg"] { northYaw = y }
+                northState = try named("northYawState", \NorthYawState.wireName)
+            }
             return DeviceMotionSample(
-                timestampNs: ts,
-                attitude: Quaternion(w: try q.double("w"), x: try q.double("x"), y: try q.double("y"), z: try q.double("z")),
+                timestampNs: ts, attitude: attitude,
                 gravity: try vector("gravity_mps2"), userAcceleration: try vector("userAcceleration_mps2"),
                 rotationRate: try vector("rotationRate_radps"), magneticField: try vector("magneticField_uT"),
                 magneticFieldAccuracy: try named("magneticFieldAccuracy", \MagneticFieldCalibrationAccuracy.wireName),
-                headingDeg: heading,
-                referenceFrame: try named("frame", \ReferenceFrame.wireName))
+                headingDeg: heading, referenceFrame: frame,
+                attitude6D: attitude6D, northYawDeg: northYaw, northYawState: northState)
         }
 
         func sample() throws(DecodeError) -> Sample {
@@ -339,4 +357,21 @@ extension Request {
         MessageEncoder.requestID(id, &w)
         w.endObject(); w.endLine()
     }
+}
+
+extension ServerMessage {
+    /// The request id of a `poll`'s reply: a sample line that carries an
+    /// `id` right after its class (`MessageEncoder.sample(_:id:into:)`);
+    /// nil for a subscription's sample (checked by its first bytes, so the
+    /// samples of a stream cost nothing more).
+    public static func pollReplyID<C: Collection>(line: C) -> RequestID? where C.Element == UInt8 {
+        guard line.starts(with: pollReplyPrefix), let v = try? JSONValue.parse(Array(line)) else { return nil }
+        switch v["id"] {
+        case .number(_, let literal)?: return .number(literal)
+        case .string(let s)?: return .string(s)
+        default: return nil
+        }
+    }
+
+    private static let pollReplyPrefix = Array(#"{"class":"sample","id":"#.utf8)
 }

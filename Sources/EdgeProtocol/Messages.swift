@@ -4,10 +4,14 @@
 public enum MessageEncoder {
     // MARK: samples
 
-    /// `{"class":"sample","stream":…,"timestamp_ns":…,<stream keys>}\n`
-    public static func sample(_ sample: Sample, into w: inout JSONWriter) {
+    /// `{"class":"sample","stream":…,"timestamp_ns":…,<stream keys>}\n`;
+    /// a `poll`'s reply carries the request's `id` right after the class
+    /// (`{"class":"sample","id":…,…}`), so a client that also subscribes to
+    /// the stream tells the reply from the stream's samples.
+    public static func sample(_ sample: Sample, id: RequestID? = nil, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("sample")
+        requestID(id, &w)
         w.key("stream"); w.name(streamName(sample.stream))
         w.key("timestamp_ns"); w.int(sample.timestampNs)
         switch sample {
@@ -29,6 +33,12 @@ public enum MessageEncoder {
             w.key("magneticFieldAccuracy"); w.name(s.magneticFieldAccuracy.wireName)
             w.key("heading_deg"); w.double(s.headingDeg)
             w.key("frame"); w.name(s.referenceFrame.wireName)
+            w.key("attitude6D"); w.beginObject()
+            w.key("w"); w.double(s.attitude6D.w); w.key("x"); w.double(s.attitude6D.x)
+            w.key("y"); w.double(s.attitude6D.y); w.key("z"); w.double(s.attitude6D.z)
+            w.endObject()
+            w.key("northYaw_deg"); w.double(s.northYawDeg)
+            w.key("northYawState"); w.name(s.northYawState.wireName)
         case .altitude(let s):
             w.key("relativeAltitude_m"); w.double(s.relativeAltitude)
             w.key("pressure_pa"); w.double(s.pressure)

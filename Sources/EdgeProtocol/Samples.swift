@@ -74,16 +74,52 @@
     public var headingDeg: Double?
     /// Wire key `frame`.
     public var referenceFrame: ReferenceFrame
+    /// What every reference frame is derived from (so a client can serve each
+    /// of its managers its own frame): the attitude from the gyroscope and
+    /// the accelerometer alone, in the filter's 6D frame (Z up, X an
+    /// arbitrary horizontal direction that drifts only with the integrated
+    /// gyroscope error; it never turns when the magnetometer comes or goes).
+    /// Same convention as ``attitude``. Wire key `attitude6D` {w,x,y,z}.
+    public var attitude6D: Quaternion
+    /// The yaw, degrees about +Z (counter-clockwise seen from above), that
+    /// turns the 6D frame into the magnetic-north frame:
+    /// `attitude in xMagneticNorthZVertical = Quaternion(yaw: northYaw) * attitude6D`.
+    /// nil (wire `null`) before the first magnetometer field. Wire key `northYaw_deg`.
+    public var northYawDeg: Double?
+    /// Whether a current field backs ``northYawDeg``. Wire key `northYawState`.
+    public var northYawState: NorthYawState
     @inlinable public init(timestampNs: UInt64, attitude: Quaternion, gravity: Vector3,
                            userAcceleration: Vector3, rotationRate: Vector3,
                            magneticField: Vector3 = .zero,
                            magneticFieldAccuracy: MagneticFieldCalibrationAccuracy = .uncalibrated,
                            headingDeg: Double? = nil,
-                           referenceFrame: ReferenceFrame = .xArbitraryZVertical) {
+                           referenceFrame: ReferenceFrame = .xArbitraryZVertical,
+                           attitude6D: Quaternion? = nil, northYawDeg: Double? = nil,
+                           northYawState: NorthYawState = .none) {
         self.timestampNs = timestampNs; self.attitude = attitude; self.gravity = gravity
         self.userAcceleration = userAcceleration; self.rotationRate = rotationRate
         self.magneticField = magneticField; self.magneticFieldAccuracy = magneticFieldAccuracy
         self.headingDeg = headingDeg; self.referenceFrame = referenceFrame
+        self.attitude6D = attitude6D ?? attitude; self.northYawDeg = northYawDeg; self.northYawState = northYawState
+    }
+}
+
+/// The state of device motion's yaw offset to north (`northYawState`).
+public enum NorthYawState: UInt8, Sendable, Hashable, BitwiseCopyable, CaseIterable {
+    /// No magnetometer field has been fused yet (or there is no
+    /// magnetometer): `northYaw_deg` is null.
+    case none
+    /// A field captured within the magnetometer's stall limit backs the offset.
+    case live
+    /// The field stopped (missing, stalled, idle): the offset is the last
+    /// estimate, held (the 6D attitude carries on with the gyroscope).
+    case held
+    public var wireName: StaticString {
+        switch self {
+        case .none: return "none"
+        case .live: return "live"
+        case .held: return "held"
+        }
     }
 }
 

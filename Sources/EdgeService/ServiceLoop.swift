@@ -578,7 +578,7 @@ final class ServiceLoop: @unchecked Sendable {
                 notEntitled(c, stream, id: id); return
             }
             if let s = latest[stream.index].map({ visible($0, full: c.entitlements.contains(.submersionFull)) }) {
-                reply(c) { MessageEncoder.sample(s, into: &$0) }
+                reply(c) { MessageEncoder.sample(s, id: id, into: &$0) }
             } else {
                 let why = stream.carriesSamples ? "no sample of \(stream.rawValue) yet"
                                                 : "\(stream.rawValue) carries connection events, not samples"

@@ -35,6 +35,22 @@ public struct Attitude: Equatable, Sendable {
         return mathAtan2(2 * (q.w * q.z - q.x * q.y), 1 - 2 * (q.x * q.x + q.z * q.z))
     }
 
+    /// The compass heading of the direction the device faces, degrees
+    /// clockwise from the reference frame's X axis, in [0, 360): the
+    /// horizontal part of its +Y axis (top edge) plus that of its −Z axis
+    /// (out of the back). Flat, where the top edge points; upright, where
+    /// the back looks (`CMDeviceMotion.heading`). Meaningful as a compass
+    /// heading only in the north frames.
+    @inlinable public var facingHeadingDegrees: Double {
+        let q = quaternion
+        let hx = 2 * (q.x * q.y - q.w * q.z) - 2 * (q.x * q.z + q.w * q.y)
+        let hy = (1 - 2 * (q.x * q.x + q.z * q.z)) - 2 * (q.y * q.z - q.w * q.x)
+        var heading = mathAtan2(-hy, hx) * (180 / Double.pi)
+        if heading < 0 { heading += 360 }
+        if heading >= 360 { heading -= 360 }
+        return heading
+    }
+
     /// The change from `reference` to this attitude, expressed in the
     /// reference attitude's device frame (Core Motion's `multiply(byInverseOf:)`).
     @inlinable public func relative(to reference: Attitude) -> Quaternion {

@@ -468,7 +468,7 @@ enum AtRestApp {
             let e = try #require(inbox.errors.first)
             #expect(e.domain == CMErrorDomain)
             #expect(e.code == Int(CMErrorNotEntitled.rawValue))
-            #expect(CMError(rawValue: UInt32(e.code)) == CMError.notEntitled)
+            #expect(CMError(rawValue: UInt32(e.code)) == CMErrorNotEntitled)
             #expect(e.localizedDescription.contains("\"motion\" entitlement"), "\(e.localizedDescription)")
             manager.stopAccelerometerUpdates()
             #expect(inbox.count == 0)

@@ -17,7 +17,7 @@ import Testing
             (CMErrorNilData, 112), (CMErrorSize, 113),
         ]
         for (e, code) in codes { #expect(UInt32(e.rawValue) == code, "\(e)") }
-        #expect(CMError.notEntitled.rawValue == CMErrorNotEntitled.rawValue)
+        #expect(CMError(110) == CMErrorNotEntitled && CMError(rawValue: 105) == CMErrorMotionActivityNotAuthorized)
     }
 
     @Test func enumsAndOptionSets() {

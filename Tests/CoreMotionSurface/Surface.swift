@@ -117,6 +117,28 @@ extension CMAttitude { var degrees: (Double, Double, Double) { (roll * 180 / .pi
 extension CMDeviceMotion { var isFlat: Bool { abs(gravity.z) > 0.9 } }
 
 /// An app's mock, as iOS test code writes them: the classes are open.
+/// Apple's four water-submersion delegate methods are optional: one is enough.
+final class DepthOnlyDelegate: NSObject, CMWaterSubmersionManagerDelegate {
+    func manager(_ manager: CMWaterSubmersionManager, didUpdate measurement: CMWaterSubmersionMeasurement) {
+        _ = (measurement.depth, measurement.surfacePressure, measurement.submersionState)
+    }
+}
+
+/// CMLogItem and CMAttitude are NSCopying and NSSecureCoding, as Apple's.
+func archiveAndCopy(_ motion: CMDeviceMotion, _ acc: CMAccelerometerData) throws {
+    let data = try NSKeyedArchiver.archivedData(withRootObject: motion, requiringSecureCoding: true)
+    _ = try NSKeyedUnarchiver.unarchivedObject(ofClass: CMDeviceMotion.self, from: data)
+    _ = try NSKeyedUnarchiver.unarchivedObject(ofClass: CMAttitude.self,
+                                               from: try NSKeyedArchiver.archivedData(withRootObject: motion.attitude, requiringSecureCoding: true))
+    _ = CMLogItem.supportsSecureCoding && CMAttitude.supportsSecureCoding
+    let item: any NSSecureCoding & NSCopying = acc
+    _ = item.copy(with: nil)
+    let water = CMWaterSubmersionManager()
+    let depthOnly = DepthOnlyDelegate()
+    water.delegate = depthOnly
+    withExtendedLifetime(depthOnly) {}
+}
+
 final class MockAccelerometerData: CMAccelerometerData {
     override var acceleration: CMAcceleration { CMAcceleration(x: 0, y: 0, z: -1) }
     override var timestamp: TimeInterval { 1 }
@@ -182,7 +204,7 @@ func useEverything(_ motion: CMDeviceMotion, _ acc: CMAccelerometerData, _ gyro:
                             CMErrorNotAvailable, CMErrorNotEntitled, CMErrorNotAuthorized, CMErrorNilData, CMErrorSize]
     let _: UInt32 = codes[0].rawValue
     _ = CMError(110) == CMError(rawValue: 110)
-    _ = CMError.notEntitled == CMErrorNotEntitled
+    _ = CMError(rawValue: 110) == CMErrorNotEntitled
     _ = (a, r, c, q, m)
 }
 

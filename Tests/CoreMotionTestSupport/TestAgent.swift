@@ -45,6 +45,12 @@ public enum TestAgentKind: Sendable, Equatable {
     /// out of water; this user holds `motion`, `altitude` and
     /// `submersion.shallow` (or `submersion.full`).
     case diver(full: Bool)
+    /// The full board at rest, lying flat, turned `yawDeg` degrees
+    /// counter-clockwise (seen from above) from X north, so the top edge
+    /// (+Y) faces the compass heading 270 − `yawDeg`; the magnetometer
+    /// (0x0d) stops answering `magnetometerLostAfter` seconds after the
+    /// agent starts (nil: never).
+    case headed(yawDeg: Double, magnetometerLostAfter: Double?)
     /// The diver's board going down: 2 s at the surface, then to 10 m in
     /// 10 s (sea water), and staying there.
     case diving(full: Bool)
@@ -230,6 +236,14 @@ public final class TestAgent: @unchecked Sendable {
                 { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
                 { kind: "mpu6050", address: 0x69, role: "accessory", label: "head" },
             """
+        case .headed(_, let lost):
+            chips += """
+
+                { kind: "qmc5883l", address: 0x0d, mounting: ["-y", "+x", "+z"] },
+            """
+            if let lost {
+                faults = "faults: [ { kind: \"disappear\", name: \"magnetometer lost\", address: 0x0d, from_s: \(lost), to_s: 3600 } ],"
+            }
         case .restricted:
             entitlements = #"["altitude"]"#
         case .diver(let full), .diving(let full):
@@ -283,6 +297,8 @@ public final class TestAgent: @unchecked Sendable {
                   "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
                 """)]
         }
+        var yaw = 0.0
+        if case .headed(let y, _) = kind { yaw = y }
         let board = """
             // CoreMotion test board (TestAgent.swift).
             {
@@ -303,7 +319,7 @@ public final class TestAgent: @unchecked Sendable {
               description: "CoreMotion tests: still and level for an hour.",
               duration_s: 3600,
               seed: 9,
-              board: { start: { roll_deg: 0, pitch_deg: 0, yaw_deg: 0 }, \(segments) },
+              board: { start: { roll_deg: 0, pitch_deg: 0, yaw_deg: \(yaw) }, \(segments) },
               accessory: { address: 0x69, relative_to: "earth", start: { roll_deg: 0, pitch_deg: 0, heading_deg: 0 } },
               imperfections: { default: "ideal" },
               environment: {
@@ -430,6 +446,28 @@ public func withAgent<T>(_ kind: TestAgentKind, _ body: (TestAgent) async throws
     } catch {
         EdgeMotionAgent.socketPath = nil
         agent?.stop()
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
+/// Runs `body` with the process's Core Motion pointed at a socket where no
+/// agent listens (a fresh directory, nothing in it) and no in-process
+/// agent allowed to start, with the data source to itself.
+public func withNoAgent<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-cm-none-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+    do {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        EdgeMotionAgent.socketPath = directory + "/agent.sock"
+        let r = try await body()
+        EdgeMotionAgent.socketPath = nil
+        try? FileManager.default.removeItem(atPath: directory)
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.socketPath = nil
+        try? FileManager.default.removeItem(atPath: directory)
         await AgentAccess.shared.release(exclusive: true)
         throw error
     }

@@ -131,6 +131,34 @@ final class Inbox: Sendable {
         #expect(throws: AgentClientError.self) { try client.request(.poll(.deviceMotion)) }
     }
 
+    /// A poll's reply is a sample line; with its request's id it reaches
+    /// the request, whether or not this client also subscribes to the
+    /// stream (it used to go to the subscribers, and every poll waited its
+    /// whole timeout). The timeout is far above any answer's time.
+    @Test func aPollIsAnsweredWhileTheStreamIsSubscribed() throws {
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: clientSocketPath("poll")),
+                                       devices: [imu])
+        defer { server.stop() }
+        let client = AgentClient(socketPath: server.socketPath)
+        defer { client.close() }
+        let inbox = Inbox()
+        let sub = inbox.subscribe(client, .deviceMotion, intervalNs: 0)
+        defer { sub.cancel() }
+        #expect(eventually { server.demand()[.deviceMotion] != nil })
+        server.publish(motionSample(7_000_000_000))
+        #expect(eventually { inbox.count == 1 })
+        for _ in 0..<3 {
+            guard case .sample(.deviceMotion(let m)) = try client.request(.poll(.deviceMotion), timeoutMs: 30_000) else {
+                Issue.record("not a device-motion sample"); return
+            }
+            #expect(m.timestampNs == 7_000_000_000)
+        }
+        #expect(inbox.count == 1, "the poll replies are not the subscription's samples")
+        // Unsubscribed too.
+        sub.cancel()
+        guard case .sample = try client.request(.poll(.deviceMotion), timeoutMs: 30_000) else { Issue.record("no reply"); return }
+    }
+
     @Test func reconnectsAfterTheAgentRestartsAndSubscribesAgain() throws {
         let path = clientSocketPath("restart")
         var server: ServiceServer? = try ServiceServer(configuration: ServiceConfiguration(socketPath: path), devices: [imu])

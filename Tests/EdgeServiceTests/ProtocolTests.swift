@@ -60,6 +60,43 @@ struct ProtocolEncodingTests {
         #expect(m.string("frame") == "xMagneticNorthZVertical")
     }
 
+    /// What every reference frame needs (docs/protocol.md, device motion):
+    /// the 6D attitude, the yaw to magnetic north and its state travel in
+    /// every device-motion line and decode to the same values; a line of an
+    /// agent before them decodes to what its frame implies.
+    @Test func deviceMotionCarriesWhatEveryFrameNeeds() throws {
+        var s = motionSample(3)
+        s.attitude6D = Quaternion(yaw: 0.25)
+        s.northYawDeg = -61.5
+        s.northYawState = .held
+        var w = JSONWriter()
+        MessageEncoder.sample(.deviceMotion(s), into: &w)
+        let m = try JSONValue.parse(w.bytes.dropLast())
+        #expect(m["attitude6D"]?.number("z") == Quaternion(yaw: 0.25).z)
+        #expect(m.number("northYaw_deg") == -61.5)
+        #expect(m.string("northYawState") == "held")
+        guard case .sample(.deviceMotion(let back)) = try ServerMessage.decode(line: w.bytes.dropLast()) else {
+            Issue.record("not a device-motion sample"); return
+        }
+        #expect(back == s)
+        // No field yet: null, "none".
+        s.northYawDeg = nil; s.northYawState = .none
+        w.reset()
+        MessageEncoder.sample(.deviceMotion(s), into: &w)
+        #expect(try JSONValue.parse(w.bytes.dropLast())["northYaw_deg"] == .null)
+        guard case .sample(.deviceMotion(let none)) = try ServerMessage.decode(line: w.bytes.dropLast()) else {
+            Issue.record("not a device-motion sample"); return
+        }
+        #expect(none == s)
+        // An older agent's line (no attitude6D): its north attitude is the
+        // 6D attitude of a filter whose north yaw is 0, live.
+        let old = #"{"class":"sample","stream":"deviceMotion","timestamp_ns":5,"attitude":{"w":1,"x":0,"y":0,"z":0},"gravity_mps2":{"x":0,"y":0,"z":9.8},"userAcceleration_mps2":{"x":0,"y":0,"z":0},"rotationRate_radps":{"x":0,"y":0,"z":0},"magneticField_uT":{"x":1,"y":0,"z":0},"magneticFieldAccuracy":"high","heading_deg":270,"frame":"xMagneticNorthZVertical"}"#
+        guard case .sample(.deviceMotion(let o)) = try ServerMessage.decode(line: Array(old.utf8)) else {
+            Issue.record("not a device-motion sample"); return
+        }
+        #expect(o.attitude6D == .identity && o.northYawDeg == 0 && o.northYawState == .live)
+    }
+
     @Test func everyStreamEncodesValidJSON() throws {
         let samples: [Sample] = [
             .accelerometer(accelerometerSample(0)),

@@ -29,7 +29,7 @@ public enum PollCommand: Subcommand {
 
     Output: one line with the age, then the sample as the agent sent it:
       altitude: sample 0.012 s old (captured at 1234567890123 ns; the agent's clock: 1234579890123 ns)
-      {"class":"sample","stream":"altitude",...}
+      {"class":"sample","id":1,"stream":"altitude",...}
     With --json: the sample alone, with "age_s" (seconds) added as its last key.
 
     Socket: as for `edge-agent watch` (--socket PATH, --config FILE, else

@@ -120,12 +120,23 @@ func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame
     let m = f.deviceMotion(in: frame)
     let split = f.specificForceSplit
     let live = liveField && frame != .xArbitraryZVertical
+    // What every frame needs (docs/protocol.md: attitude6D, northYaw_deg,
+    // northYawState), so a client derives each manager's frame itself.
+    let fused = f.state.magSamples > 0
+    var northYaw: Double? = nil
+    if fused {
+        var y = f.yawOffset(to: .xMagneticNorthZVertical) * (180 / Double.pi)
+        if y > 180 { y -= 360 } else if y <= -180 { y += 360 }
+        northYaw = y
+    }
     return DeviceMotionSample(
         timestampNs: t, attitude: m.attitude.quaternion,
         gravity: split.gravity, userAcceleration: split.userAcceleration,
         rotationRate: m.rotationRate, magneticField: live ? m.magneticField.field : .zero,
         magneticFieldAccuracy: live ? m.magneticField.accuracy : .uncalibrated,
-        headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame)
+        headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame,
+        attitude6D: f.quaternion6D, northYawDeg: northYaw,
+        northYawState: !fused ? .none : liveField ? .live : .held)
 }
 
 /// Whether a stage can do its whole job now, and if not, why.
