@@ -1,0 +1,330 @@
+/// Continuous hard-iron calibration of a magnetometer from the gyroscope,
+/// while the device is used: learns the offset `b` (µT) that magnetised
+/// parts carried with the sensor add to every reading, says how well it
+/// knows it as Core Motion's four accuracy levels, and notices when the
+/// offset jumps (a magnet moved on the board) and learns it again.
+///
+/// The model is the one of L. Troni and L. L. Whitcomb, "Field sensor bias
+/// calibration with angular-rate sensors: theory and experimental
+/// evaluation with application to magnetometer calibration", IEEE/ASME
+/// Transactions on Mechatronics 24(4), 2019, §III: the Earth's field `m` is
+/// constant in the earth frame, so in the sensor frame it turns against the
+/// rotation the gyroscope measures, and a reading is `y = m + b`. Written
+/// discretely over the rotation `C` (earth-fixed vector in the earth frame of
+/// the first reading to that of the second) the gyroscope integrates between
+/// two readings,
+///
+///     y₂ − C·y₁ = (I − C)·b,
+///
+/// which is linear in `b` and needs neither the attitude nor the field's
+/// size or direction (attitude-independent, as in J. L. Crassidis, K.-L. Lai
+/// and R. R. Harman, "Real-time attitude-independent three-axis magnetometer
+/// calibration", J. Guidance, Control, and Dynamics 28(1), 2005, whose
+/// recursive, quality-reporting form is followed: a recursive least-squares
+/// estimate with its information matrix as the measure of what the motion
+/// has excited). Rotation about one axis leaves the offset along that axis
+/// unknown, so the information matrix has a small eigenvalue until the
+/// device has turned about two axes; that eigenvalue, not a timer, gates the
+/// accuracy.
+///
+/// One equation is formed when the gyroscope has turned the sensor by at
+/// least `Settings.minimumRotation` since the first reading of the pair (or
+/// `Settings.maximumInterval` has passed: then the pair only checks for a
+/// jump). Its residual against the current estimate, measured in units of
+/// the running residual RMS, tells a jump: `jumpCount` pairs in a row beyond
+/// `jumpThreshold`, or residuals whose running mean square stays beyond
+/// `mismatchLimit` times the residual mean square, while the offset is
+/// known, forget what was learned (the accuracy drops to `uncalibrated`) and
+/// learning starts again from the last estimate as a weak prior.
+///
+/// What it does not do: soft iron (the guided `edge-agent calibrate mag`
+/// fit supplies it, applied before this one), and it cannot tell a field
+/// that changes because the device moved through a gradient from an offset
+/// that changed: both look like a jump, and both are relearned.
+///
+/// Pure: no I/O, no clock, no allocation. Rates in rad/s, time in s, fields
+/// in µT, all in one frame (the one the gyroscope and the field share).
+public struct MagnetometerSelfCalibration: Sendable {
+    public struct Settings: Equatable, Sendable, Codable {
+        /// Rotation between the two readings of one equation, degrees.
+        public var minimumRotation = 30.0
+        /// Longest gyroscope integration for one equation, s (its drift).
+        public var maximumInterval = 2.0
+        /// Time in which what was learned fades to 1/e, s.
+        public var forgettingTime = 600.0
+        /// Smallest residual RMS assumed, µT (the readings' noise floor).
+        public var noiseFloor = 0.3
+        /// Residual RMS assumed before any equation, µT.
+        public var initialNoise = 0.5
+        /// The offset's uncertainty (1 σ), as the angle it can turn the
+        /// field by, for `high`, `medium` and `low`, degrees.
+        public var highAngle = 1.0, mediumAngle = 3.0, lowAngle = 10.0
+        /// A pair whose residual exceeds this many residual RMS, and
+        /// `jumpMinimum` µT, is an outlier; `jumpCount` in a row, a jump.
+        public var jumpThreshold = 6.0
+        public var jumpMinimum = 3.0
+        public var jumpCount = 3
+        /// A smaller offset change shows as residuals steadily above the
+        /// noise: their running mean square, in units of the residual mean
+        /// square (each pair counting `mismatchGain`, and at most twice the
+        /// limit), beyond `mismatchLimit` is a jump too.
+        public var mismatchGain = 0.2
+        public var mismatchLimit = 9.0
+        /// Weight of one equation in the running residual RMS.
+        public var noiseGain = 0.02
+        /// Uncertainty of the offset before anything is learned, µT.
+        public var priorUncertainty = 100.0
+
+        public init() {}
+    }
+
+    public struct State: Equatable, Sendable, Codable {
+        /// Rotation since the first reading of the pending pair:
+        /// `v_first = rotation.rotate(v_now)` for an earth-fixed vector.
+        public var rotation = Quaternion.identity
+        /// Time since the first reading of the pending pair, s.
+        public var elapsed = 0.0
+        /// The first reading of the pending pair (none yet: `hasKey` false).
+        public var key = Vector3.zero
+        public var hasKey = false
+        /// Information matrix (Σ Aᵀ A, dimensionless) and vector (Σ Aᵀ z, µT).
+        public var information: Matrix3
+        public var weighted: Vector3
+        /// The offset, µT.
+        public var offset = Vector3.zero
+        /// Running mean square of the equations' residuals per axis, µT².
+        public var residualMeanSquare: Double
+        /// Running field strength after the offset is removed, µT (0: none yet).
+        public var fieldStrength = 0.0
+        /// 1 σ of the offset along its least-known direction, µT.
+        public var uncertainty: Double
+        public var accuracy = MagneticFieldCalibrationAccuracy.uncalibrated
+        /// Running mean of the pairs' squared residuals over the residual mean square.
+        public var mismatch = 0.0
+        /// Outlier pairs in a row; jumps seen; equations used.
+        public var outliers = 0, jumps = 0, equations = 0
+        /// Time since the last equation, s (for the forgetting).
+        public var sinceEquation = 0.0
+
+        public init(settings s: Settings) {
+            let prior = Self.priorInformation(s)
+            information = Matrix3(scaledIdentity: prior)
+            weighted = .zero
+            residualMeanSquare = s.initialNoise * s.initialNoise
+            uncertainty = s.priorUncertainty
+        }
+
+        static func priorInformation(_ s: Settings) -> Double {
+            (s.initialNoise / s.priorUncertainty) * (s.initialNoise / s.priorUncertainty)
+        }
+    }
+
+    public let settings: Settings
+    public var state: State
+
+    public init(settings: Settings = Settings(), state: State? = nil) {
+        self.settings = settings
+        self.state = state ?? State(settings: settings)
+    }
+
+    /// Starts from a known offset (µT) known to within `uncertainty` µT
+    /// (1 σ): the guided calibration, or one saved from an earlier run.
+    public mutating func seed(offset: Vector3, uncertainty: Double, fieldStrength: Double) {
+        let u = max(uncertainty, 1e-6)
+        let info = (state.residualMeanSquare.squareRoot() / u) * (state.residualMeanSquare.squareRoot() / u)
+        state.information = Matrix3(scaledIdentity: info)
+        state.offset = offset
+        state.weighted = info * offset
+        state.fieldStrength = fieldStrength
+        state.outliers = 0
+        refreshAccuracy()
+    }
+
+    /// The field with the learned offset removed, µT; as it is while the
+    /// offset is not known (`uncalibrated`: a guess from a few turns, or
+    /// from before a jump, is not applied).
+    @inlinable public func calibrated(_ field: Vector3) -> Vector3 {
+        state.accuracy == .uncalibrated ? field : field - state.offset
+    }
+
+    /// One gyroscope sample, bias removed, rad/s, over `dt` s.
+    @inlinable public mutating func rotate(by rate: Vector3, dt: Double) {
+        guard dt > 0, dt.isFinite, (rate.x + rate.y + rate.z).isFinite else { return }
+        state.rotation = (state.rotation * Quaternion(rotationVector: rate * dt)).renormalized
+        state.elapsed += dt
+        state.sinceEquation += dt
+    }
+
+    /// One field reading, µT (before this calibration, same frame as the gyroscope).
+    public mutating func update(field y: Vector3) {
+        guard (y.x + y.y + y.z).isFinite, y != .zero else { return }
+        guard state.hasKey else { startPair(at: y); return }
+        let q = state.rotation
+        let angle = 2 * mathAcos(min(1, abs(q.w)))
+        let turned = angle >= settings.minimumRotation * (Double.pi / 180)
+        guard turned || state.elapsed >= settings.maximumInterval else { return }
+        // C takes an earth-fixed vector from the first reading's frame to this one's: Rᵀ
+        let c = q.rotationMatrix.transposed
+        let a = Matrix3.identity - c
+        let z = y - c * state.key
+        let r = z - a * state.offset
+        let r2 = r.dot(r) / 3
+        startPair(at: y)
+        // jump test: only while the offset is known well enough to predict
+        if state.accuracy != .uncalibrated {
+            let sigma2 = state.residualMeanSquare
+            let ratio = min(r2 / sigma2, 2 * settings.mismatchLimit)
+            state.mismatch += settings.mismatchGain * (ratio - state.mismatch)
+            if state.mismatch > settings.mismatchLimit { forget(); return }
+            let limit = max(settings.jumpThreshold * settings.jumpThreshold * sigma2, settings.jumpMinimum * settings.jumpMinimum / 3)
+            if r2 > limit {
+                state.outliers += 1
+                if state.outliers >= settings.jumpCount { forget() }
+                return
+            }
+        }
+        state.outliers = 0
+        guard turned else { return }
+        // forget, then add the equation
+        let keep = mathExp(-state.sinceEquation / settings.forgettingTime)
+        state.sinceEquation = 0
+        let prior = State.priorInformation(settings)
+        var info = keep * state.information + a.transposed * a
+        info.r0.x += (1 - keep) * prior; info.r1.y += (1 - keep) * prior; info.r2.z += (1 - keep) * prior
+        state.information = info
+        state.weighted = keep * state.weighted + a.transposed * z
+        if let inv = info.inverse { state.offset = inv * state.weighted }
+        state.equations &+= 1
+        // The residual mean square learns from equations that carry
+        // information only; while the offset is known, a pair counts at most
+        // twice the mean square, so residuals that stay large (an offset that
+        // changed a little) raise the mismatch, not the noise it is judged by.
+        if state.accuracy != .uncalibrated || state.equations > 20 {
+            let g = settings.noiseGain
+            let sample = state.accuracy != .uncalibrated ? min(r2, 2 * state.residualMeanSquare) : r2
+            state.residualMeanSquare = max((1 - g) * state.residualMeanSquare + g * sample, settings.noiseFloor * settings.noiseFloor)
+        }
+        let strength = (y - state.offset).norm
+        state.fieldStrength = state.fieldStrength == 0 ? strength : state.fieldStrength + 0.05 * (strength - state.fieldStrength)
+        refreshAccuracy()
+    }
+
+    mutating func startPair(at y: Vector3) {
+        state.key = y
+        state.hasKey = true
+        state.rotation = .identity
+        state.elapsed = 0
+    }
+
+    /// A jump: what was learned no longer holds. The last offset stays as a
+    /// weak prior (it is still the best guess, and what `calibrated` removes).
+    mutating func forget() {
+        let prior = State.priorInformation(settings)
+        state.information = Matrix3(scaledIdentity: prior)
+        state.weighted = prior * state.offset
+        state.outliers = 0
+        state.mismatch = 0
+        state.jumps &+= 1
+        state.equations = 0
+        state.residualMeanSquare = max(state.residualMeanSquare, settings.initialNoise * settings.initialNoise)
+        refreshAccuracy()
+    }
+
+    mutating func refreshAccuracy() {
+        let smallest = max(smallestEigenvalue(state.information), 1e-300)
+        state.uncertainty = (state.residualMeanSquare / smallest).squareRoot()
+        guard state.fieldStrength > 0 else { state.accuracy = .uncalibrated; return }
+        let angle = state.uncertainty / state.fieldStrength * (180 / Double.pi)
+        state.accuracy = angle <= settings.highAngle ? .high
+            : angle <= settings.mediumAngle ? .medium
+            : angle <= settings.lowAngle ? .low : .uncalibrated
+    }
+
+    @inlinable public var accuracy: MagneticFieldCalibrationAccuracy { state.accuracy }
+    @inlinable public var offset: Vector3 { state.offset }
+}
+
+/// The smallest eigenvalue of a symmetric 3×3 matrix, in closed form
+/// (O. K. Smith, "Eigenvalues of a symmetric 3×3 matrix", Comm. ACM 4(4),
+/// 1961, 168): no iteration, no allocation.
+@inlinable
+public func smallestEigenvalue(_ m: Matrix3) -> Double {
+    let p1 = m.r0.y * m.r0.y + m.r0.z * m.r0.z + m.r1.z * m.r1.z
+    let q = m.trace / 3
+    if p1 == 0 { return min(m.r0.x, m.r1.y, m.r2.z) }
+    let d = m.diagonal - Vector3(repeating: q)
+    let p2 = d.dot(d) + 2 * p1
+    let p = (p2 / 6).squareRoot()
+    let b = (1 / p) * (m - Matrix3(scaledIdentity: q))
+    let r = min(1, max(-1, b.determinant / 2))
+    let phi = mathAcos(r) / 3
+    // eigenvalues q + 2p cos(phi + 2πk/3); the smallest is k = 1
+    return q + 2 * p * mathCos(phi + 2 * Double.pi / 3)
+}
+
+extension MagnetometerSelfCalibration {
+    /// Starts from the guided calibration (`edge-agent calibrate mag`),
+    /// which is applied before this one: nothing left to remove, known to
+    /// within three times the fit's RMS residual (5 % of the field when the
+    /// fit does not say; the field 48 µT when it does not say either).
+    public mutating func seed(guided c: MagnetometerCalibration) {
+        let strength = c.fieldStrength > 0 ? c.fieldStrength : 48
+        let residual = c.residual > 0 ? 3 * c.residual : 0.05
+        seed(offset: .zero, uncertainty: residual * strength, fieldStrength: strength)
+    }
+
+    /// The field's accuracy from this calibration and `guided`, the one the
+    /// guided calibration alone earns: the guided one's until this one has
+    /// learned from the motion (a seed alone adds nothing), then the better
+    /// of the two, until a jump has shown that what was calibrated before
+    /// no longer holds; from then on this one's alone.
+    @inlinable
+    public func accuracy(guided: MagneticFieldCalibrationAccuracy) -> MagneticFieldCalibrationAccuracy {
+        if state.jumps > 0 { return state.accuracy }
+        if state.equations == 0 { return guided }
+        return state.accuracy.rawValue >= guided.rawValue ? state.accuracy : guided
+    }
+}
+
+/// The attitude filter's side of the continuous calibration, one
+/// definition for the agent's fusion stage and `fuse`: turns the
+/// estimator with the bias-free gyroscope, passes each field through it
+/// (seeded again whenever the guided calibration changes) and says the
+/// field's accuracy. Off (`enabled` false), it passes everything through
+/// untouched: the filter is VQF, sample for sample.
+public struct MagneticFieldLearning: Sendable {
+    public var estimator: MagnetometerSelfCalibration?
+    /// The guided calibration the estimator was seeded from.
+    public var seededFrom: MagnetometerCalibration?
+
+    public init(enabled: Bool, settings: MagnetometerSelfCalibration.Settings = .init()) {
+        estimator = enabled ? MagnetometerSelfCalibration(settings: settings) : nil
+    }
+
+    /// One gyroscope sample (rad/s, raw) over `dt` s; `bias` is the filter's estimate.
+    @inlinable @inline(__always)
+    public mutating func rotate(gyro: Vector3, bias: Vector3, dt: Double) {
+        if estimator != nil { estimator!.rotate(by: gyro - bias, dt: dt) }
+    }
+
+    /// One field (µT, the guided calibration `guided` already applied, same
+    /// frame as the gyroscope): what the filter should get.
+    @inlinable @inline(__always)
+    public mutating func field(_ m: Vector3, guided: MagnetometerCalibration?) -> Vector3 {
+        guard estimator != nil else { return m }
+        if guided != seededFrom {
+            seededFrom = guided
+            if let c = guided { estimator!.seed(guided: c) }
+        }
+        estimator!.update(field: m)
+        return estimator!.calibrated(m)
+    }
+
+    /// The field's accuracy for `filter`'s current sample.
+    @inlinable
+    public func accuracy(_ filter: AttitudeFilter) -> MagneticFieldCalibrationAccuracy {
+        let guided = filter.magneticFieldAccuracy
+        guard let e = estimator, filter.state.magSamples > 0 else { return guided }
+        return e.accuracy(guided: guided)
+    }
+}
