@@ -101,7 +101,7 @@ SETTING_TO_VQF = {
     'magNewMinGyro': 'magNewMinGyr', 'magMinUndisturbedTime': 'magMinUndisturbedTime',
     'magMaxRejectionTime': 'magMaxRejectionTime', 'magRejectionFactor': 'magRejectionFactor',
 }
-PROJECT_ONLY = ('coefficientTolerance', 'magnetometerCalibration', 'declination')
+PROJECT_ONLY = ('coefficientTolerance', 'magnetometerCalibration', 'declination', 'magnetometerSelfCalibration')
 
 
 class CannotRun(Exception):
@@ -227,7 +227,7 @@ def read_truth(path):
 
 
 def run_agent(agent, inp, out, mode, frame):
-    cmd = [str(agent), 'fuse', '--input', str(inp), '--output', str(out), '--mode', mode, '--frame', frame]
+    cmd = [str(agent), 'fuse', '--input', str(inp), '--output', str(out), '--mode', mode, '--frame', frame, '--self-calibration', 'off']
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise CannotRun(f'{" ".join(cmd)} exited with {p.returncode}: {(p.stderr or p.stdout).strip()[-400:]}')

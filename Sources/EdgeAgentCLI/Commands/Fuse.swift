@@ -24,7 +24,7 @@ public enum FuseCommand: Subcommand {
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
-                           [--stats]
+                           [--self-calibration on|off] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
@@ -77,6 +77,12 @@ public enum FuseCommand: Subcommand {
                               for `run`)
       --chip ID               the magnetometer, e.g. qmc5883l@0x0d (default: the
                               board's QMC5883L)
+      --self-calibration on|off
+                              on (default, as the agent runs): learn the
+                              magnetometer's hard iron from the gyroscope as
+                              the recording turns (docs/fusion.md) and fuse
+                              the field with it removed; off: the field as
+                              it comes, VQF sample for sample
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -103,6 +109,10 @@ public enum FuseCommand: Subcommand {
         }
         let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
+        let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
+        guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
+            throw UsageError("--self-calibration must be on or off, got '\(selfCalibrationText)'")
+        }
         try arguments.finish()
         if calibrationPath == nil && (!boardArguments.remaining.isEmpty || chipID != nil) {
             throw UsageError("--board, --bus, --config and --chip choose the chips of --mag-calibration FILE; give it too, or leave them out")
@@ -128,6 +138,7 @@ public enum FuseCommand: Subcommand {
             throw UsageError("give --declination or --location, not both")
         }
         var settings = AttitudeFilter.Settings()
+        settings.magnetometerSelfCalibration = selfCalibrationText == "on"
         if let declination { settings.declination = declination }
         if let locationText {
             let parts = locationText.split(separator: ",", omittingEmptySubsequences: false)
@@ -209,7 +220,14 @@ public enum FuseCommand: Subcommand {
                      into rows: inout [FusedRow]) {
         let n = r.count
         guard n > 0 else { return }
-        var filter = AttitudeFilter(settings: settings, sampleInterval: r.nominalInterval)
+        // with the continuous calibration the guided one is applied first,
+        // as the agent's magnetometer does, and the learning sees the result
+        var filterSettings = settings
+        let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
+        if guided != nil { filterSettings.magnetometerCalibration = nil }
+        var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
+        filter.inputCalibration = guided
+        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         r.t.withUnsafeBufferPointer { t in
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
@@ -221,13 +239,15 @@ public enum FuseCommand: Subcommand {
                 previous = t[i]
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
-                filter.update(gyro: gyro[i], accel: accel[i], mag: hasMag ? m : nil, dt: dt)
+                learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
+                let field: Vector3? = hasMag ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
                 let a = motion.attitude
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
                                   gravity: motion.gravity, userAcceleration: motion.userAcceleration,
                                   rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
-                                  accuracy: Int8(motion.magneticField.accuracy.rawValue))
+                                  accuracy: Int8(learning.accuracy(filter).rawValue))
             }
         }}}}}
     }

@@ -13,8 +13,15 @@ import EdgeProtocol
 /// (after an IMU outage the first samples of a FIFO batch used to carry the
 /// field from before it); the sample falls back to `xArbitraryZVertical`
 /// and says so.
+///
+/// With `Settings.magnetometerSelfCalibration` the field's hard iron is
+/// learned from the gyroscope as the board turns (`MagnetometerSelfCalibration`,
+/// seeded by the guided calibration the magnetometer applies): the filter
+/// and device motion get the field with it removed, and its accuracy.
 struct FusionStage {
     var filter: AttitudeFilter
+    /// The continuous calibration (off: the field goes in as it comes).
+    var learning: MagneticFieldLearning
     /// The configured frame (served while the magnetometer is live).
     let frame: ReferenceFrame
     /// The newest field not yet fused, board frame, µT.
@@ -28,6 +35,7 @@ struct FusionStage {
 
     init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64) {
         filter = AttitudeFilter(settings: settings, sampleInterval: sampleInterval)
+        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
     }
@@ -55,8 +63,9 @@ struct FusionStage {
     mutating func motion(accel acc: Vector3, gyro gyr: Vector3, dt: Double, at t: UInt64, last: Bool,
                          publisher p: inout Publisher) {
         var mag: Vector3? = nil
+        learning.rotate(gyro: gyr, bias: filter.gyroBias, dt: dt)
         if let m = pendingField, last || t >= pendingFieldNanoseconds {
-            mag = m
+            mag = learning.field(m, guided: filter.inputCalibration)
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
@@ -70,7 +79,7 @@ struct FusionStage {
         if dm || dmb {
             let live = fieldIsCurrent(at: t)
             let sample = deviceMotionSample(filter, at: t, frame: frame.needsMagnetometer && !live ? .xArbitraryZVertical : frame,
-                                            liveField: live)
+                                            liveField: live, accuracy: learning.accuracy(filter))
             if dm { p.publish(.deviceMotion(sample)) }
             if dmb { p.publish(.deviceMotionBatch(sample)) }
         }
@@ -92,7 +101,8 @@ struct FusionStage {
 /// `liveField`: a current field backs it; otherwise the field is zero and
 /// `uncalibrated` - never an old one.
 @inline(__always)
-func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool) -> DeviceMotionSample {
+func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool,
+                        accuracy: MagneticFieldCalibrationAccuracy? = nil) -> DeviceMotionSample {
     let m = f.deviceMotion(in: frame)
     let split = f.specificForceSplit
     let live = liveField && frame != .xArbitraryZVertical
@@ -100,7 +110,7 @@ func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame
         timestampNs: t, attitude: m.attitude.quaternion,
         gravity: split.gravity, userAcceleration: split.userAcceleration,
         rotationRate: m.rotationRate, magneticField: live ? m.magneticField.field : .zero,
-        magneticFieldAccuracy: live ? m.magneticField.accuracy : .uncalibrated,
+        magneticFieldAccuracy: live ? accuracy ?? m.magneticField.accuracy : .uncalibrated,
         headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame)
 }
 
