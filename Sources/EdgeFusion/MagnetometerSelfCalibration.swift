@@ -70,10 +70,23 @@ public struct MagnetometerSelfCalibration: Sendable {
         /// limit), beyond `mismatchLimit` is a jump too.
         public var mismatchGain = 0.2
         public var mismatchLimit = 9.0
-        /// Weight of one equation in the running residual RMS.
-        public var noiseGain = 0.02
+        /// Pairs whose predicted spread from the offset's uncertainty
+        /// (`A·Λ⁻¹·Aᵀ`, in units of the noise) is below this count towards
+        /// the residual RMS; and the residual RMS must rest on
+        /// `minimumEquations` of them before the accuracy is above `low`.
+        public var informativeSpread = 10.0
+        public var minimumEquations = 10.0
         /// Uncertainty of the offset before anything is learned, µT.
         public var priorUncertainty = 100.0
+        /// The offset is removed once it exceeds this many times its
+        /// uncertainty (``calibrated(_:)``).
+        public var significance = 3.0
+        /// ... and this size, µT: smaller offsets are left to the guided
+        /// calibration. The learning's systematic errors (a field gradient
+        /// the board is carried through, gyroscope scale and timing) are of
+        /// a few µT and do not shrink with its uncertainty; a magnet near
+        /// the sensor adds tens.
+        public var minimumOffset = 5.0
 
         public init() {}
     }
@@ -101,6 +114,8 @@ public struct MagnetometerSelfCalibration: Sendable {
         public var accuracy = MagneticFieldCalibrationAccuracy.uncalibrated
         /// Running mean of the pairs' squared residuals over the residual mean square.
         public var mismatch = 0.0
+        /// Forgotten sums of the informative innovations (σ²·χ²₃ each, µT²) and of their degrees of freedom.
+        public var innovationSum = 0.0, innovationCount = 0.0
         /// Outlier pairs in a row; jumps seen; equations used.
         public var outliers = 0, jumps = 0, equations = 0
         /// Time since the last equation, s (for the forgetting).
@@ -137,14 +152,27 @@ public struct MagnetometerSelfCalibration: Sendable {
         state.weighted = info * offset
         state.fieldStrength = fieldStrength
         state.outliers = 0
+        // the residual RMS it was judged with stands as if from `minimumEquations` pairs
+        state.innovationCount = 3 * settings.minimumEquations
+        state.innovationSum = state.residualMeanSquare * state.innovationCount
         refreshAccuracy()
     }
 
-    /// The field with the learned offset removed, µT; as it is while the
-    /// offset is not known (`uncalibrated`: a guess from a few turns, or
-    /// from before a jump, is not applied).
+    /// The field with the learned offset removed, µT, once the offset is
+    /// known (`medium` or better) and stands out of its own uncertainty
+    /// (`significance` σ) and of `minimumOffset`; the field as it is before that. A guess from a
+    /// few turns, or from before a jump, is not applied, and neither is an
+    /// offset indistinguishable from none: on a magnetometer that is
+    /// already calibrated, what the motion cannot tell from zero would only
+    /// add its error to the heading.
     @inlinable public func calibrated(_ field: Vector3) -> Vector3 {
-        state.accuracy == .uncalibrated ? field : field - state.offset
+        isApplied ? field - state.offset : field
+    }
+
+    /// Whether ``calibrated(_:)`` removes the offset.
+    @inlinable public var isApplied: Bool {
+        let limit = max(settings.significance * state.uncertainty, settings.minimumOffset)
+        return state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
     }
 
     /// One gyroscope sample, bias removed, rad/s, over `dt` s.
@@ -159,25 +187,28 @@ public struct MagnetometerSelfCalibration: Sendable {
     public mutating func update(field y: Vector3) {
         guard (y.x + y.y + y.z).isFinite, y != .zero else { return }
         guard state.hasKey else { startPair(at: y); return }
-        let q = state.rotation
-        let angle = 2 * mathAcos(min(1, abs(q.w)))
+        let turn = state.rotation
+        let angle = 2 * mathAcos(min(1, abs(turn.w)))
         let turned = angle >= settings.minimumRotation * (Double.pi / 180)
         guard turned || state.elapsed >= settings.maximumInterval else { return }
         // C takes an earth-fixed vector from the first reading's frame to this one's: Rᵀ
-        let c = q.rotationMatrix.transposed
+        let c = turn.rotationMatrix.transposed
         let a = Matrix3.identity - c
         let z = y - c * state.key
         let r = z - a * state.offset
-        let r2 = r.dot(r) / 3
+        // The innovation r is N(0, σ²·S) with S = I + A·Λ⁻¹·Aᵀ (the pair's
+        // noise plus what the offset's uncertainty adds): q = rᵀS⁻¹r is σ²·χ²₃.
+        let spread = a * (state.information.inverse ?? .identity) * a.transposed
+        let q = r.dot((Matrix3.identity + spread).inverse.map { $0 * r } ?? r)
+        let informative = max(spread.r0.x, spread.r1.y, spread.r2.z) < settings.informativeSpread
         startPair(at: y)
+        let sigma2 = state.residualMeanSquare
+        let ratio = q / (3 * sigma2)
         // jump test: only while the offset is known well enough to predict
         if state.accuracy != .uncalibrated {
-            let sigma2 = state.residualMeanSquare
-            let ratio = min(r2 / sigma2, 2 * settings.mismatchLimit)
-            state.mismatch += settings.mismatchGain * (ratio - state.mismatch)
+            state.mismatch += settings.mismatchGain * (min(ratio, 2 * settings.mismatchLimit) - state.mismatch)
             if state.mismatch > settings.mismatchLimit { forget(); return }
-            let limit = max(settings.jumpThreshold * settings.jumpThreshold * sigma2, settings.jumpMinimum * settings.jumpMinimum / 3)
-            if r2 > limit {
+            if ratio > settings.jumpThreshold * settings.jumpThreshold && r.dot(r) > settings.jumpMinimum * settings.jumpMinimum {
                 state.outliers += 1
                 if state.outliers >= settings.jumpCount { forget() }
                 return
@@ -195,14 +226,16 @@ public struct MagnetometerSelfCalibration: Sendable {
         state.weighted = keep * state.weighted + a.transposed * z
         if let inv = info.inverse { state.offset = inv * state.weighted }
         state.equations &+= 1
-        // The residual mean square learns from equations that carry
-        // information only; while the offset is known, a pair counts at most
-        // twice the mean square, so residuals that stay large (an offset that
-        // changed a little) raise the mismatch, not the noise it is judged by.
-        if state.accuracy != .uncalibrated || state.equations > 20 {
-            let g = settings.noiseGain
-            let sample = state.accuracy != .uncalibrated ? min(r2, 2 * state.residualMeanSquare) : r2
-            state.residualMeanSquare = max((1 - g) * state.residualMeanSquare + g * sample, settings.noiseFloor * settings.noiseFloor)
+        // The residual mean square is the mean of the informative
+        // innovations (unbiased: each is σ²·χ²₃). While the offset is known a
+        // pair counts at most twice its expectation, so residuals that stay
+        // large (an offset that changed a little) raise the mismatch, not
+        // the noise it is judged by.
+        if informative {
+            let counted = state.accuracy != .uncalibrated ? min(q, 6 * sigma2) : q
+            state.innovationSum = keep * state.innovationSum + counted
+            state.innovationCount = keep * state.innovationCount + 3
+            state.residualMeanSquare = max(state.innovationSum / state.innovationCount, settings.noiseFloor * settings.noiseFloor)
         }
         let strength = (y - state.offset).norm
         state.fieldStrength = state.fieldStrength == 0 ? strength : state.fieldStrength + 0.05 * (strength - state.fieldStrength)
@@ -226,7 +259,6 @@ public struct MagnetometerSelfCalibration: Sendable {
         state.mismatch = 0
         state.jumps &+= 1
         state.equations = 0
-        state.residualMeanSquare = max(state.residualMeanSquare, settings.initialNoise * settings.initialNoise)
         refreshAccuracy()
     }
 
@@ -235,6 +267,10 @@ public struct MagnetometerSelfCalibration: Sendable {
         state.uncertainty = (state.residualMeanSquare / smallest).squareRoot()
         guard state.fieldStrength > 0 else { state.accuracy = .uncalibrated; return }
         let angle = state.uncertainty / state.fieldStrength * (180 / Double.pi)
+        if state.innovationCount < 3 * settings.minimumEquations {
+            state.accuracy = angle <= settings.lowAngle ? .low : .uncalibrated
+            return
+        }
         state.accuracy = angle <= settings.highAngle ? .high
             : angle <= settings.mediumAngle ? .medium
             : angle <= settings.lowAngle ? .low : .uncalibrated
@@ -316,9 +352,16 @@ public struct MagneticFieldLearning: Sendable {
             seededFrom = guided
             if let c = guided { estimator!.seed(guided: c) }
         }
+        let was = estimator!.isApplied
         estimator!.update(field: m)
+        appliedChanged = estimator!.isApplied != was
         return estimator!.calibrated(m)
     }
+
+    /// The last ``field(_:guided:)`` started or stopped removing the
+    /// learned offset: the field the filter gets changed under it (see
+    /// `AttitudeFilter.restartHeadingConvergence`).
+    public var appliedChanged = false
 
     /// The field's accuracy for `filter`'s current sample.
     @inlinable
@@ -326,5 +369,42 @@ public struct MagneticFieldLearning: Sendable {
         let guided = filter.magneticFieldAccuracy
         guard let e = estimator, filter.state.magSamples > 0 else { return guided }
         return e.accuracy(guided: guided)
+    }
+}
+
+extension MagnetometerSelfCalibration {
+    /// What was learned, folded into the chip-frame calibration `guided`
+    /// (identity when none), to be saved and loaded as any calibration: the
+    /// offset `b` was learned in the board frame, after `guided` and the
+    /// chip's mounting `boardFromChip` (M), where the field is
+    /// `M·S·(raw − h) − b = M·S·(raw − h − S⁻¹·Mᵀ·b)`; so the hard iron
+    /// becomes `h + S⁻¹·Mᵀ·b` and the soft iron stays. `fieldStrength` is
+    /// the learned one and `residual` a third of the offset's uncertainty
+    /// relative to it, so that seeding from it (``seed(guided:)``) restores
+    /// the uncertainty. Nil while the offset is not applied
+    /// (``isApplied``), or nothing was learned from motion (nothing worth keeping).
+    public func learnedCalibration(guided: MagnetometerCalibration?, boardFromChip m: Matrix3) -> MagnetometerCalibration? {
+        guard isApplied, state.equations > 0, state.fieldStrength > 0 else { return nil }
+        let g = guided ?? .identity
+        guard let sInverse = g.softIron.inverse else { return nil }
+        let hard = g.hardIron + sInverse * (m.transposed * state.offset)
+        return MagnetometerCalibration(hardIron: hard, softIron: g.softIron, fieldStrength: state.fieldStrength,
+                                       residual: state.uncertainty / (3 * state.fieldStrength))
+    }
+}
+
+extension AttitudeFilter {
+    /// The field it gets is now another (the continuous calibration started
+    /// or stopped removing a learned offset): converge to it as from the
+    /// first field - VQF's fast initial heading gains again, and the field's
+    /// norm and dip taken as the new reference once it has stayed
+    /// consistent through `magNewFirstTime` of turning - rather than reject
+    /// the corrected field as a disturbance for `magNewTime` of turning
+    /// while the gyroscope's heading drifts.
+    public mutating func restartHeadingConvergence() {
+        state.kMagInit = 1
+        state.magRefNorm = 0
+        state.magRefDip = 0
+        state.magCandidateTime = 0
     }
 }

@@ -108,6 +108,25 @@ import EdgeSim
         #expect(run.headingError.suffix(5).map(\.e).allSatisfy { $0 < 2 }, "\(run.headingError.suffix(5))")
     }
 
+    /// What was learned, saved as a chip-frame calibration and loaded by
+    /// the next start, calibrates a board that has not turned since: the
+    /// heading is right from the first seconds. (The saving and the check
+    /// against the chips are `CalibrationLoader`'s: LearnedCalibrationTests.)
+    @Test func whatWasLearnedStartsTheNextRunCalibrated() throws {
+        let (first, _) = try Self.run(Self.scenario(magnets: Self.magnet), seconds: 72)
+        let estimator = try #require(first.hub.fusion.learning.estimator)
+        // the simulated magnetometer is mounted as the board (identity), and ran without a guided calibration
+        let learned = try #require(estimator.learnedCalibration(guided: nil, boardFromChip: .identity))
+        let still = Self.scenario(magnets: Self.magnet, turning: false)
+        let (_, restarted) = try Self.run(still, seconds: 20, calibration: EngineCalibration(magnetometer: learned))
+        #expect(restarted.headingError.dropFirst(3).allSatisfy { $0.e < 2 }, "\(restarted.headingError.map(\.e))")
+        #expect(restarted.accuracy.dropFirst(3).allSatisfy { $0.a.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue },
+                "\(restarted.accuracy.map(\.a.rawValue))")
+        // without it the same still board points the wrong way
+        let (_, cold) = try Self.run(still, seconds: 20)
+        #expect(cold.headingError.suffix(5).allSatisfy { $0.e > 5 }, "\(cold.headingError.map(\.e))")
+    }
+
     @Test func aBoardThatNeverTurnsStaysUncalibrated() throws {
         let (_, run) = try Self.run(Self.scenario(magnets: Self.magnet, turning: false), seconds: 72)
         #expect(run.accuracy.allSatisfy { $0.a == .uncalibrated }, "\(run.accuracy.map(\.a.rawValue))")

@@ -109,3 +109,37 @@ import Testing
         #expect(smallestEigenvalue(Matrix3(diagonal: Vector3(3, 1, 2))) == 1)
     }
 }
+
+@Suite struct LearnedMagnetometerCalibrationTests {
+    /// Folded into the guided calibration in the chip frame, the learned
+    /// offset calibrates a raw reading to what the guided calibration, the
+    /// mounting and the learned offset gave in the board frame; and seeding
+    /// from it restores the learned uncertainty.
+    @Test func theLearnedOffsetFoldsIntoTheChipFrameHardIron() throws {
+        let offset = Vector3(15, -25, 10)
+        let samples = Synthetic().generate(duration: 60, orientation: MagnetometerSelfCalibrationTests.tumble,
+                                           magDisturbance: { _ in offset })
+        var e = MagnetometerSelfCalibration()
+        MagnetometerSelfCalibrationTests.run(samples, &e)
+        try #require(e.accuracy == .high)
+        let guided = MagnetometerCalibration(hardIron: Vector3(3, -5, 2),
+                                             softIron: Matrix3(Vector3(1.02, 0.01, 0), Vector3(0.01, 0.98, 0.004), Vector3(0, 0.004, 1)),
+                                             fieldStrength: 48, residual: 0.01)
+        // the chip's X is the board's Y, its Y the board's −X (a 90° mounting)
+        let mounting = Matrix3(Vector3(0, -1, 0), Vector3(1, 0, 0), Vector3(0, 0, 1))
+        let learned = try #require(e.learnedCalibration(guided: guided, boardFromChip: mounting))
+        var rng = Synthetic.Random(seed: 3)
+        for _ in 0..<20 {
+            let raw = rng.vector(40)
+            let before = mounting * guided.apply(raw) - e.offset
+            let after = mounting * learned.apply(raw)
+            #expect((before - after).norm < 1e-9)
+        }
+        var restarted = MagnetometerSelfCalibration()
+        restarted.seed(guided: learned)
+        #expect(abs(restarted.state.uncertainty - e.state.uncertainty) < 1e-9)
+        #expect(abs(learned.fieldStrength - e.state.fieldStrength) < 1e-12)
+        // nothing learned yet: nothing to save
+        #expect(MagnetometerSelfCalibration().learnedCalibration(guided: guided, boardFromChip: mounting) == nil)
+    }
+}

@@ -24,7 +24,7 @@ public enum FuseCommand: Subcommand {
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
-                           [--self-calibration on|off] [--stats]
+                           [--self-calibration on|off] [--self-calibration-min-offset UT] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
@@ -83,6 +83,9 @@ public enum FuseCommand: Subcommand {
                               the recording turns (docs/fusion.md) and fuse
                               the field with it removed; off: the field as
                               it comes, VQF sample for sample
+      --self-calibration-min-offset UT
+                              smallest learned offset removed, µT (default 5:
+                              smaller ones are left to the guided calibration)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -110,6 +113,7 @@ public enum FuseCommand: Subcommand {
         let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
+        let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
         guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
             throw UsageError("--self-calibration must be on or off, got '\(selfCalibrationText)'")
         }
@@ -163,7 +167,9 @@ public enum FuseCommand: Subcommand {
         // CPU time of this thread (what the work costs, not inflated when the
         // machine is busy and we are descheduled), and wall time beside it
         let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
-        fuse(recording, settings: settings, useMag: useMag, frame: frame, into: &rows)
+        var learningSettings = MagnetometerSelfCalibration.Settings()
+        if let minimumOffset { learningSettings.minimumOffset = minimumOffset }
+        fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
         let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
@@ -216,8 +222,8 @@ public enum FuseCommand: Subcommand {
 
     /// The per-sample work, everything `fusion_time_s` measures: filter
     /// updates, frame conversion and the derived Core Motion outputs.
-    static func fuse(_ r: Recording, settings: AttitudeFilter.Settings, useMag: Bool, frame: ReferenceFrame,
-                     into rows: inout [FusedRow]) {
+    static func fuse(_ r: Recording, settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings = .init(),
+                     useMag: Bool, frame: ReferenceFrame, into rows: inout [FusedRow]) {
         let n = r.count
         guard n > 0 else { return }
         // with the continuous calibration the guided one is applied first,
@@ -227,7 +233,7 @@ public enum FuseCommand: Subcommand {
         if guided != nil { filterSettings.magnetometerCalibration = nil }
         var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
         filter.inputCalibration = guided
-        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
+        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         r.t.withUnsafeBufferPointer { t in
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
@@ -241,6 +247,7 @@ public enum FuseCommand: Subcommand {
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
                 learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
                 let field: Vector3? = hasMag ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
                 filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
                 let a = motion.attitude

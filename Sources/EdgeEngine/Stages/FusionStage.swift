@@ -66,6 +66,7 @@ struct FusionStage {
         learning.rotate(gyro: gyr, bias: filter.gyroBias, dt: dt)
         if let m = pendingField, last || t >= pendingFieldNanoseconds {
             mag = learning.field(m, guided: filter.inputCalibration)
+            if learning.appliedChanged { filter.restartHeadingConvergence() }
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
