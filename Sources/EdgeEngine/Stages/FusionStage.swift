@@ -124,3 +124,14 @@ public struct StageStatus: Sendable, Equatable {
         self.name = name; self.degraded = degraded; self.reason = reason
     }
 }
+
+extension SensorHub {
+    /// What the continuous magnetometer calibration learned, folded into the
+    /// guided calibration in effect (chip frame) for a magnetometer mounted
+    /// with `boardFromChip`, to be saved (`CalibrationLoader.saveLearned`);
+    /// nil when nothing worth keeping was learned. Read it from the loop
+    /// thread or once the loop has stopped.
+    public func learnedMagnetometerCalibration(boardFromChip m: Matrix3) -> MagnetometerCalibration? {
+        fusion.learning.estimator?.learnedCalibration(guided: fusion.filter.inputCalibration, boardFromChip: m)
+    }
+}
