@@ -136,10 +136,13 @@ public struct MagnetometerSelfCalibration: Sendable {
 
     public let settings: Settings
     public var state: State
+    /// cos(minimumRotation / 2): a pair's rotation quaternion has |w| at most this.
+    let pairCosine: Double
 
     public init(settings: Settings = Settings(), state: State? = nil) {
         self.settings = settings
         self.state = state ?? State(settings: settings)
+        pairCosine = mathCos(settings.minimumRotation * (Double.pi / 360))
     }
 
     /// Starts from a known offset (µT) known to within `uncertainty` µT
@@ -197,8 +200,7 @@ public struct MagnetometerSelfCalibration: Sendable {
         guard (y.x + y.y + y.z).isFinite, y != .zero else { return }
         guard state.hasKey else { startPair(at: y); return }
         let turn = state.rotation
-        let angle = 2 * mathAcos(min(1, abs(turn.w)))
-        let turned = angle >= settings.minimumRotation * (Double.pi / 180)
+        let turned = abs(turn.w) <= pairCosine
         guard turned || state.elapsed >= settings.maximumInterval else { return }
         // C takes an earth-fixed vector from the first reading's frame to this one's: Rᵀ
         let c = turn.rotationMatrix.transposed
@@ -376,8 +378,8 @@ public struct MagneticFieldLearning: Sendable {
     @inlinable
     public func accuracy(_ filter: AttitudeFilter) -> MagneticFieldCalibrationAccuracy {
         let guided = filter.magneticFieldAccuracy
-        guard let e = estimator, filter.state.magSamples > 0 else { return guided }
-        return e.accuracy(guided: guided)
+        guard filter.state.magSamples > 0 else { return guided }
+        return estimator?.accuracy(guided: guided) ?? guided
     }
 }
 

@@ -14,6 +14,18 @@ import EdgeRuntime
 @Suite struct LearnedCalibrationTests {
     let learned = MagnetometerCalibration(hardIron: Vector3(21.5, -33.25, 12), fieldStrength: 47.5, residual: 0.004)
 
+    /// The default simulated board calibrated by `calibrate` into a fresh
+    /// calibration file, and ``learned`` saved as learned on its
+    /// magnetometer at `created`.
+    func calibratedBoardThatLearned(created: String) throws -> (path: String, files: CalibrationLoader.Files, session: BoardSession) {
+        let path = temporaryCalibrationPath()
+        try calibrateDefaultBoard(into: path)
+        let files = CalibrationLoader.Files(configuration: path)
+        let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
+        try CalibrationLoader.saveLearned(learned, chip: "qmc5883l@0x0d", chips: chips(session), to: files.learned!, created: created)
+        return (path, files, session)
+    }
+
     func chips(_ session: BoardSession) throws -> BoardChips {
         try BoardChips.of(profile: session.profile, profilePath: session.simulated != nil ? session.profileSource : nil,
                           reading: session.bus)
@@ -28,12 +40,7 @@ import EdgeRuntime
     }
 
     @Test func aRestartLoadsWhatWasLearnedOnTheseChips() throws {
-        let path = temporaryCalibrationPath()
-        try calibrateDefaultBoard(into: path)
-        let files = CalibrationLoader.Files(configuration: path)
-        let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
-        try CalibrationLoader.saveLearned(learned, chip: "qmc5883l@0x0d", chips: chips(session), to: files.learned!,
-                                          created: "2999-01-01T00:00:00Z")
+        let (path, files, session) = try calibratedBoardThatLearned(created: "2999-01-01T00:00:00Z")
         // the file says which chip it was learned on (read back by a second reader: JSONSerialization)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: files.learned!))) as? [String: Any]
         let entry = (json?["chips"] as? [String: Any])?["qmc5883l@0x0d"] as? [String: Any]
@@ -48,12 +55,7 @@ import EdgeRuntime
     }
 
     @Test func aGuidedCalibrationNewerThanWhatWasLearnedWins() throws {
-        let path = temporaryCalibrationPath()
-        try calibrateDefaultBoard(into: path)
-        let files = CalibrationLoader.Files(configuration: path)
-        let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
-        try CalibrationLoader.saveLearned(learned, chip: "qmc5883l@0x0d", chips: chips(session), to: files.learned!,
-                                          created: "2000-01-01T00:00:00Z")
+        let (path, files, session) = try calibratedBoardThatLearned(created: "2000-01-01T00:00:00Z")
         let guided = try CalibrationFile.load(from: path)[chip: "qmc5883l@0x0d"]?.mag?.calibration
         let resolved = try CalibrationLoader.resolve(files, for: session)
         #expect(resolved.engine.magnetometer == guided)
@@ -61,12 +63,7 @@ import EdgeRuntime
     }
 
     @Test func whatWasLearnedOnOtherChipsIsNotUsedAndSaysWhy() throws {
-        let path = temporaryCalibrationPath()
-        try calibrateDefaultBoard(into: path)
-        let files = CalibrationLoader.Files(configuration: path)
-        let session = try BoardSession.open(try defaultSelection(), clock: VirtualClock())
-        try CalibrationLoader.saveLearned(learned, chip: "qmc5883l@0x0d", chips: chips(session), to: files.learned!,
-                                          created: "2999-01-01T00:00:00Z")
+        let (_, files, _) = try calibratedBoardThatLearned(created: "2999-01-01T00:00:00Z")
         // the same board with another seed: other chips
         var reseeded = try defaultSelection()
         reseeded.profile.simulation?.seed = 99
