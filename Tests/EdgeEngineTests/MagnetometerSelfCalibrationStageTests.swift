@@ -72,12 +72,13 @@ import EdgeSim
     }
 
     @Test func aMagnetOnTheBoardIsLearnedWhileTurningAndTheHeadingIsRight() throws {
-        let (_, run) = try Self.run(Self.scenario(magnets: Self.magnet), seconds: 72)
+        let (rig, run) = try Self.run(Self.scenario(magnets: Self.magnet), seconds: 72)
         let high = run.accuracy.first { $0.a == .high }
         #expect(high != nil && high!.t < 62, "high at \(String(describing: high?.t)); \(run.accuracy.map(\.a.rawValue))")
         let last = run.headingError.suffix(5).map(\.e)
         #expect(last.allSatisfy { $0 < 2 }, "heading error at the end: \(last)")
         #expect(run.accuracy.last?.a == .high)
+        #expect(rig.hub.stageStatuses().first { $0.name == "fusion" }?.reason == nil, "calibrated: nothing to ask")
     }
 
     @Test func withoutTheLearningTheSameRunKeepsTheMagnetInTheHeading() throws {
@@ -128,7 +129,10 @@ import EdgeSim
     }
 
     @Test func aBoardThatNeverTurnsStaysUncalibrated() throws {
-        let (_, run) = try Self.run(Self.scenario(magnets: Self.magnet, turning: false), seconds: 72)
+        let (rig, run) = try Self.run(Self.scenario(magnets: Self.magnet, turning: false), seconds: 72)
         #expect(run.accuracy.allSatisfy { $0.a == .uncalibrated }, "\(run.accuracy.map(\.a.rawValue))")
+        // and the fusion stage asks for movement
+        let fusion = rig.hub.stageStatuses().first { $0.name == "fusion" }
+        #expect(fusion?.degraded == false && fusion?.reason?.contains("turn the board") == true, "\(String(describing: fusion))")
     }
 }

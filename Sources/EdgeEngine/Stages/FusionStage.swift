@@ -92,6 +92,12 @@ struct FusionStage {
             return StageStatus(name: "fusion", degraded: true,
                                reason: "no current magnetometer field: device motion in xArbitraryZVertical, no heading")
         }
+        if frame.needsMagnetometer && learning.accuracy(filter) == .uncalibrated {
+            // not degraded (the frame is served), but the heading is not to be trusted yet: what
+            // Core Motion's showsDeviceMovementDisplay asks the user to do
+            return StageStatus(name: "fusion", degraded: false,
+                               reason: "the magnetometer is not calibrated yet: turn the board through a few orientations")
+        }
         return StageStatus(name: "fusion", degraded: false, reason: nil)
     }
 }
