@@ -495,11 +495,16 @@ extension AttitudeFilter {
         /// available, and falls back to magnetic north if asked for). See
         /// `MagneticDeclination.dipoleEstimate` for one from a location.
         public var declination: Double? = nil
+        /// Learn the magnetometer's hard iron continuously from the
+        /// gyroscope (`MagnetometerSelfCalibration`) where the filter runs in
+        /// the agent and in `fuse`; false: the field goes to the filter as
+        /// it comes, VQF's behaviour. The filter itself does not read it.
+        public var magnetometerSelfCalibration: Bool = true
 
         public init() {}
 
         enum CodingKeys: String, CodingKey {
-            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination
+            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination, magnetometerSelfCalibration
         }
 
         /// Decodes from a configuration: every key is optional and defaults
@@ -541,6 +546,7 @@ extension AttitudeFilter {
             restBiasEstimation = try c.decodeIfPresent(Bool.self, forKey: .restBiasEstimation) ?? d.restBiasEstimation
             magneticDisturbanceRejection = try c.decodeIfPresent(Bool.self, forKey: .magneticDisturbanceRejection) ?? d.magneticDisturbanceRejection
             magnetometerCalibration = try c.decodeIfPresent(MagnetometerCalibration.self, forKey: .magnetometerCalibration)
+            magnetometerSelfCalibration = try c.decodeIfPresent(Bool.self, forKey: .magnetometerSelfCalibration) ?? d.magnetometerSelfCalibration
             declination = try number(.declination, .nan)
             if declination!.isNaN { declination = nil }
             for (key, v) in [(CodingKeys.tauAcc, tauAcc), (.restMinTime, restMinTime), (.biasForgettingTime, biasForgettingTime)] where !(v > 0) {

@@ -11,6 +11,7 @@ import EdgeBus
 import EdgeLinux
 import EdgeConfig
 import EdgeEngine
+import EdgeFusion
 import EdgeHistory
 import EdgeProtocol
 import EdgeService
@@ -254,12 +255,31 @@ public final class AgentRuntime: @unchecked Sendable {
         }
         guard first else { return nil }
         engine.stop()
+        saveLearnedMagnetometerCalibration()
         history?.stop()
         if let e = history?.health.error { log("edge-agent: fitness history: the last commit failed: \(e)") }
         let stats = server.statistics()   // before stop(): it forgets its clients
         server.stop(reason: reason)
         session.lock = nil
         return StopReport(ticks: engine.ticks, loopSummary: engine.loopSummary, service: stats)
+    }
+
+    /// Saves what the continuous magnetometer calibration learned, with
+    /// the chip it was learned on, next to the calibration file
+    /// (``CalibrationLoader/Files/learned``), so that the next start begins
+    /// calibrated. Nothing learned, or no calibration file: nothing written.
+    private func saveLearnedMagnetometerCalibration() {
+        guard let path = calibrationFiles.learned,
+              let chip = session.profile.chip(.qmc5883l) ?? session.profile.chip(.hmc5883l),
+              let learned = engine.learnedMagnetometerCalibration(boardFromChip: Matrix3(rows: chip.mounting.matrix)) else { return }
+        do {
+            let chips = try BoardChips.of(profile: session.profile, profilePath: session.simulated != nil ? session.profileSource : nil)
+            try CalibrationLoader.saveLearned(learned, chip: chip.id, chips: chips, to: path,
+                                              created: CalibrationFile.timestamp(unixSeconds: Date().timeIntervalSince1970))
+            log("calibration: what the magnetometer learned saved to \(path)")
+        } catch {
+            log("edge-agent: warning: could not save what the magnetometer learned to \(path): \(error)")
+        }
     }
 
     /// What ``stop(reason:)`` saw last.
@@ -309,6 +329,7 @@ private protocol RunningEngine: AnyObject, Sendable {
     var loopSummary: String { get }
     func apply(calibration: EngineCalibration)
     func stop()
+    func learnedMagnetometerCalibration(boardFromChip: Matrix3) -> MagnetometerCalibration?
 }
 
 /// The hub and loop specialised on the concrete bus type (the drivers are
@@ -375,6 +396,10 @@ private final class Engine<B: I2CBus>: RunningEngine, @unchecked Sendable {
     var ticks: Int { hub.ticks }
     var loopSummary: String { loop.statistics.summary }
     func apply(calibration: EngineCalibration) { loop.enqueue { $0.apply(calibration: calibration) } }
+    /// Only once stopped: the loop thread no longer touches the hub.
+    func learnedMagnetometerCalibration(boardFromChip m: Matrix3) -> MagnetometerCalibration? {
+        thread == nil ? hub.learnedMagnetometerCalibration(boardFromChip: m) : nil
+    }
 
     func stop() {
         loop.stop()

@@ -160,6 +160,19 @@ package extension CalibrationLoader {
             board = s.profile.calibrationFile.map { f in s.profilePath.map { BoardLocator.resolve(f, nextTo: $0) } ?? f }
         }
 
+        /// Where the agent keeps what the continuous magnetometer
+        /// calibration learned: next to the first calibration file, with
+        /// `.learned` before its extension (`calibration.json` →
+        /// `calibration.learned.json`); none without a calibration file.
+        package var learned: String? {
+            guard let first = configuration ?? board else { return nil }
+            let slash = first.lastIndex(of: "/").map { first.index(after: $0) } ?? first.startIndex
+            if let dot = first[slash...].lastIndex(of: "."), dot > slash {
+                return String(first[..<dot]) + ".learned" + String(first[dot...])
+            }
+            return first + ".learned"
+        }
+
         package var list: [(path: String, key: String)] {
             [configuration.map { ($0, "calibration_file of the configuration") },
              board.map { ($0, "calibration_file of the board profile") }].compactMap { $0 }
@@ -196,6 +209,9 @@ package extension CalibrationLoader {
                 skipped[id, default: []].append("\(path) was measured on other chips (\(what.joined(separator: "; ")))")
             }
         }
+        if let path = files.learned, let file = try CalibrationFile.loadIfPresent(from: path) {
+            adoptLearned(file, path: path, chips: chips, into: &merged, sources: &sources, warn: warn)
+        }
         var uncalibrated: [AgentCalibration.Uncalibrated] = []
         for chip in session.profile.chips.sorted(by: { $0.id < $1.id }) {
             let entry = merged[chip: chip.id]
@@ -222,6 +238,38 @@ package extension CalibrationLoader {
         var engine = engineCalibration(merged, profile: session.profile)
         for u in uncalibrated { engine.uncalibrated[u.chip] = u.reason }
         return AgentCalibration(engine: engine, sources: sources, uncalibrated: uncalibrated)
+    }
+
+    /// The magnetometer calibrations the agent learned (``Files/learned``)
+    /// that were learned on these chips and are newer than the calibration
+    /// file's (a guided `calibrate mag` after them wins): they replace its
+    /// `mag` section. Learned on other chips: not used, with a warning (the
+    /// field is learned again).
+    static func adoptLearned(_ file: CalibrationFile, path: String, chips: BoardChips, into merged: inout CalibrationFile,
+                             sources: inout [String: String], warn: (String) -> Void) {
+        let split = partition(file, path: path, against: chips, warn: warn)
+        for (id, what) in split.mismatches {
+            warn("\(path): the magnetometer calibration learned for \(id) was learned on other chips (\(what.joined(separator: "; "))): "
+                 + "not used; the agent learns these chips' field again as the board turns")
+        }
+        for (id, entry) in split.usable.chips.sorted(by: { $0.key < $1.key }) {
+            guard let learned = entry.mag else { continue }
+            if let guided = merged.chips[id]?.mag, guided.created > learned.created { continue }
+            merged.chips[id, default: ChipCalibration(measuredOn: entry.measuredOn)].mag = learned
+            sources[id] = path
+        }
+    }
+
+    /// Saves what the continuous calibration learned on `chip` (already
+    /// folded into the chip-frame calibration:
+    /// `MagnetometerSelfCalibration.learnedCalibration`) to `path`, tied to
+    /// the chip it was learned on, so that the next start begins calibrated
+    /// and other chips refuse it.
+    package static func saveLearned(_ learned: MagnetometerCalibration, chip: String, chips: BoardChips, to path: String,
+                                    created: String) throws(CalibrationFileError) {
+        var file = CalibrationFile()
+        file.set(mag: learned, for: chip, created: created, measuredOn: chips.origins[chip])
+        try file.save(to: path)
     }
 
     /// The entries of `file` that belong to `chips`' board, and per chip id

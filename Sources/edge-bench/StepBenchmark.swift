@@ -27,6 +27,9 @@ enum StepBenchmark {
                     every tick, BMP280 every 45 ms): the simulator's share
       with fitness  the engine tick with pedometer, pedometerEvent and activity
                     demanded as well (the fitness stage: EdgeActivity's pipeline)
+      VQF path      the engine tick with the continuous magnetometer
+                    calibration off (fusion.magnetometerSelfCalibration):
+                    the difference is what the learning costs
     Thread CPU time (CLOCK_THREAD_CPUTIME_ID) per tick, medians of --repeat
     alternating runs; "% of a core at HZ" = µs per tick × HZ / 10⁴.
 
@@ -48,11 +51,12 @@ enum StepBenchmark {
     }
 
     /// ns of thread CPU per engine tick.
-    static func engine(rate: Int, ticks: Int, fitness: Bool = false) throws -> Double {
+    static func engine(rate: Int, ticks: Int, fitness: Bool = false, selfCalibration: Bool = true) throws -> Double {
         let clock = VirtualClock(startNanoseconds: 1_000_000_000)
         let b = try board(clock, seed: 7)
         var settings = AltitudeEngineBenchmark.engineSettings(rate: rate)
         settings.imuBatch = 1
+        settings.fusion.magnetometerSelfCalibration = selfCalibration
         var wanted: [StreamName: Double] = [.deviceMotion: 0, .accelerometer: 0, .gyroscope: 0, .magnetometer: 0, .altitude: 0]
         if fitness { wanted[.pedometer] = 0; wanted[.pedometerEvent] = 0; wanted[.activity] = 0 }
         let sink = DiscardingSink(wanted)
@@ -106,11 +110,12 @@ enum StepBenchmark {
         try o.finish("step")
         let ticks = Int(seconds * Double(rate))
         say("== step: CPU time of one loop step at \(rate) Hz, in process, virtual clock, \(ticks) ticks a run, \(repeats) runs each")
-        var e: [Double] = [], c: [Double] = [], f: [Double] = [], fd: [Double] = []
+        var e: [Double] = [], c: [Double] = [], f: [Double] = [], fd: [Double] = [], v: [Double] = [], ld: [Double] = []
         for _ in 0..<repeats {
             let plain = try engine(rate: rate, ticks: ticks)
             let fit = try engine(rate: rate, ticks: ticks, fitness: true)
-            e.append(plain); f.append(fit); fd.append(fit - plain)
+            let vqf = try engine(rate: rate, ticks: ticks, selfCalibration: false)
+            e.append(plain); f.append(fit); fd.append(fit - plain); v.append(vqf); ld.append(plain - vqf)
             c.append(try chips(rate: rate, ticks: ticks))
         }
         let em = median(e), cm = median(c), fm = median(f), fdm = median(fd)
@@ -126,6 +131,10 @@ enum StepBenchmark {
         t.add(["fitness stage's share (difference, median of pairs)", fixed(fdm / 1000, 2),
                fixed((fd.min() ?? 0) / 1000, 2) + " .. " + fixed((fd.max() ?? 0) / 1000, 2),
                fixed(fdm / 1000 * Double(rate) / 1e4, 3)])
+        row("engine tick, VQF path (magnetometer self-calibration off)", v, median(v))
+        t.add(["self-calibration's share (difference, median of pairs)", fixed(median(ld) / 1000, 2),
+               fixed((ld.min() ?? 0) / 1000, 2) + " .. " + fixed((ld.max() ?? 0) / 1000, 2),
+               fixed(median(ld) / 1000 * Double(rate) / 1e4, 3)])
         say(t.text)
         say("   target (issue 11): the fitness stage adds <= 0.2 % of one core at 100 Hz")
         say("   the simulator's share: \(fixed(cm / max(em, 1) * 100, 0)) % of the engine tick")

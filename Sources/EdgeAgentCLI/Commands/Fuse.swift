@@ -24,7 +24,7 @@ public enum FuseCommand: Subcommand {
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
-                           [--stats]
+                           [--self-calibration on|off] [--self-calibration-min-offset UT] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
@@ -77,6 +77,15 @@ public enum FuseCommand: Subcommand {
                               for `run`)
       --chip ID               the magnetometer, e.g. qmc5883l@0x0d (default: the
                               board's QMC5883L)
+      --self-calibration on|off
+                              on (default, as the agent runs): learn the
+                              magnetometer's hard iron from the gyroscope as
+                              the recording turns (docs/fusion.md) and fuse
+                              the field with it removed; off: the field as
+                              it comes, VQF sample for sample
+      --self-calibration-min-offset UT
+                              smallest learned offset removed, µT (default 5:
+                              smaller ones are left to the guided calibration)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -103,6 +112,11 @@ public enum FuseCommand: Subcommand {
         }
         let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
+        let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
+        let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
+        guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
+            throw UsageError("--self-calibration must be on or off, got '\(selfCalibrationText)'")
+        }
         try arguments.finish()
         if calibrationPath == nil && (!boardArguments.remaining.isEmpty || chipID != nil) {
             throw UsageError("--board, --bus, --config and --chip choose the chips of --mag-calibration FILE; give it too, or leave them out")
@@ -128,6 +142,7 @@ public enum FuseCommand: Subcommand {
             throw UsageError("give --declination or --location, not both")
         }
         var settings = AttitudeFilter.Settings()
+        settings.magnetometerSelfCalibration = selfCalibrationText == "on"
         if let declination { settings.declination = declination }
         if let locationText {
             let parts = locationText.split(separator: ",", omittingEmptySubsequences: false)
@@ -152,7 +167,9 @@ public enum FuseCommand: Subcommand {
         // CPU time of this thread (what the work costs, not inflated when the
         // machine is busy and we are descheduled), and wall time beside it
         let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
-        fuse(recording, settings: settings, useMag: useMag, frame: frame, into: &rows)
+        var learningSettings = MagnetometerSelfCalibration.Settings()
+        if let minimumOffset { learningSettings.minimumOffset = minimumOffset }
+        fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
         let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
@@ -205,11 +222,18 @@ public enum FuseCommand: Subcommand {
 
     /// The per-sample work, everything `fusion_time_s` measures: filter
     /// updates, frame conversion and the derived Core Motion outputs.
-    static func fuse(_ r: Recording, settings: AttitudeFilter.Settings, useMag: Bool, frame: ReferenceFrame,
-                     into rows: inout [FusedRow]) {
+    static func fuse(_ r: Recording, settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings = .init(),
+                     useMag: Bool, frame: ReferenceFrame, into rows: inout [FusedRow]) {
         let n = r.count
         guard n > 0 else { return }
-        var filter = AttitudeFilter(settings: settings, sampleInterval: r.nominalInterval)
+        // with the continuous calibration the guided one is applied first,
+        // as the agent's magnetometer does, and the learning sees the result
+        var filterSettings = settings
+        let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
+        if guided != nil { filterSettings.magnetometerCalibration = nil }
+        var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
+        filter.inputCalibration = guided
+        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         r.t.withUnsafeBufferPointer { t in
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
@@ -221,13 +245,16 @@ public enum FuseCommand: Subcommand {
                 previous = t[i]
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
-                filter.update(gyro: gyro[i], accel: accel[i], mag: hasMag ? m : nil, dt: dt)
+                learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
+                let field: Vector3? = hasMag ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
+                filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
                 let a = motion.attitude
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
                                   gravity: motion.gravity, userAcceleration: motion.userAcceleration,
                                   rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
-                                  accuracy: Int8(motion.magneticField.accuracy.rawValue))
+                                  accuracy: Int8(learning.accuracy(filter).rawValue))
             }
         }}}}}
     }

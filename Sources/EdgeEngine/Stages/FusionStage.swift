@@ -13,6 +13,11 @@ import EdgeProtocol
 /// (after an IMU outage the first samples of a FIFO batch used to carry the
 /// field from before it); the sample falls back to `xArbitraryZVertical`
 /// and says so.
+///
+/// With `Settings.magnetometerSelfCalibration` the field's hard iron is
+/// learned from the gyroscope as the board turns (`MagnetometerSelfCalibration`,
+/// seeded by the guided calibration the magnetometer applies): the filter
+/// and device motion get the field with it removed, and its accuracy.
 struct FusionStage: EngineStage {
     static let name = "fusion"
     static let produces = [
@@ -22,6 +27,8 @@ struct FusionStage: EngineStage {
     ]
     let consumes: StageInputs
     var filter: AttitudeFilter
+    /// The continuous calibration (off: the field goes in as it comes).
+    var learning: MagneticFieldLearning
     /// The configured frame (served while the magnetometer is live).
     let frame: ReferenceFrame
     /// The newest field not yet fused, board frame, µT.
@@ -36,6 +43,7 @@ struct FusionStage: EngineStage {
     init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64,
          hasMagnetometer: Bool = true) {
         filter = AttitudeFilter(settings: settings, sampleInterval: sampleInterval)
+        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
         consumes = hasMagnetometer ? [.motion, .field] : .motion
@@ -73,8 +81,10 @@ struct FusionStage: EngineStage {
     mutating func motion(_ input: inout MotionInput, publisher p: inout Publisher) {
         let acc = input.accel, gyr = input.gyro, t = input.t
         var mag: Vector3? = nil
+        learning.rotate(gyro: gyr, bias: filter.gyroBias, dt: input.dt)
         if let m = pendingField, input.last || t >= pendingFieldNanoseconds {
-            mag = m
+            mag = learning.field(m, guided: filter.inputCalibration)
+            if learning.appliedChanged { filter.restartHeadingConvergence() }
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
@@ -89,7 +99,7 @@ struct FusionStage: EngineStage {
         if dm || dmb {
             let live = fieldIsCurrent(at: t)
             let sample = deviceMotionSample(filter, at: t, frame: frame.needsMagnetometer && !live ? .xArbitraryZVertical : frame,
-                                            liveField: live)
+                                            liveField: live, accuracy: learning.accuracy(filter))
             if dm { p.publish(.deviceMotion(sample)) }
             if dmb { p.publish(.deviceMotionBatch(sample)) }
         }
@@ -106,6 +116,12 @@ struct FusionStage: EngineStage {
             return StageStatus(name: "fusion", degraded: true,
                                reason: "no current magnetometer field: device motion in xArbitraryZVertical, no heading")
         }
+        if frame.needsMagnetometer && learning.accuracy(filter) == .uncalibrated {
+            // not degraded (the frame is served), but the heading is not to be trusted yet: what
+            // Core Motion's showsDeviceMovementDisplay asks the user to do
+            return StageStatus(name: "fusion", degraded: false,
+                               reason: "the magnetometer is not calibrated yet: turn the board through a few orientations")
+        }
         return StageStatus(name: "fusion", degraded: false, reason: nil)
     }
 }
@@ -116,7 +132,8 @@ struct FusionStage: EngineStage {
 /// `liveField`: a current field backs it; otherwise the field is zero and
 /// `uncalibrated` - never an old one.
 @inline(__always)
-func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool) -> DeviceMotionSample {
+func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame, liveField: Bool,
+                        accuracy: MagneticFieldCalibrationAccuracy? = nil) -> DeviceMotionSample {
     let m = f.deviceMotion(in: frame)
     let split = f.specificForceSplit
     let live = liveField && frame != .xArbitraryZVertical
@@ -133,7 +150,7 @@ func deviceMotionSample(_ f: AttitudeFilter, at t: UInt64, frame: ReferenceFrame
         timestampNs: t, attitude: m.attitude.quaternion,
         gravity: split.gravity, userAcceleration: split.userAcceleration,
         rotationRate: m.rotationRate, magneticField: live ? m.magneticField.field : .zero,
-        magneticFieldAccuracy: live ? m.magneticField.accuracy : .uncalibrated,
+        magneticFieldAccuracy: live ? accuracy ?? m.magneticField.accuracy : .uncalibrated,
         headingDeg: frame.hasNorth ? m.heading : nil, referenceFrame: frame,
         attitude6D: f.quaternion6D, northYawDeg: northYaw,
         northYawState: !fused ? .none : liveField ? .live : .held)
@@ -146,5 +163,17 @@ public struct StageStatus: Sendable, Equatable {
     public var reason: String?
     public init(name: String, degraded: Bool, reason: String?) {
         self.name = name; self.degraded = degraded; self.reason = reason
+    }
+}
+
+extension SensorHub {
+    /// What the continuous magnetometer calibration learned, folded into the
+    /// guided calibration in effect (chip frame) for a magnetometer mounted
+    /// with `boardFromChip`, to be saved (`CalibrationLoader.saveLearned`);
+    /// nil when nothing worth keeping was learned. Read it from the loop
+    /// thread or once the loop has stopped.
+    public func learnedMagnetometerCalibration(boardFromChip m: Matrix3) -> MagnetometerCalibration? {
+        guard let fusion = stage(FusionStage.self) else { return nil }
+        return fusion.learning.estimator?.learnedCalibration(guided: fusion.filter.inputCalibration, boardFromChip: m)
     }
 }
