@@ -115,7 +115,7 @@ import EdgeSim
     /// against the chips are `CalibrationLoader`'s: LearnedCalibrationTests.)
     @Test func whatWasLearnedStartsTheNextRunCalibrated() throws {
         let (first, _) = try Self.run(Self.scenario(magnets: Self.magnet), seconds: 72)
-        let estimator = try #require(first.hub.fusion.learning.estimator)
+        let estimator = try #require(first.hub.stage(FusionStage.self)?.learning.estimator)
         // the simulated magnetometer is mounted as the board (identity), and ran without a guided calibration
         let learned = try #require(estimator.learnedCalibration(guided: nil, boardFromChip: .identity))
         let still = Self.scenario(magnets: Self.magnet, turning: false)
