@@ -37,8 +37,10 @@ open class CMBatchedSensorManager: NSObject {
     /// From the agent's `motion` entitlement for this user.
     open class var authorizationStatus: CMAuthorizationStatus { MotionService.shared.authorization(.accelerometerBatch) }
 
-    /// Hz: the rate the IMU runs at now, as the agent reports it (while
-    /// batched updates run, the rate of their samples).
+    /// Hz: the rate of the batched samples - the IMU's rate as the agent
+    /// reports it while they run, else the rate of the last batches this
+    /// process received (an idle IMU reports 0, and a batch manager whose
+    /// updates just stopped still delivered at its rate).
     open var accelerometerDataFrequency: Int { MotionService.shared.rate(of: .accelerometerBatch) }
     /// Hz, as ``accelerometerDataFrequency`` (device motion is fused at every IMU sample).
     open var deviceMotionDataFrequency: Int { MotionService.shared.rate(of: .deviceMotionBatch) }
@@ -94,7 +96,7 @@ open class CMBatchedSensorManager: NSObject {
     }
 
     static func accelerometerBatcher() -> Batcher<CMAccelerometerData> {
-        Batcher { s in
+        Batcher(stream: .accelerometerBatch) { s in
             guard case .accelerometerBatch(let a) = s else { return nil }
             return (a.timestampNs, Wire.accelerometerData(a))
         }
@@ -103,7 +105,7 @@ open class CMBatchedSensorManager: NSObject {
     static func motionBatcher() -> Batcher<CMDeviceMotion> {
         let conversion = MotionConversion(FrameConverter(requested: .xArbitraryZVertical),
                                           stream: .deviceMotionBatch, location: .default)
-        return Batcher { s in
+        return Batcher(stream: .deviceMotionBatch) { s in
             guard let m = conversion.convert(s) else { return nil }
             return (s.timestampNs, m)
         }
@@ -205,11 +207,14 @@ final class BatchBox<T>: @unchecked Sendable {
 /// the next one).
 final class Batcher<T>: @unchecked Sendable {
     private let lock = NSLock()
+    private let stream: StreamName
     private let make: (Sample) -> (UInt64, T)?
     private var items: [T] = []
     private var endNs: UInt64?
+    /// Capture times of the first and last item of the batch being filled, ns.
+    private var firstNs: UInt64 = 0, lastNs: UInt64 = 0
 
-    init(_ make: @escaping (Sample) -> (UInt64, T)?) { self.make = make }
+    init(stream: StreamName, _ make: @escaping (Sample) -> (UInt64, T)?) { self.stream = stream; self.make = make }
 
     /// Adds a sample; returns the batch it completed, if any.
     func add(_ s: Sample) -> BatchBox<T>? {
@@ -218,6 +223,11 @@ final class Batcher<T>: @unchecked Sendable {
             var done: BatchBox<T>?
             if let end = endNs, t >= end {
                 done = BatchBox(items)
+                // The rate the samples came at (``accelerometerDataFrequency``).
+                if items.count > 1, lastNs > firstNs {
+                    MotionService.shared.noteRate(Int((Double(items.count - 1) * 1e9 / Double(lastNs - firstNs)).rounded()),
+                                                  of: stream)
+                }
                 items.removeAll(keepingCapacity: true)
                 var next = end
                 while t >= next { next += CMBatchedSensorManager.batchSpanNs }
@@ -225,6 +235,8 @@ final class Batcher<T>: @unchecked Sendable {
             } else if endNs == nil {
                 endNs = t + CMBatchedSensorManager.batchSpanNs
             }
+            if items.isEmpty { firstNs = t }
+            lastNs = t
             items.append(item)
             return done
         }

@@ -315,10 +315,25 @@ final class MotionService: @unchecked Sendable {
     var declinationDeg: Double? { cacheLock.withLock { cache?.declinationDeg } }
 
     /// The IMU rate now, Hz (the device feeding `stream`), rounded: asked
-    /// of the agent (cached for a second), since it follows demand.
+    /// of the agent (cached for a second), since it follows demand. While
+    /// the device is idle (it reports 0) or the agent does not answer: the
+    /// last rate seen for the stream, from the agent or from the samples
+    /// (``noteRate(_:of:)``); 0 when none was.
     func rate(of stream: StreamName) -> Int {
-        Int((devices()?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
+        let now = Int((devices()?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
+        return ratesLock.withLock {
+            if now > 0 { knownRates[stream] = now; return now }
+            return knownRates[stream] ?? 0
+        }
     }
+
+    /// A rate measured from delivered samples, Hz.
+    func noteRate(_ hz: Int, of stream: StreamName) {
+        guard hz > 0 else { return }
+        ratesLock.withLock { knownRates[stream] = hz }
+    }
+    private let ratesLock = NSLock()
+    private var knownRates: [StreamName: Int] = [:]
 
     /// A client error as the `NSError` a handler gets.
     static func error(_ e: AgentClientError) -> NSError {

@@ -123,9 +123,15 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
     /// Magnetic declination, degrees east of true north (needed for
     /// xTrueNorthZVertical). Default none.
     public var declinationDeg: Double?
+    /// Learn the magnetometer's hard iron continuously as the board turns
+    /// (docs/fusion.md). Default true; false: the field as the guided
+    /// calibration leaves it (VQF sample for sample).
+    public var selfCalibration = true
     public init() {}
     static let frames = ["xArbitraryZVertical", "xArbitraryCorrectedZVertical", "xMagneticNorthZVertical", "xTrueNorthZVertical"]
-    enum CodingKeys: String, CodingKey, CaseIterable { case frame, declinationDeg = "declination_deg" }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case frame, declinationDeg = "declination_deg", selfCalibration = "self_calibration"
+    }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -134,6 +140,7 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "unknown frame '\(frame)'; expected one of \(Self.frames.joined(separator: ", "))")
         }
         declinationDeg = try c.decodeNumberIfPresent(.declinationDeg, in: -180...180, unit: "degrees east of true north")
+        selfCalibration = try c.decodeIfPresent(Bool.self, forKey: .selfCalibration) ?? true
         if frame == "xTrueNorthZVertical" && declinationDeg == nil {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "xTrueNorthZVertical needs declination_deg (the local magnetic declination, degrees east)")
         }

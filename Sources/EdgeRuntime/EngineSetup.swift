@@ -25,6 +25,7 @@ package enum EngineSetup {
         // AttitudeFilter.Settings.declination is in degrees, as the config's
         // declination_deg (and fuse's --declination) are.
         fusion.declination = c.fusion.declinationDeg
+        fusion.magnetometerSelfCalibration = c.fusion.selfCalibration
         var altitude = AltitudeFilter.Settings()
         altitude.seaLevelPressure = c.altimeter.seaLevelPa
         altitude.seaLevelPressureUncertainty = c.altimeter.seaLevelUncertaintyPa

@@ -360,7 +360,7 @@ enum AtRestApp {
 
 @Suite struct BatchedSensorAppTests {
     @Test func accelerometerBatchesAtTheReportedFrequency() async throws {
-        try await withSharedAgent(alone: true) { _ in
+        try await withSharedAgent(alone: true) { agent in
             #expect(CMBatchedSensorManager.isAccelerometerSupported)
             #expect(CMBatchedSensorManager.authorizationStatus == .authorized)
             let manager = CMBatchedSensorManager()
@@ -383,6 +383,18 @@ enum AtRestApp {
                 #expect(g.allSatisfy { $0 > 0 && $0 < 2 * period }, "gaps \(g.min()!)...\(g.max()!)")
                 #expect(batch.allSatisfy { abs($0.acceleration.z + 1) < 0.02 })
             }
+            // The updates ended: the agent idles the IMU (its devices report
+            // says 0 Hz), and the batches' frequency is still the one they
+            // came at - not 0 (a loaded CI run read 0 here when the library
+            // asked the agent after the IMU had gone idle).
+            #expect(await eventually(seconds: 20) { agent.imuRateHz() == 0 }, "the IMU idles once no one wants it")
+            let end = Date().addingTimeInterval(2.5)   // past the library's 1 s cache of the devices report
+            var seen: Set<Int> = []
+            while Date() < end {
+                seen.insert(manager.accelerometerDataFrequency)
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+            #expect(seen == [200], "\(seen)")
         }
     }
 

@@ -51,6 +51,18 @@ import EdgeRuntime
 /// --declination` hands it: the daemon once converted it to radians first,
 /// so 10° became 0.17° and xTrueNorthZVertical disagreed with `fuse`.
 @Suite struct DeclinationWiringTests {
+    /// `fusion.self_calibration` (issue 19's continuous magnetometer
+    /// calibration) reaches the filter: on unless the file says false, and
+    /// a wrong type is an error naming the key.
+    @Test func selfCalibrationIsOnUnlessTheFileTurnsItOff() throws {
+        let on = try ConfigLoader.decode(AgentConfig.self, from: "{}", file: "empty.json5")
+        #expect(EngineSetup.settings(on).fusion.magnetometerSelfCalibration)
+        let off = try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { self_calibration: false } }", file: "off.json5")
+        #expect(!EngineSetup.settings(off).fusion.magnetometerSelfCalibration)
+        #expect { try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { self_calibration: 'no' } }", file: "bad.json5") }
+            throws: { "\($0)".contains("self_calibration") }
+    }
+
     @Test func theAgentsTrueNorthIsTheMagneticHeadingPlusTheDeclination() throws {
         let c = try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { frame: 'xTrueNorthZVertical', declination_deg: 10 } }",
                                         file: "decl.json5")
