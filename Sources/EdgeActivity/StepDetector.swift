@@ -60,7 +60,7 @@ public struct StepDetector: Sendable {
         /// Refractory time as a share of the gait period.
         public var refractoryFraction = 0.6
         /// Regular candidates needed before counting.
-        public var regulationSteps = 12
+        public var regulationSteps = 4
         /// Each interval within ± this share of the median.
         public var regularity = 0.25
         /// While walking, each interval within ± this share of the period T (of
