@@ -45,6 +45,24 @@ import Testing
                 "\(placement) at \(cadence) steps/s: \(n) of \(r.steps.count)")
     }
 
+    /// The detector's state with the gyroscope's filters and grid handed
+    /// over halfway (a copy continues) gives the same outputs.
+    @Test func handingTheStateOverWithTheGyroscopeGivesTheSameOutput() {
+        var g = GaitModel(); g.placement = .swingingHand; g.seconds = 40
+        let r = g.generate()
+        func feed(_ d: inout StepDetector, _ i: Int) -> StepOutput {
+            d.update(t: r.t[i], ax: r.a[i].x, ay: r.a[i].y, az: r.a[i].z, gx: r.g[i].x, gy: r.g[i].y, gz: r.g[i].z)
+        }
+        var whole = StepDetector()
+        let all = r.t.indices.map { feed(&whole, $0) }
+        var first = StepDetector()
+        for i in 0..<2000 { _ = feed(&first, i) }
+        var second = first
+        let rest = (2000..<r.t.count).map { feed(&second, $0) }
+        #expect(Array(all[2000...]) == rest)
+        #expect(all.last!.steps > 50 && first.state.period.usedGyro)
+    }
+
     /// A windshield mount through city traffic: the body bouncing on its
     /// suspension (a 1.2 Hz resonance, right in the band of steps) looks
     /// periodic for a few seconds at a time, but its strength wanders
