@@ -15,19 +15,22 @@
 //     were too weak to see (a thigh, a wrist or a bag often shows the stride
 //     more than the step; a back pocket sees one leg's impacts).
 //  4. Regulation: steps are counted only once `regulationSteps` candidates
-//     came at regular intervals (each within ±regularity of their median,
-//     which agrees with the autocorrelation period T); they are then counted
-//     at once (the resume event). A gap longer than max(pauseSeconds, 2.5 ×
-//     the last interval), or an interval out of rhythm (±walkingRegularity of
-//     T), ends the walk (the pause event). This is what rejects
+//     came at regular intervals (each within ±regularity of their median, or
+//     each stride, a pair of intervals, within ±regularity of theirs; agreeing
+//     with the period T), T has held for `rhythmSeconds` and the last
+//     `steadyStrideCount` strides carry alike energy (steadyStrides); they are
+//     then counted at once (the resume event). A gap longer than
+//     max(pauseSeconds, 2.5 × the last interval), an interval out of rhythm
+//     (±walkingRegularity of T), strides of unlike strength or a period no
+//     longer trusted end the walk (the pause event). This is what rejects
 //     a board shaken by hand or riding in a car.
 //
 // Latency: while walking a step is counted one sample after the peak of the
 // band-passed magnitude, which trails the foot strike by the filters' group
 // delay (about 0.1 s at 1.8 steps/s) plus up to a quarter period; the first
-// steps of a walk are counted together once `regulationSteps` of them came
-// regularly and the period is known (2-4 s; the run's earlier steps in the
-// same rhythm are counted then too); a pause is reported `pauseSeconds` (2 s) after the last step.
+// steps of a walk are counted together once the rhythm is established (about
+// 5-7 s; the run's earlier steps in the same rhythm are counted then too); a
+// pause is reported `pauseSeconds` (2 s) after the last step.
 
 public struct StepOutput: Sendable, Equatable {
     /// Steps since the detector started (never decreases).
