@@ -49,7 +49,7 @@ public struct FitnessPipeline: Sendable {
     public mutating func update(t: Double, ax: Double, ay: Double, az: Double,
                                 gx: Double = .nan, gy: Double = .nan, gz: Double = .nan,
                                 pressurePa: Double = .nan) -> FitnessOutput {
-        output.steps = steps.update(t: t, ax: ax, ay: ay, az: az)
+        output.steps = steps.update(t: t, ax: ax, ay: ay, az: az, gx: gx, gy: gy, gz: gz)
         let g = (gx * gx + gy * gy + gz * gz).squareRoot()
         output.activity = activity.update(t: t, ax: ax, ay: ay, az: az, gyroMagnitude: g, steps: output.steps)
         if pressurePa.isFinite { pressure(t: t, pressurePa: pressurePa) }
