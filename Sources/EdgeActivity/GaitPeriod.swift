@@ -35,6 +35,13 @@ public struct GaitPeriod: Sendable, Equatable {
     public var stepRegularity = 0.0
     /// Whether the gyroscope's autocorrelation took part.
     public var usedGyro = false
+    /// Impact regularity: the autocorrelation of the high-frequency envelope
+    /// of |a| (the heel strikes' jolts) at the step or the stride lag,
+    /// whichever is higher (NaN when no envelope was given or no period found).
+    /// Feet that strike the ground make it repeat with the gait (a back
+    /// pocket's near leg once a stride); a thigh turning the pedals, a car's
+    /// road noise, do not.
+    public var impactRegularity = Double.nan
     public init() {}
 }
 
@@ -64,7 +71,9 @@ public enum GaitPeriodEstimator {
     /// `acc`, `gyro`: the band-passed magnitudes on the grid (same length);
     /// `gyroRms`: the band-passed |ω| RMS, rad/s (NaN without a gyroscope).
     /// `scratch` holds at least `settings.maxLag + 2` values (no allocation).
-    public static func estimate(acc: Ring, gyro: Ring, gyroRms: Double, _ s: Settings, scratch: inout [Double]) -> GaitPeriod {
+    /// `impacts`: the high-frequency envelope of |a| on the same grid, if kept.
+    public static func estimate(acc: Ring, gyro: Ring, gyroRms: Double, impacts: Ring? = nil,
+                                _ s: Settings, scratch: inout [Double]) -> GaitPeriod {
         var out = GaitPeriod()
         let n = acc.count
         let hi = min(s.maxLag, n - 16)
@@ -98,9 +107,28 @@ public enum GaitPeriodEstimator {
             out.stepSeconds = stride / 2 / Settings.gridHz
             out.strideRegularity = v
             out.stepRegularity = half
+            if let impacts, impacts.count == n {
+                out.impactRegularity = max(autocorrelation(impacts, lag: Int((stride / 2).rounded())),
+                                           autocorrelation(impacts, lag: Int(stride.rounded())))
+            }
             return out
         }
         return out
+    }
+
+    /// The normalised unbiased autocorrelation of `x` at one lag (0 when `x`
+    /// carries no energy or the lag does not fit).
+    static func autocorrelation(_ x: Ring, lag: Int) -> Double {
+        let n = x.count
+        guard lag > 0 && lag < n - 8 else { return 0 }
+        var mean = 0.0
+        for i in 0..<n { mean += x[i] }
+        mean /= Double(n)
+        var energy = 0.0, sum = 0.0
+        for i in 0..<n { let d = x[i] - mean; energy += d * d }
+        guard energy > 1e-12 else { return 0 }
+        for i in 0..<(n - lag) { sum += (x[i] - mean) * (x[i + lag] - mean) }
+        return sum / energy * Double(n) / Double(n - lag)
     }
 
     /// Adds the normalised unbiased autocorrelation of `x` at lags lo...hi

@@ -45,6 +45,8 @@ public struct StepOutput: Sendable, Equatable {
     public var event: PedometerEventType?
     /// True while counting (between resume and pause).
     public var isWalking = false
+    /// Time of the first step of the walk being counted, s (set at its resume).
+    public var walkStartTime = 0.0
     public init() {}
 }
 
@@ -83,6 +85,19 @@ public struct StepDetector: Sendable {
         public var stride = StrideModel()
         public var gait = GaitPeriodEstimator.Settings()
         public var periodHopSeconds = 0.25
+        /// The impact envelope: |a| high-passed here, Hz (4th order: two
+        /// Butterworth sections; well above the gait's band and its first
+        /// harmonics, where a heel strike's jolt still is), squared and
+        /// averaged over `impactSeconds`.
+        public var impactHighPassHz = 10.0
+        public var impactSeconds = 0.05
+        /// When the board turns this much (band-passed |ω| RMS, rad/s: a
+        /// limb swinging), a walk needs impacts in its rhythm
+        /// (`GaitPeriod.impactRegularity` ≥ `impactRegularity`): a thigh
+        /// turning the pedals of a bicycle swings as a walking one does,
+        /// without a foot striking the ground.
+        public var impactGateGyroRadS = 0.5
+        public var impactRegularity = 0.4
         public init() {}
         public init(sampleRateHz: Double, stride: StrideModel = StrideModel()) {
             self.sampleRateHz = sampleRateHz; self.stride = stride
@@ -107,6 +122,8 @@ public struct StepDetector: Sendable {
         var stepTimes: Ring                      // counted step times (cadence)
         var grid: Ring                           // x on the 50 Hz grid
         var gridGyro: Ring                       // band-passed |ω| on the same grid
+        var hpI = BiquadState(), hpI2 = BiquadState(), impact = 0.0    // high-passed |a|, its squared average (m/s²)²
+        var gridImpact: Ring                     // the impact envelope on the same grid
         var xg = 0.0
         var nextGrid = 0.0, nextHop = 0.0
         var scratch: [Double]
@@ -116,6 +133,7 @@ public struct StepDetector: Sendable {
 
     public private(set) var settings: Settings
     private(set) var hpC: BiquadCoefficients, lpC: BiquadCoefficients, msAlpha: Double
+    private(set) var hpIC: BiquadCoefficients, impactAlpha: Double
     public private(set) var state: State
 
     public init(_ settings: Settings = Settings()) {
@@ -124,11 +142,13 @@ public struct StepDetector: Sendable {
         hpC = .highPass(hz: settings.highPassHz, sampleRateHz: settings.sampleRateHz)
         lpC = .lowPass(hz: settings.lowPassHz, sampleRateHz: settings.sampleRateHz)
         msAlpha = 1 / (settings.rmsSeconds * settings.sampleRateHz)
+        hpIC = .highPass(hz: min(settings.impactHighPassHz, 0.4 * settings.sampleRateHz), sampleRateHz: settings.sampleRateHz)
+        impactAlpha = min(1, 1 / (settings.impactSeconds * settings.sampleRateHz))
         let gridCount = settings.gait.gridCount
         var pending = [Double](); pending.reserveCapacity(Self.runCapacity + 2)
         var units = [Int](); units.reserveCapacity(Self.runCapacity + 2)
         state = State(pending: pending, pendingUnits: units, stepTimes: Ring(capacity: 64), grid: Ring(capacity: gridCount),
-                      gridGyro: Ring(capacity: gridCount), scratch: [Double](repeating: 0, count: settings.gait.maxLag + 4))
+                      gridGyro: Ring(capacity: gridCount), gridImpact: Ring(capacity: gridCount), scratch: [Double](repeating: 0, count: settings.gait.maxLag + 4))
     }
 
     /// Goes on at another sample rate (the IMU's rate changed): the filters
@@ -141,6 +161,14 @@ public struct StepDetector: Sendable {
         hpC = .highPass(hz: settings.highPassHz, sampleRateHz: hz)
         lpC = .lowPass(hz: settings.lowPassHz, sampleRateHz: hz)
         msAlpha = 1 / (settings.rmsSeconds * hz)
+        hpIC = .highPass(hz: min(settings.impactHighPassHz, 0.4 * hz), sampleRateHz: hz)
+        impactAlpha = min(1, 1 / (settings.impactSeconds * hz))
+    }
+
+    /// Whether the current rhythm may be a walk as far as impacts go: a
+    /// board that turns like a limb needs heel strikes in the rhythm.
+    var impactsAgree: Bool {
+        !(state.msG.squareRoot() >= settings.impactGateGyroRadS) || state.period.impactRegularity >= settings.impactRegularity
     }
 
     /// The current step period, s, if trusted: half a stride that repeats
@@ -173,16 +201,20 @@ public struct StepDetector: Sendable {
             state.started = true
             state.hp.settle(at: m, hpC)
             state.lp.settle(at: 0, lpC)
+            state.hpI.settle(at: m, hpIC); state.hpI2.settle(at: 0, hpIC)
             state.nextGrid = t; state.nextHop = t + settings.periodHopSeconds
             state.t1 = t
         }
         let x = state.lp.step(state.hp.step(m, hpC), lpC)
+        let jolt = state.hpI2.step(state.hpI.step(m, hpIC), hpIC)
+        state.impact += impactAlpha * (jolt * jolt - state.impact)
         // one knock (the board bumped, dropped on a table) must not deafen the
         // detector for the RMS's time constant: a sample adds at most (4 RMS)²
         state.ms += msAlpha * (min(x * x, 16 * state.ms + settings.floorMs2 * settings.floorMs2) - state.ms)
         while t >= state.nextGrid {
             state.grid.append(x)
             state.gridGyro.append(state.xg)
+            state.gridImpact.append(state.impact)
             state.nextGrid += 1 / PeriodEstimator.Settings.gridHz
         }
         if t >= state.nextHop {
@@ -190,7 +222,7 @@ public struct StepDetector: Sendable {
             if state.nextHop < t { state.nextHop = t + settings.periodHopSeconds }
             let before = state.period.stepSeconds
             state.period = GaitPeriodEstimator.estimate(acc: state.grid, gyro: state.gridGyro, gyroRms: state.msG.squareRoot(),
-                                                        settings.gait, scratch: &state.scratch)
+                                                        impacts: state.gridImpact, settings.gait, scratch: &state.scratch)
             let now = state.period.stepSeconds
             // how long the same rhythm has held (±regularity from one estimate to the next)
             if now == 0 || before == 0 || abs(now - before) > settings.regularity * before { state.rhythmSince = t }
@@ -233,7 +265,7 @@ public struct StepDetector: Sendable {
             // stride need not be evenly spaced)
             let inRhythm = abs(per - ref) <= settings.walkingRegularity * ref
                 || (units == 1 && abs(per + state.lastInterval - 2 * ref) <= settings.regularity * 2 * ref)
-            if let T, d <= gapLimit && inRhythm && steadyStrides(stepSeconds: T, since: state.walkStart, now: tp) {
+            if let T, d <= gapLimit && inRhythm && impactsAgree && steadyStrides(stepSeconds: T, since: state.walkStart, now: tp) {
                 state.lastInterval = per
                 count(units, endingAt: tp, interval: d)
                 return
@@ -278,6 +310,7 @@ public struct StepDetector: Sendable {
         }
         state.walking = true
         state.walkStart = state.pending[first]
+        state.output.walkStartTime = state.walkStart
         state.output.event = .resume
         count(1, endingAt: state.pending[first], interval: 0)
         for i in (first + 1)..<state.pending.count {
@@ -321,6 +354,8 @@ public struct StepDetector: Sendable {
             guard let T = trustedPeriod, abs(median - T) <= settings.regularity * T else { return nil }
             // the rhythm has held for a while (a car's bouncing looks periodic for a moment)
             guard state.pending[state.pending.count - 1] - state.rhythmSince >= settings.rhythmSeconds else { return nil }
+            // with heel strikes in it when the board swings like a limb
+            guard impactsAgree else { return nil }
             // and its strides are alike in strength
             guard steadyStrides(stepSeconds: T, since: -.infinity, now: state.pending[state.pending.count - 1]) else { return nil }
             return median

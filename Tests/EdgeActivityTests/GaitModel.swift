@@ -40,6 +40,10 @@ struct GaitModel {
     var seed: UInt64 = 1
     /// Pelvic list seen at a pocket: vertical amplitude, m, once a stride.
     var listMeters = 0.007
+    /// The centre of mass's rise per step, m; nil: a walk's (15 mm at 1
+    /// step/s, 25 mm at 2.2). A run bounces 30-50 mm (6-10 cm peak to peak:
+    /// Cavagna et al., J. Physiol. 1976, the vertical excursion of running).
+    var bounceMeters: Double? = nil
 
     struct Recording {
         var t: [Double] = [], a: [SIMD3<Double>] = [], g: [SIMD3<Double>] = [], steps: [Double] = []
@@ -65,7 +69,7 @@ struct GaitModel {
         while ts < seconds - 1 { strikes.append(ts); ts += (1 / cadence) * (1 + 0.02 * rng.gaussian()) }
         let mount = randomRotation(&rng)
         let L = limb
-        let h = 0.015 + 0.00833 * (cadence - 1)         // m, centre-of-mass rise per step
+        let h = bounceMeters ?? 0.015 + 0.00833 * (cadence - 1)   // m, centre-of-mass rise per step
         let impact = 12 * (cadence / 1.8) * (cadence / 1.8)
         let gravity = 9.80665
         // the step index and phase at time t
