@@ -81,7 +81,7 @@ public struct ActivityClassifier: Sendable {
     public struct Settings: Sendable, Equatable {
         public var sampleRateHz = 100.0
         public var windowSeconds = 2.56
-        public var shortSeconds = 1.0
+        public var shortSeconds = 0.5
         public var hopSeconds = 0.5
         /// First decision after this much data, s.
         public var firstDecisionSeconds = 0.5
