@@ -29,7 +29,7 @@
 //     cyclingConfirmSeconds (net)                    → cycling (medium)
 //   per > 0.3, std ≥ 5, step ≥ 2.5/s                 → running (medium)
 //   per > 0.3, std ≥ 0.8, 1.2-2.8 steps/s            → walking (medium)
-//   vehicle-like: std < 2.5, gyr < handledGyro and
+//   vehicle-like: no trusted gait period, std < 2.5, gyr < handledGyro and
 //     (vibration: hfStd ≥ vibrationStd and hf ≥ 0.1, or a steady turn for
 //     ≥ 2 s: turn ≥ 0.05 rad/s and ≥ 0.8 gyr)         → automotive once in a vehicle (unknown before)
 //   std < 0.8, aperiodic, gyr < handledGyro           → stationary (low): someone seated who fidgets
@@ -237,7 +237,10 @@ public struct ActivityClassifier: Sendable {
         // strikes are jolts, a few tens of ms each step (kurtosis ≫ 3)
         let vibration = hfStd >= settings.vibrationStd && hfShare >= 0.1
             && Self.kurtosis(state.magHF, last: all) < settings.vibrationKurtosis
-        let vehicleLike = !steps.isWalking && std < 2.5 && !handled && (vibration || steadyTurn)
+        // no gait: neither counting nor a stride that repeats (the pedometer's period is
+        // trusted a few seconds into a walk, before it counts; a car's bounce never earns it)
+        let vehicleLike = !steps.isWalking && !(gait.stepSeconds > 0) && std < 2.5 && !handled
+            && (vibration || steadyTurn)
         // pedalling: a limb swinging in a rhythm without heel strikes
         let pedalling = !steps.isWalking && gyrLong >= settings.cyclingGyro && std < 7
             && gait.stepSeconds > 0 && !(gait.impactRegularity >= settings.impactRegularity)
@@ -267,7 +270,7 @@ public struct ActivityClassifier: Sendable {
             : max(0, state.cyclingScore - settings.hopSeconds / 2)
         if kind == .cycling { state.lastCycling = t; state.inVehicle = false; state.vehicleScore = 0 }
         if t - state.lastCycling <= settings.cyclingMemorySeconds && confidence == .low
-            && (kind == .automotive || kind == .walking || kind == .unknown) { kind = .cycling }
+            && kind != .running { kind = .cycling }
         // the vehicle: entered on enough vehicle-like time, left on foot
         if kind == .automotive {
             state.lastVehicle = t
