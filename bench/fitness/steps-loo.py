@@ -68,7 +68,7 @@ def main():
     def mape(name, keep):
         return statistics.mean(abs(rel[name][r]) for r in keep) if keep else 0.0
 
-    def fold(kind, key):
+    def fold(kind, label, key):
         groups = {}
         for r in recs:
             groups.setdefault(key(r), []).append(r)
@@ -83,7 +83,7 @@ def main():
             worst = max(abs(rel[chosen][r]) for r in members)
             rows.append((g, len(members), truth, counted, 100 * (counted - truth) / truth, 100 * worst, chosen))
         print(f'\n{kind}: the variant chosen on the other recordings, scored on the held-out ones')
-        print(f'| held out ({kind.split()[-1]}) | walks | true steps | counted | error % | worst walk APE % | chosen |')
+        print(f'| held out ({label}) | walks | true steps | counted | error % | worst walk APE % | chosen |')
         print('|---|---|---|---|---|---|---|')
         for g, n, tr, c, e, w, ch in sorted(rows):
             print(f'| {g} | {n} | {tr} | {c} | {e:+.1f} | {w:.1f} | {ch} |')
@@ -99,8 +99,8 @@ def main():
     for r in recs:
         print(f'| {r} | {truths[r].get("placement", "?")} | {truths[r]["steps"]} | '
               + ' | '.join(f'{counts[n][r]} ({100 * rel[n][r]:+.1f})' for n, _ in variants) + ' |')
-    fold('leave one recording out', lambda r: r)
-    fold('leave one placement out', lambda r: truths[r].get('placement', r))
+    fold('leave one recording out', 'recording', lambda r: r)
+    fold('leave one placement out', 'placement', lambda r: truths[r].get('placement', r))
 
 
 if __name__ == '__main__':
