@@ -14,7 +14,7 @@ script only adds the folds and the tables.
 
     python3 bench/fitness/steps-loo.py \\
         --variant "new=.build/debug/edge-agent steps {in} {out}" \\
-        [--variant "old=/tmp/edge-agent-old steps {in} {out}"] \\
+        [--variant "old=OLD-BINARY steps {in} {out}"] \\
         [--scorers ../shared/bench/activity] [--data-root DIR]
 
 Prints one table per fold kind (per placement: recordings, true and counted
