@@ -59,8 +59,8 @@ import Testing
 /// traffic with stops, with and without a gyroscope; a seated person who
 /// fidgets; running; cycling; walks at five placements) for
 /// `score_activity.py --data-root DIR --dataset geotec_har`, and
-/// `ipin2023_floors/` (four floors up and down at 0.15-0.3 m/s with
-/// landings, three placements) for `score_floors.py --data-root DIR`.
+/// `ipin2023_floors/` (four floors up, stopping 3 s on each floor's
+/// landing, and down without a stop, at 0.15-0.3 m/s, three placements) for `score_floors.py --data-root DIR`.
 /// Fixed seeds. Written only with EDGE_STRESS_RECORDINGS=DIR (it takes a
 /// minute in a debug build); the models themselves are tested in
 /// ActivityStressTests and StairsTests.
@@ -118,6 +118,7 @@ import Testing
             for (j, floors) in [4, -4].enumerated() {
                 let placement = [GaitModel.Placement.frontPocket, .backPocket, .handHeld][(k + j) % 3]
                 var m = StairModel(); m.climbRate = rate; m.floors = floors; m.placement = placement
+                m.pauseSeconds = floors > 0 ? 3 : 0          // up: a 3 s stop on each floor's landing
                 m.seed = UInt64(60 + 2 * k + j)
                 let r = m.generate()
                 // each barometer reading on the row at or after it

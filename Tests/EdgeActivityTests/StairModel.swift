@@ -19,6 +19,10 @@ struct StairModel {
     var climbRate = 0.2               // m/s vertical on a flight
     var riserMeters = 0.16
     var landingSteps = 3
+    /// Standing still on each floor's landing (at a door, for breath), s;
+    /// 0: the climb goes on without a stop. Each floor is then a walk of its
+    /// own (the wearer starts again from standing, 1-1.5 s before the first step).
+    var pauseSeconds = 0.0
     var placement = GaitModel.Placement.frontPocket
     var noisePa = 1.3
     var driftPaPerHour = -60.0
@@ -35,24 +39,41 @@ struct StairModel {
     func generate() -> Recording {
         let perFlight = Int((floorHeightMeters / 2 / riserMeters).rounded())
         let rise = floorHeightMeters / 2 / Double(perFlight) * (floors >= 0 ? 1 : -1)
-        // the rise of each step, in order: flight, landing, flight, landing
-        var rises: [Double] = []
-        for _ in 0..<abs(floors) {
-            for _ in 0..<2 {
-                rises += Array(repeating: rise, count: perFlight)
-                rises += Array(repeating: 0, count: landingSteps)
-            }
+        // the rise of each step of one floor, in order: flight, landing, flight, landing
+        var floorRises: [Double] = []
+        for _ in 0..<2 {
+            floorRises += Array(repeating: rise, count: perFlight)
+            floorRises += Array(repeating: 0, count: landingSteps)
         }
-        var g = GaitModel()
-        g.placement = placement; g.cadence = climbRate / riserMeters; g.seed = seed
-        g.seconds = 1.5 + Double(rises.count + 4) / g.cadence + 12
-        let imu = g.generate()
-        let strikes = imu.steps
+        // one walk for the whole climb, or one a floor with a stop between them
+        let walks = pauseSeconds > 0 ? abs(floors) : 1
+        let risesPerWalk = Array([[Double]](repeating: floorRises, count: abs(floors) / walks).joined())
+        var imu = GaitModel.Recording()
+        var segments: [(strikes: [Double], rises: [Double])] = []
+        var offset = 0.0
+        for k in 0..<walks {
+            var g = GaitModel()
+            g.placement = placement; g.cadence = climbRate / riserMeters; g.seed = seed &+ UInt64(k)
+            g.seconds = 1.5 + Double(risesPerWalk.count + 4) / g.cadence + (pauseSeconds > 0 ? 1 : 12)
+            var r = g.generate()
+            // standing: the last second (still since the last step, ≥ 1 s before) repeated
+            let still = max(0, r.t.count - Int(g.rateHz))
+            for i in 0..<Int(pauseSeconds * g.rateHz) {
+                let k = still + i % max(1, r.t.count - still)
+                r.t.append(r.t[r.t.count - 1] + 1 / g.rateHz); r.a.append(r.a[k]); r.g.append(r.g[k])
+            }
+            imu.t += r.t.map { $0 + offset }; imu.a += r.a; imu.g += r.g
+            imu.steps += r.steps.map { $0 + offset }
+            segments.append((r.steps.map { $0 + offset }, risesPerWalk))
+            offset = imu.t.last! + 1 / g.rateHz
+        }
         let altitude: (Double) -> Double = { t in
             var h = 0.0
-            for k in 0..<min(rises.count, strikes.count - 1) {
-                let a = strikes[k], b = strikes[k + 1]
-                if t >= b { h += rises[k] } else { if t > a { h += rises[k] * (t - a) / (b - a) }; break }
+            for (strikes, rises) in segments {
+                for k in 0..<min(rises.count, strikes.count - 1) {
+                    let a = strikes[k], b = strikes[k + 1]
+                    if t >= b { h += rises[k] } else { if t > a { h += rises[k] * (t - a) / (b - a) }; break }
+                }
             }
             return h
         }

@@ -6,10 +6,12 @@ import Testing
 /// standing at the foot of the stairs (so the pedometer is still finding
 /// the rhythm over the first steps of the first flight).
 @Suite struct StairsTests {
-    /// Four floors up at 0.2 m/s with landings: 4 floors, none down.
+    /// Four floors up at 0.2 m/s with landings, standing 3 s on each
+    /// floor's landing (so each floor is a walk the pedometer recognises
+    /// anew, 5-7 s after its first step): 4 floors, none down.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func fourFloorsUpAtPoint2MetresPerSecondWithLandingsCountFour(seed: UInt64) {
-        var m = StairModel(); m.seed = seed
+        var m = StairModel(); m.seed = seed; m.pauseSeconds = 3
         let o = pipelineFloors(m.generate())
         #expect(o.floors.floorsAscended == 4 && o.floors.floorsDescended == 0, "\(o.floors), \(o.steps.steps) steps")
     }
