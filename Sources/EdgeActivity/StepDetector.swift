@@ -24,6 +24,11 @@
 //     (±walkingRegularity of T), strides of unlike strength or a period no
 //     longer trusted end the walk (the pause event). This is what rejects
 //     a board shaken by hand or riding in a car.
+//  5. Heel strikes: when the board turns like a limb (band-passed |ω| RMS ≥
+//     impactGateGyroRadS), a walk starts and goes on only while the envelope
+//     of |a| above impactHighPassHz repeats with the gait
+//     (GaitPeriod.impactRegularity ≥ impactRegularity): a thigh turning a
+//     bicycle's pedals swings like a walking one, with no foot striking.
 //
 // Latency: while walking a step is counted one sample after the peak of the
 // band-passed magnitude, which trails the foot strike by the filters' group
