@@ -49,9 +49,11 @@ public struct FitnessPipeline: Sendable {
     public mutating func update(t: Double, ax: Double, ay: Double, az: Double,
                                 gx: Double = .nan, gy: Double = .nan, gz: Double = .nan,
                                 pressurePa: Double = .nan) -> FitnessOutput {
-        output.steps = steps.update(t: t, ax: ax, ay: ay, az: az)
-        let g = (gx * gx + gy * gy + gz * gz).squareRoot()
-        output.activity = activity.update(t: t, ax: ax, ay: ay, az: az, gyroMagnitude: g, steps: output.steps)
+        output.steps = steps.update(t: t, ax: ax, ay: ay, az: az, gx: gx, gy: gy, gz: gz)
+        // a walk recognised now began at its first step: the floors climbed since count as walked
+        if output.steps.event == .resume { floors.walkStarted(at: output.steps.walkStartTime) }
+        output.activity = activity.update(t: t, ax: ax, ay: ay, az: az, gx: gx, gy: gy, gz: gz,
+                                          steps: output.steps, gait: steps.state.period)
         if pressurePa.isFinite { pressure(t: t, pressurePa: pressurePa) }
         return output
     }

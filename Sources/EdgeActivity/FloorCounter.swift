@@ -10,6 +10,13 @@
 //     ≈ 11 cm per reading falls to a few cm).
 //  2. Only the altitude changes made while the pedometer says the wearer is
 //     walking go into the walked altitude hw; the rest (a ride) does not.
+//     hw follows a faster average (`walkedSmoothingSeconds`, 0.5 s), kept
+//     4 times a second for `backfillSeconds`: when the pedometer recognises
+//     a walk (its resume, 5-7 s after the first step, when the earlier steps
+//     in the same rhythm are counted at once) the climb since that walk's
+//     first step is added too (`walkStarted(at:)`). Without it, a climb
+//     started from standing lost its first 5-7 s (1-1.4 m at 0.2 m/s), and
+//     four 3 m floors counted three. Issue 18.
 //  3. hw moves the walked floor level by whole floors with hysteresis: a
 //     change counts when hw is more than half a floor + `hysteresisMeters`
 //     from the level's height. Each change adds to ascended / descended.
@@ -50,6 +57,11 @@ public struct FloorCounter: Sendable {
         public var steadyMeters = 0.5
         public var steadyWindowSeconds = 30.0
         public var absorbSeconds = 60.0
+        /// Time constant of the altitude the walked part follows, s.
+        public var walkedSmoothingSeconds = 0.5
+        /// How far back a recognised walk's climb is added, s (the
+        /// pedometer's back-fill spans at most 16 candidates, ≤ 18 s).
+        public var backfillSeconds = 30.0
         public init() {}
         public init(floorHeightMeters: Double) { self.floorHeightMeters = floorHeightMeters }
     }
@@ -62,6 +74,9 @@ public struct FloorCounter: Sendable {
         var anyOffset = 0.0, levelAny = 0
         var window: Ring          // smoothed altitude once a second
         var nextWindow = 0.0
+        var hFast = 0.0           // altitude, walkedSmoothingSeconds average
+        var recent: Ring          // hFast 4 times a second
+        var nextRecent = 0.0
         public internal(set) var output = FloorOutput()
     }
 
@@ -72,7 +87,22 @@ public struct FloorCounter: Sendable {
         precondition(settings.floorHeightMeters > 0 && settings.smoothingSeconds > 0 && settings.absorbSeconds > 0,
                      "FloorCounter: floor height and time constants must be positive")
         self.settings = settings
-        state = State(window: Ring(capacity: max(2, Int(settings.steadyWindowSeconds.rounded()) + 1)))
+        state = State(window: Ring(capacity: max(2, Int(settings.steadyWindowSeconds.rounded()) + 1)),
+                      recent: Ring(capacity: max(2, Int((settings.backfillSeconds * Self.recentHz).rounded()) + 1)))
+    }
+
+    static let recentHz = 4.0
+
+    /// The pedometer recognised a walk whose first step was at `t` s (its
+    /// resume): the walked altitude takes the climb made since then, which
+    /// came while `onFoot` was still false. A walk that began longer ago than
+    /// `backfillSeconds` adds from as far back as is kept.
+    public mutating func walkStarted(at t: Double) {
+        let r = state.recent
+        guard state.started, r.count > 0 else { return }
+        let back = Int(((state.tLast - t) * Self.recentHz).rounded(.up))
+        guard back > 0 else { return }
+        state.walked += state.hFast - r[max(0, r.count - 1 - back)]
     }
 
     /// Altitude of `pressurePa` relative to `referencePa`, m.
@@ -87,18 +117,22 @@ public struct FloorCounter: Sendable {
         guard p.isFinite && p > 0 else { return state.output }
         if !state.started {
             state.started = true
-            state.p0 = p; state.tLast = t; state.nextWindow = t
+            state.p0 = p; state.tLast = t; state.nextWindow = t; state.nextRecent = t
         }
         let dt = max(t - state.tLast, 0)
         state.tLast = t
         let raw = Self.altitude(pressurePa: p, referencePa: state.p0)
-        let previous = state.h
         state.h += dt / (settings.smoothingSeconds + dt) * (raw - state.h)
-        let dh = state.h - previous
-        if onFoot { state.walked += dh }
+        let previous = state.hFast
+        state.hFast += dt / (settings.walkedSmoothingSeconds + dt) * (raw - state.hFast)
+        if onFoot { state.walked += state.hFast - previous }
         while t >= state.nextWindow {
             state.window.append(state.h)
             state.nextWindow += 1
+        }
+        while t >= state.nextRecent {
+            state.recent.append(state.hFast)
+            state.nextRecent += 1 / Self.recentHz
         }
         let F = settings.floorHeightMeters
         let limit = F / 2 + settings.hysteresisMeters
