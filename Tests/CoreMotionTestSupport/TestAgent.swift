@@ -169,8 +169,6 @@ public final class TestAgent: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// The agent answers a `devices` request with its devices (it has
-    /// started its board).
     /// The primary IMU's rate as the agent's devices report gives it, Hz
     /// (0 while it idles); nil when the agent does not answer.
     public func imuRateHz() -> Double? {
@@ -179,11 +177,12 @@ public final class TestAgent: @unchecked Sendable {
               let list = obj["devices"] as? [[String: Any]],
               let imu = list.first(where: { ($0["kind"] as? String) == "mpu6050" && ($0["id"] as? String)?.hasSuffix("0x68") == true })
         else { return nil }
-        return (imu["rateHz"] as? Double) ?? (imu["rate_hz"] as? Double)
+        return imu["rate_hz"] as? Double
     }
 
-    /// The agent's reply line to a `devices` request (nil: no answer within 2 s).
-    static func devicesReply(_ path: String) -> String? {
+    /// The agent's reply line to a `devices` request tagged `id` (nil: no
+    /// answer within 2 s).
+    static func devicesReply(_ path: String, id: String = "rate") -> String? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -194,50 +193,31 @@ public final class TestAgent: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard r == 0 else { return nil }
-        let request = Array(#"{"class":"devices","id":"rate"}"#.utf8) + [10]
+        let request = Array(#"{"class":"devices","id":"\#(id)"}"#.utf8) + [10]
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
         var text = ""
         var buf = [UInt8](repeating: 0, count: 65536)
         let end = Date().addingTimeInterval(2)
+        let tag = #""id":"\#(id)""#
         while Date() < end {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 100) > 0 else { continue }
             let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { return nil }
             text += String(decoding: buf[0..<n], as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.contains(#""id":"rate""#) }), text.contains("\n") {
+            // A whole line carrying the tag.
+            for line in text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)
+            where line.contains(tag) {
                 return String(line)
             }
         }
         return nil
     }
 
+    /// Whether the agent answers a `devices` request with at least one
+    /// device (it has started its board).
     static func listsDevices(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard r == 0 else { return false }
-        let request = Array(#"{"class":"devices","id":"ready"}"#.utf8) + [10]
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return false }
-        var text = ""
-        var buf = [UInt8](repeating: 0, count: 65536)
-        let end = Date().addingTimeInterval(2)
-        while Date() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) > 0 else { continue }
-            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { return false }
-            text += String(decoding: buf[0..<n], as: UTF8.self)
-            if text.contains(#""id":"ready","devices":[]"#) { return false }
-            if text.contains(#""id":"ready","devices":[{"#) { return true }
-        }
-        return false
+        devicesReply(path, id: "ready")?.contains(#""devices":[{"#) ?? false
     }
 
     /// A connect(2) that succeeds (then closed at once).
