@@ -20,6 +20,7 @@ import EdgeConfig
 import EdgeEngine
 import EdgeSim
 @testable import EdgeAgentCLI
+@testable import EdgeRuntime
 import FuzzSupport
 
 private let fileName = "fuzz.json5"

@@ -26,6 +26,7 @@ import EdgeFusion
 import EdgeProtocol
 import EdgeValues
 @testable import EdgeAgentCLI
+@testable import EdgeRuntime
 import FuzzSupport
 
 private let fileName = "fuzz.log"

@@ -9,6 +9,7 @@
 // readings are what the tool prints: a NaN is no reading).
 import EdgeChips
 @testable import EdgeAgentCLI
+@testable import EdgeRuntime
 import FuzzSupport
 
 /// One input (libFuzzer's LLVMFuzzerTestOneInput); returns 0, findings trap.

@@ -64,7 +64,7 @@ private func checkRequest(_ line: ArraySlice<UInt8>) {
     case .stats: MessageEncoder.stats(queued: 0, delivered: 1, dropped: 2, queueCapacity: 256, id: request.id, into: &w)
     case .ping: MessageEncoder.pong(timestampNs: 123_456_789, id: request.id, into: &w)
     case .history(.pedometer, _, _):
-        MessageEncoder.history(.pedometer(.init(steps: 1, distance: 0.5, floorsAscended: 0, floorsDescended: 0, activeSeconds: 2)),
+        MessageEncoder.history(.pedometer(.init(steps: 1, distanceMeters: 0.5, floorsAscended: 0, floorsDescended: 0, activeSeconds: 2)),
                                id: request.id, into: &w)
     case .history(_, let from, _):
         MessageEncoder.history(.activities([.init(startS: Double(from) / 1e9, flags: .walking, confidence: .medium)], nextFromNs: from),

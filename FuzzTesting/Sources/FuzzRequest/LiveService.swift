@@ -16,6 +16,7 @@ import EdgeProtocol
 import EdgeService
 import EdgeHistory
 @testable import EdgeAgentCLI
+@testable import EdgeRuntime
 import FuzzSupport
 
 /// One service for the fuzz process (started on first use).
