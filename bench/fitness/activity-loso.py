@@ -42,12 +42,8 @@ def main():
     import common  # noqa: E402  (the shared scorer's modules)
     import score_activity as sa  # noqa: E402
 
-    variants = []
-    for v in args.variant:
-        name, sep, cmd = v.partition('=')
-        if not sep or '{in}' not in cmd or '{out}' not in cmd:
-            raise SystemExit(f'error: --variant {v!r}: expected NAME=CMD with {{in}} and {{out}} in CMD')
-        variants.append((name, cmd))
+    from variants import parse_variants  # noqa: E402  (beside this script)
+    variants = parse_variants(args.variant)
     recs = common.recordings(args.dataset, args.data_root)
     root = common.dataset_dir(args.dataset, args.data_root)
     truths = {r: common.read_json(root / f'{r}.truth.json') for r in recs}
