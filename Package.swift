@@ -115,7 +115,7 @@ let package = Package(
         // requests and samples, replies matched by id; the shared,
         // multiplexed, reconnecting client used by CoreMotion, watch, poll and
         // the benchmarks. Glibc sockets, no Foundation.
-        .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations"], swiftSettings: crossModule),
+        .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations", "CEdgeShims"], swiftSettings: crossModule),
         // The agent's services: Unix-socket server, entitlements, fan-out.
         .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
         .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
-        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),

@@ -34,6 +34,10 @@ public enum AgentEvent: Sendable, Hashable {
 ///   2 s, while anything is subscribed or observing) and subscribes again.
 /// * A reader pthread of its own reads the socket; sample and event
 ///   handlers run on it and must return quickly (hand the work to a queue).
+/// * Where the agent offers one, a stream's samples come through a
+///   shared-memory ring instead of lines (``usesRings``): a second pthread
+///   reads every ring. Sample handlers are never called concurrently, from
+///   either thread.
 ///
 /// Errors are ``AgentClientError``s: a refused subscription reaches its
 /// subscriber's error handler (then the subscription is over); a
@@ -48,6 +52,18 @@ public final class AgentClient: @unchecked Sendable {
     public let configuredGroup: String?
     /// Wait for the version line, ms.
     public let connectTimeoutMs: Int
+    /// Whether subscriptions ask the agent for shared-memory rings (the
+    /// default, unless `EDGE_AGENT_RINGS=0` is in the environment). A stream
+    /// the agent offers no ring for, or whose ring cannot be read, comes as
+    /// lines; nothing else differs.
+    public let usesRings: Bool
+
+    /// The default of ``usesRings``: false when `EDGE_AGENT_RINGS` is `0`,
+    /// `off`, `no` or `false`.
+    public static var ringsByDefault: Bool {
+        guard let v = getenv("EDGE_AGENT_RINGS").map({ String(cString: $0).lowercased() }) else { return true }
+        return !["0", "off", "no", "false"].contains(v)
+    }
 
     private let lock = ConditionLock()
     // Everything below is guarded by `lock`.
@@ -67,6 +83,10 @@ public final class AgentClient: @unchecked Sendable {
     private var backoff: Backoff
     private var writer = JSONWriter(capacity: 256)
     private var counters = Counters()
+    /// Held while sample handlers run (from the socket's thread or the ring
+    /// reader's), so they never run concurrently.
+    private let deliveryLock = ConditionLock()
+    private var ringReader: RingReader?
 
     /// Counts since the client was made.
     public struct Counters: Sendable, Hashable {
@@ -80,11 +100,19 @@ public final class AgentClient: @unchecked Sendable {
         public var undecodable = 0
         /// Connections made (the first and every reconnection).
         public var connections = 0
+        /// Samples read from shared-memory rings.
+        public var ringSamples = 0
+        /// Samples a ring had overwritten before they were read (this
+        /// process fell more than a ring behind).
+        public var ringLost = 0
+        /// Rings offered that could not be read (their streams came as lines again).
+        public var ringFallbacks = 0
     }
 
     private struct Subscriber {
         var onSample: @Sendable (Sample) -> Void
         var onError: @Sendable (AgentClientError) -> Void
+        var onLoss: (@Sendable (Int) -> Void)?
         var decimator: Decimator
         /// The agent accepted the wire subscription since this subscriber joined.
         var confirmed = false
@@ -96,6 +124,8 @@ public final class AgentClient: @unchecked Sendable {
         var wireNs: UInt64?
         /// The id of the last `subscribe` sent, until its reply.
         var pendingID: RequestID?
+        /// A ring offered for this stream could not be read: ask for lines.
+        var ringRefused = false
     }
 
     // MARK: - the shared clients
@@ -117,9 +147,9 @@ public final class AgentClient: @unchecked Sendable {
     /// A client of its own (not the shared one): tools and tests that want
     /// a connection of their own to count as a separate client.
     public init(socketPath: String, configPath: String? = nil, configuredGroup: String? = nil,
-                backoff: Backoff = Backoff(), connectTimeoutMs: Int = 5000) {
+                backoff: Backoff = Backoff(), connectTimeoutMs: Int = 5000, usesRings: Bool = AgentClient.ringsByDefault) {
         self.socketPath = socketPath; self.configPath = configPath; self.configuredGroup = configuredGroup
-        self.backoff = backoff; self.connectTimeoutMs = connectTimeoutMs
+        self.backoff = backoff; self.connectTimeoutMs = connectTimeoutMs; self.usesRings = usesRings
     }
 
     deinit {
@@ -140,6 +170,9 @@ public final class AgentClient: @unchecked Sendable {
     /// The counters so far.
     public var counts: Counters { lock.withLock { counters } }
 
+    /// The streams read from a shared-memory ring now (the rest come as lines).
+    public var ringStreams: [StreamName] { (lock.withLock { ringReader })?.streams ?? [] }
+
     /// Ends the client: closes the connection, stops the reader thread
     /// (joined), fails waiting requests. Subscriptions end silently.
     public func close() {
@@ -152,6 +185,8 @@ public final class AgentClient: @unchecked Sendable {
             return t
         }
         t?.join()
+        let rings = lock.withLock { () -> RingReader? in defer { ringReader = nil }; return ringReader }
+        rings?.stop()
         Self.registryLock.withLock {
             if Self.registry[socketPath] === self { Self.registry[socketPath] = nil }
         }
@@ -221,15 +256,19 @@ public final class AgentClient: @unchecked Sendable {
     /// Subscribes to `stream` every `intervalNs` of capture time (0: every
     /// sample). `onSample` gets the samples; `onError` the agent's refusal
     /// (`notEntitled`, `tooManyDemandChanges`...), after which this
-    /// subscription is over. Both run on the client's reader thread.
+    /// subscription is over; `onLoss` how many samples the stream's
+    /// shared-memory ring overwrote before this process read them (it fell
+    /// more than a ring, 1024 samples, behind). All run on the client's
+    /// threads, never concurrently with another sample handler.
     public func subscribe(_ stream: StreamName, intervalNs: UInt64,
                           onSample: @escaping @Sendable (Sample) -> Void,
-                          onError: @escaping @Sendable (AgentClientError) -> Void) -> Subscription {
+                          onError: @escaping @Sendable (AgentClientError) -> Void,
+                          onLoss: (@Sendable (Int) -> Void)? = nil) -> Subscription {
         lock.lock(); defer { lock.unlock() }
         let token = nextToken
         nextToken += 1
         streams[stream, default: StreamState()].subscribers[token] =
-            Subscriber(onSample: onSample, onError: onError, decimator: Decimator(intervalNs: intervalNs))
+            Subscriber(onSample: onSample, onError: onError, onLoss: onLoss, decimator: Decimator(intervalNs: intervalNs))
         if stopped {
             onError(.disconnected(path: socketPath, reason: "the client was closed"))
         } else {
@@ -288,12 +327,14 @@ public final class AgentClient: @unchecked Sendable {
             s.pendingID = id
             s.wireNs = wanted
             streams[stream] = s
-            sendLocked(Request(kind: .subscribe(stream, intervalNs: wanted), id: id))
+            let ring = usesRings && !s.ringRefused && stream.carriesSamples ? SampleRingFormat.layoutID : nil
+            sendLocked(Request(kind: .subscribe(stream, intervalNs: wanted), id: id, ringLayout: ring))
         } else {
             s.wireNs = nil
             s.pendingID = nil
             streams[stream] = s.subscribers.isEmpty ? nil : s
             sendLocked(Request(kind: .unsubscribe(stream)))
+            ringReader?.remove(stream)
         }
     }
 
@@ -410,7 +451,9 @@ public final class AgentClient: @unchecked Sendable {
             if lock.withLock({ stopped }) { break loop }
         }
         let error = AgentClientError.disconnected(path: socketPath, reason: reason)
+        reader.closeDescriptors()
         lock.lock()
+        ringReader?.removeAll()
         Glibc.close(socket)
         fd = -1
         currentVersion = nil
@@ -445,9 +488,91 @@ public final class AgentClient: @unchecked Sendable {
                 }
                 if answered { continue }
             }
+            if case .subscribed(let stream, _, _) = message { takeRingOffer(stream, line: line, &reader) }
             if let r = handle(message) { closing = r }
         }
         return closing
+    }
+
+    /// A `subscribed` reply: map the ring it offers (its descriptor is the
+    /// first one passed and not yet taken), or read the stream as lines from
+    /// now on when it offers none or the ring cannot be read.
+    private func takeRingOffer(_ stream: StreamName, line: ArraySlice<UInt8>, _ reader: inout LineReader) {
+        guard let offer = ServerMessage.ringOffer(line: line) else {
+            lock.withLock { ringReader?.remove(stream) }
+            return
+        }
+        let failure: String?
+        if let passed = reader.takeDescriptor() {
+            if offer.isReadable {
+                switch rings().add(stream, fd: passed, start: offer.start) {
+                case .success: failure = nil
+                case .failure(.refused(let e)): failure = "the ring failed its checks: \(String(cString: strerror(e)))"
+                }
+            } else {
+                Glibc.close(passed)
+                failure = "the ring's layout differs from this build's"
+            }
+        } else {
+            failure = reader.descriptorsTruncated ? "this process is out of descriptors" : "no descriptor came with the offer"
+        }
+        guard failure != nil else { return }
+        lock.withLock {
+            counters.ringFallbacks += 1
+            guard var s = streams[stream] else { return }
+            s.ringRefused = true
+            s.wireNs = nil
+            streams[stream] = s
+            updateWireLocked(stream)
+        }
+    }
+
+    /// The ring reader (made on first use).
+    private func rings() -> RingReader {
+        lock.withLock {
+            if let r = ringReader { return r }
+            let r = RingReader(deliver: { [weak self] sample in self?.deliverFromRing(sample) },
+                               lost: { [weak self] stream, n in self?.ringLost(stream, n) },
+                               closed: { _ in })
+            ringReader = r
+            return r
+        }
+    }
+
+    /// Handlers of the ring thread's current sample (kept to avoid an
+    /// allocation per sample; only the ring thread touches it).
+    private var ringDue: [@Sendable (Sample) -> Void] = {
+        var a: [@Sendable (Sample) -> Void] = []
+        a.reserveCapacity(16)
+        return a
+    }()
+
+    private func deliverFromRing(_ sample: Sample) {
+        ringDue.removeAll(keepingCapacity: true)
+        lock.withLock {
+            counters.ringSamples += 1
+            counters.samples += 1
+            guard let si = streams.index(forKey: sample.stream) else { return }
+            let t = sample.timestampNs
+            // In place: no copy of the stream's state per sample.
+            var k = streams.values[si].subscribers.values.startIndex
+            while k != streams.values[si].subscribers.values.endIndex {
+                if streams.values[si].subscribers.values[k].decimator.admit(t) {
+                    ringDue.append(streams.values[si].subscribers.values[k].onSample)
+                }
+                streams.values[si].subscribers.values.formIndex(after: &k)
+            }
+            counters.delivered += ringDue.count
+        }
+        deliveryLock.withLock { for h in ringDue { h(sample) } }
+    }
+
+    private func ringLost(_ stream: StreamName, _ n: Int) {
+        let handlers: [@Sendable (Int) -> Void] = lock.withLock {
+            counters.ringLost += n
+            return streams[stream]?.subscribers.values.compactMap(\.onLoss) ?? []
+        }
+        for h in handlers { h(n) }
     }
 
     private func handle(_ message: ServerMessage) -> String? {
@@ -465,7 +590,7 @@ public final class AgentClient: @unchecked Sendable {
                 counters.delivered += due.count
                 streams[sample.stream] = s
             }
-            for h in due { h(sample) }
+            deliveryLock.withLock { for h in due { h(sample) } }
             return nil
         case .subscribed(let stream, _, let id):
             lock.withLock {

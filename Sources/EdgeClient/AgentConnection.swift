@@ -136,7 +136,7 @@ public final class AgentConnection {
     }
 
     /// Gives up the socket without closing it.
-    func forget() { fd = -1 }
+    func forget() { fd = -1; reader = LineReader() }
 
     /// The agent closed the connection (or it broke).
     public var isClosed: Bool { fd < 0 || reader.closed }
@@ -145,6 +145,7 @@ public final class AgentConnection {
     public func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
+        reader.closeDescriptors()
     }
 
     /// Sends a request as one line. Returns false when the socket is broken

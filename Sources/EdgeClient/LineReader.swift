@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CEdgeShims
 
 /// Splits what a socket delivers into lines (without their `\n`). Reads at
 /// most once per call, waiting with poll(2) at most `timeoutMs`.
@@ -16,6 +17,11 @@ struct LineReader {
     private var chunk = [UInt8](repeating: 0, count: 65536)
     /// The peer closed the connection (EOF or reset).
     private(set) var closed = false
+    /// Descriptors the agent passed (SCM_RIGHTS: shared-memory rings), in
+    /// the order they came; each belongs to the next reply that offers one.
+    private(set) var descriptors: [Int32] = []
+    /// The kernel dropped passed descriptors (this process ran out of them).
+    private(set) var descriptorsTruncated = false
 
     init() { buffer.reserveCapacity(65536) }
 
@@ -28,6 +34,17 @@ struct LineReader {
         let line = buffer[start..<nl]
         start = nl + 1
         return line
+    }
+
+    /// The first descriptor passed and not yet taken.
+    mutating func takeDescriptor() -> Int32? {
+        descriptors.isEmpty ? nil : descriptors.removeFirst()
+    }
+
+    /// Closes the descriptors nobody took (the connection ended).
+    mutating func closeDescriptors() {
+        for fd in descriptors { Glibc.close(fd) }
+        descriptors.removeAll()
     }
 
     /// Puts `bytes` (whole lines) in front of what is buffered.
@@ -49,11 +66,26 @@ struct LineReader {
         let r = poll(&p, 1, timeoutMs)
         if r < 0 { return errno == EINTR ? .timeout : .failed(errno) }
         if r == 0 { return .timeout }
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var passed = (Int32(-1), Int32(-1), Int32(-1), Int32(-1))
+        var count: Int32 = 0, truncated: Int32 = 0
+        let n = chunk.withUnsafeMutableBytes { buf in
+            withUnsafeMutablePointer(to: &passed) {
+                $0.withMemoryRebound(to: Int32.self, capacity: 4) {
+                    edge_recv_with_fds(fd, buf.baseAddress, buf.count, $0, 4, &count, &truncated)
+                }
+            }
+        }
+        if count > 0 {
+            withUnsafeBytes(of: passed) { raw in
+                for i in 0..<Int(count) { descriptors.append(raw.load(fromByteOffset: i * 4, as: Int32.self)) }
+            }
+        }
+        if truncated != 0 { descriptorsTruncated = true }
         if n < 0 {
-            if errno == EINTR || errno == EAGAIN { return .timeout }
-            if errno == ECONNRESET { closed = true; return .closed }
-            return .failed(errno)
+            let e = Int32(-n)
+            if e == EINTR || e == EAGAIN { return .timeout }
+            if e == ECONNRESET { closed = true; return .closed }
+            return .failed(e)
         }
         if n == 0 { closed = true; return .closed }
         buffer.append(contentsOf: chunk[0..<n])

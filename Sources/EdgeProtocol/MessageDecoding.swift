@@ -349,6 +349,7 @@ extension Request {
         case .subscribe(let s, let intervalNs):
             w.name("subscribe"); w.key("stream"); w.name(MessageEncoder.streamName(s))
             w.key("interval_s"); w.double(Double(intervalNs) / 1e9)
+            if let ring = ringLayout { w.key("ring"); w.string(SampleRingFormat.hex(ring)) }
         case .history(let s, let from, let to):
             w.name("history"); w.key("stream"); w.name(MessageEncoder.streamName(s))
             w.key("from_ns"); w.int(from)

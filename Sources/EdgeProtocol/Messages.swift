@@ -123,6 +123,9 @@ public enum MessageEncoder {
         w.key("convention"); w.string(EdgeProtocolInfo.convention)
         if let frame { w.key("frame"); w.string(frame) }
         if let d = declinationDeg, d.isFinite { w.key("declination_deg"); w.double(d) }
+        // The sample layout of this build, for clients that read shared-memory
+        // rings (docs/protocol.md, "Shared-memory rings").
+        w.key("ring_layout"); w.string(SampleRingFormat.layoutIDText)
         w.endObject(); w.endLine()
     }
 

@@ -67,7 +67,14 @@ public struct Request: Sendable, Hashable {
     }
     public var kind: Kind
     public var id: RequestID?
-    public init(kind: Kind, id: RequestID? = nil) { self.kind = kind; self.id = id }
+    /// With `subscribe`: the client can read a shared-memory ring of samples
+    /// laid out as ``SampleRingFormat/layoutID`` (`"ring":"<16 hex digits>"`);
+    /// the agent offers one where it can (docs/protocol.md). Ignored with
+    /// any other request.
+    public var ringLayout: UInt64?
+    public init(kind: Kind, id: RequestID? = nil, ringLayout: UInt64? = nil) {
+        self.kind = kind; self.id = id; self.ringLayout = ringLayout
+    }
 
     /// Largest accepted `interval_s`, s.
     public static let maxIntervalS: Double = 3600
@@ -183,7 +190,15 @@ public struct Request: Sendable, Hashable {
             default:
                 throw DecodeError(code: .badInterval, message: "interval_s must be a number of seconds", id: id, stream: s)
             }
-            return Request(kind: .subscribe(s, intervalNs: intervalNs), id: id)
+            var ring: UInt64?
+            switch m["ring"] {
+            case nil, .null?: break
+            case .string(let text)? where RequestID.layout(text) != nil: ring = RequestID.layout(text)
+            default:
+                throw DecodeError(code: .malformedRequest,
+                                  message: "ring must be the client's sample layout: 16 hex digits", id: id, stream: s)
+            }
+            return Request(kind: .subscribe(s, intervalNs: intervalNs), id: id, ringLayout: ring)
         default:
             throw DecodeError(code: .unknownRequest, message: "no request class \"\(cls)\"", id: id)
         }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CEdgeShims
 
 /// A failed system call: which call, on what, and the errno it returned.
 public struct PosixError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -82,6 +83,19 @@ enum Posix {
             if e == EAGAIN || e == EWOULDBLOCK { return nil }
             throw PosixError(errno: e, call: "send")
         }
+    }
+
+    /// send(2) that also passes `fds` (SCM_RIGHTS) with the first byte:
+    /// bytes written, nil when it would block (then nothing went, the
+    /// descriptors neither).
+    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, passing fds: [Int32]) throws(PosixError) -> Int? {
+        let n = fds.withUnsafeBufferPointer {
+            edge_send_with_fds(fd, buffer.baseAddress, buffer.count, $0.baseAddress, Int32($0.count))
+        }
+        if n >= 0 { return n }
+        let e = Int32(-n)
+        if e == EAGAIN || e == EWOULDBLOCK { return nil }
+        throw PosixError(errno: e, call: "sendmsg")
     }
 
     /// poll(2); EINTR is reported as zero ready descriptors.

@@ -12,8 +12,12 @@ import EdgeProtocol
 struct Subscription {
     var decimator: Decimator
     var intervalNs: UInt64 { decimator.intervalNs }
+    /// The shared-memory ring the client reads this stream from (nil: lines).
+    var ring: StreamRing?
 
-    init(intervalNs: UInt64) { decimator = Decimator(intervalNs: intervalNs) }
+    init(intervalNs: UInt64, ring: StreamRing? = nil) {
+        decimator = Decimator(intervalNs: intervalNs); self.ring = ring
+    }
 
     mutating func isDue(_ ts: UInt64) -> Bool { decimator.admit(ts) }
 }
@@ -30,6 +34,9 @@ final class Client {
     var stagingOffset = 0
     var stagedLines = 0
     var subscriptions: [Subscription?] = Array(repeating: nil, count: StreamName.count)
+    /// Rings whose descriptors go out with the next bytes written (SCM_RIGHTS),
+    /// in the order of the replies that offer them.
+    var ringsToSend: [StreamRing] = []
     var floodWindowStart: UInt64 = 0
     var floodCount = 0
     /// Stop reading and close once the staging buffer is written (or at the deadline).
@@ -95,6 +102,11 @@ final class ServiceLoop: @unchecked Sendable {
     var writer = JSONWriter(capacity: 4096)
     var pool = LinePool()
     var latest: [Sample?] = Array(repeating: nil, count: StreamName.count)
+    /// The shared-memory rings by ``ringSlot(_:full:)``: one per stream, two
+    /// for the streams whose content depends on the submersion entitlement.
+    var rings: [StreamRing?] = Array(repeating: nil, count: StreamName.count * 2)
+    /// Rings written since they last woke their readers.
+    var ringsWritten = false
     /// The surface and the water, from the submersion samples, so that no
     /// pressure-bearing stream reveals a depth past a client's cap.
     var depthDisclosure = DepthDisclosure()
@@ -249,15 +261,20 @@ final class ServiceLoop: @unchecked Sendable {
             if n == 0 { break }
             for c in clients where !c.dead && c.hasOutput { flush(c) }
         }
+        if ringsWritten {
+            ringsWritten = false
+            for r in rings { r?.signal() }
+        }
     }
 
     func distribute(_ sample: Sample) {
         let idx = sample.stream.index
         latest[idx] = sample
         let shallowCap = DepthDisclosure.maximumDepth(full: false)
+        if case .submersion(let s) = sample { depthDisclosure.update(s) }
+        if rings[2 * idx] != nil || rings[2 * idx + 1] != nil { publishToRings(sample) }
         switch sample {
-        case .submersion(let s):
-            depthDisclosure.update(s)
+        case .submersion:
             distributeSplit(sample)
             return
         case .altitude(let a) where depthDisclosure.isBeyond(pressure: a.pressure, maximumDepth: shallowCap):
@@ -271,7 +288,7 @@ final class ServiceLoop: @unchecked Sendable {
         var encoded: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
-            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
+            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.ring == nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if encoded == nil { encoded = encode(sample) }
             c.enqueue(encoded!, sample: true)
         }
@@ -286,7 +303,7 @@ final class ServiceLoop: @unchecked Sendable {
         var fullLine: Line?, shallowLine: Line?
         let ts = sample.timestampNs
         for c in clients where !c.dead && c.closingDeadline == nil {
-            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.isDue(ts) else { continue }
+            guard c.subscriptions[idx] != nil, c.subscriptions[idx]!.ring == nil, c.subscriptions[idx]!.isDue(ts) else { continue }
             if c.entitlements.contains(.submersionFull) {
                 if fullLine == nil { fullLine = encode(visible(sample, full: true)) }
                 c.enqueue(fullLine!, sample: true)
@@ -294,6 +311,50 @@ final class ServiceLoop: @unchecked Sendable {
                 if shallowLine == nil { shallowLine = encode(visible(sample, full: false)) }
                 c.enqueue(shallowLine!, sample: true)
             }
+        }
+    }
+
+    /// Writes the sample into the stream's rings, each as its readers may
+    /// see it.
+    func publishToRings(_ sample: Sample) {
+        let idx = sample.stream.index
+        if let r = rings[2 * idx + 1] { r.publish(visible(sample, full: true)) }
+        if let r = rings[2 * idx] { r.publish(visible(sample, full: false)) }
+        ringsWritten = true
+    }
+
+    /// Whether what a client sees of `stream` depends on `submersion.full`.
+    static func dependsOnSubmersionEntitlement(_ stream: StreamName) -> Bool {
+        stream == .submersion || stream == .altitude || stream == .absoluteAltitude
+    }
+
+    /// The ring `c` reads `stream` from (made if none exists yet), or nil
+    /// when the kernel will not make one: then the stream comes as lines.
+    func ring(_ stream: StreamName, for c: Client) -> StreamRing? {
+        let full = !Self.dependsOnSubmersionEntitlement(stream) || c.entitlements.contains(.submersionFull)
+        let slot = 2 * stream.index + (full ? 1 : 0)
+        if let r = rings[slot] { return r }
+        switch StreamRing.make(stream: stream, full: full) {
+        case .success(let r):
+            rings[slot] = r
+            return r
+        case .failure(let e):
+            // Served as lines; the statistics count it (and say why nowhere
+            // else: it is EMFILE or ENOMEM, which the agent's own log shows).
+            _ = e
+            core.ringFailures.wrappingAdd(1, ordering: .relaxed)
+            return nil
+        }
+    }
+
+    /// `c` no longer reads its subscription's ring; the ring goes when no
+    /// client does.
+    func releaseRing(_ subscription: Subscription?) {
+        guard let r = subscription?.ring else { return }
+        r.readers -= 1
+        if r.readers <= 0 {
+            let slot = 2 * r.stream.index + (r.full ? 1 : 0)
+            if rings[slot] === r { rings[slot] = nil }
         }
     }
 
@@ -562,12 +623,27 @@ final class ServiceLoop: @unchecked Sendable {
                 flush(c)
                 return
             }
-            c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs)
+            let previous = c.subscriptions[stream.index]
+            var ring: StreamRing?
+            if request.ringLayout == SampleRingFormat.layoutID, stream.carriesSamples {
+                ring = self.ring(stream, for: c)
+                ring?.readers += 1
+            }
+            releaseRing(previous)
+            c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs, ring: ring)
             c.updateSubscriptionMask()
             publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
-            reply(c) { MessageEncoder.subscribed(stream, intervalS: Double(intervalNs) / 1e9, id: id, into: &$0) }
+            if let ring {
+                // The descriptor goes out with the next bytes written, so it
+                // reaches the client no later than this reply.
+                c.ringsToSend.append(ring)
+                reply(c) { MessageEncoder.subscribed(stream, intervalS: Double(intervalNs) / 1e9, ring: .current(start: ring.written), id: id, into: &$0) }
+            } else {
+                reply(c) { MessageEncoder.subscribed(stream, intervalS: Double(intervalNs) / 1e9, id: id, into: &$0) }
+            }
         case .unsubscribe(let stream):
             if c.subscriptions[stream.index] != nil {
+                releaseRing(c.subscriptions[stream.index])
                 c.subscriptions[stream.index] = nil
                 c.updateSubscriptionMask()
                 publishDemand()
@@ -666,8 +742,16 @@ final class ServiceLoop: @unchecked Sendable {
             }
             let written: Int?
             do {
-                written = try c.staging.withUnsafeBytes { all throws(PosixError) in
-                    try Posix.send(c.fd, UnsafeRawBufferPointer(rebasing: all[c.stagingOffset...]))
+                if c.ringsToSend.isEmpty {
+                    written = try c.staging.withUnsafeBytes { all throws(PosixError) in
+                        try Posix.send(c.fd, UnsafeRawBufferPointer(rebasing: all[c.stagingOffset...]))
+                    }
+                } else {
+                    let fds = c.ringsToSend.prefix(16).map(\.fd)
+                    written = try c.staging.withUnsafeBytes { all throws(PosixError) in
+                        try Posix.send(c.fd, UnsafeRawBufferPointer(rebasing: all[c.stagingOffset...]), passing: fds)
+                    }
+                    if written != nil { c.ringsToSend.removeFirst(fds.count) }
                 }
             } catch {
                 c.dead = true // EPIPE / ECONNRESET: the client went away
@@ -689,10 +773,11 @@ final class ServiceLoop: @unchecked Sendable {
         reply(c) { MessageEncoder.error(code, message: message, into: &$0) }
         c.closingDeadline = now &+ 1_000_000_000
         if c.subscriptions.contains(where: { $0 != nil }) {
-            for i in c.subscriptions.indices { c.subscriptions[i] = nil }
+            for i in c.subscriptions.indices { releaseRing(c.subscriptions[i]); c.subscriptions[i] = nil }
             c.updateSubscriptionMask()
             demandDirty = true
         }
+        c.ringsToSend.removeAll()
         flush(c)
         // Written already (the usual case): close now rather than on a later
         // poll cycle, so a stream of refused connections holds no descriptors
@@ -717,6 +802,8 @@ final class ServiceLoop: @unchecked Sendable {
         clients.removeAll { c in
             guard c.dead else { return false }
             if c.subscriptions.contains(where: { $0 != nil }) { demandDirty = true }
+            for sub in c.subscriptions { releaseRing(sub) }
+            c.ringsToSend.removeAll()
             release(c)
             Posix.close(c.fd)
             removedIDs.append(c.counters.id)
@@ -777,6 +864,8 @@ final class ServiceLoop: @unchecked Sendable {
             Posix.close(c.fd)
         }
         clients.removeAll()
+        // Readers see their rings closed (and then the socket's end).
+        for i in rings.indices { rings[i] = nil }
         core.shared.withLock { $0.clients.removeAll() }
         listener.closeAndUnlink()
     }

@@ -46,6 +46,9 @@ public struct ServiceStatistics: Sendable, Hashable {
     /// Lines written completely to client sockets since start, over every
     /// connection, connected or not.
     public var deliveredTotal: Int
+    /// Rings the kernel would not make (out of descriptors or memory); those
+    /// subscriptions were served as lines.
+    public var ringFailures: Int = 0
 }
 
 /// Server-wide counters that outlive the connections that add to them.
@@ -109,6 +112,7 @@ final class ServiceCore: Sendable {
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
     let nonFiniteCount = Atomic<Int>(0)
+    let ringFailures = Atomic<Int>(0)
     let acceptedCount = Atomic<Int>(0)
     let refusedCount = Atomic<Int>(0)
     let totals = ServiceTotals()
@@ -334,7 +338,8 @@ public final class ServiceServer: Sendable {
                                  refusedClients: core.refusedCount.load(ordering: .relaxed),
                                  clients: clients.map(\.snapshot),
                                  droppedTotal: core.totals.dropped.load(ordering: .relaxed),
-                                 deliveredTotal: core.totals.delivered.load(ordering: .relaxed))
+                                 deliveredTotal: core.totals.delivered.load(ordering: .relaxed),
+                                 ringFailures: core.ringFailures.load(ordering: .relaxed))
     }
 
     /// Stops the server: every client gets `{"class":"shutdown","reason":…}`
