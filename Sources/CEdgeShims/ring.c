@@ -89,14 +89,24 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 int edge_ring_signal(void *base) {
     ring_header *h = (ring_header *)base;
     atomic_fetch_add_explicit(&h->wake, 1, memory_order_release);
-    long r = futex(&h->wake, FUTEX_WAKE, INT_MAX, NULL);
+    // One waiter: the kernel's work for a wake grows with the threads woken,
+    // and the agent must not pay per reader. Each reader woken with news
+    // wakes the next (edge_ring_relay).
+    long r = futex(&h->wake, FUTEX_WAKE, 1, NULL);
+    return r < 0 ? -errno : (int)r;
+}
+
+int edge_ring_relay(const void *base) {
+    ring_header *h = (ring_header *)base;
+    long r = futex(&h->wake, FUTEX_WAKE, 1, NULL);
     return r < 0 ? -errno : (int)r;
 }
 
 void edge_ring_close(void *base) {
     ring_header *h = (ring_header *)base;
     atomic_store_explicit(&h->closed, 1, memory_order_release);
-    edge_ring_signal(base);
+    atomic_fetch_add_explicit(&h->wake, 1, memory_order_release);
+    futex(&h->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 int edge_ring_map_reader(int fd, uint64_t layout_id, uint32_t record_bytes, uint32_t stream,
@@ -193,8 +203,9 @@ int edge_ring_wait_any(const void *const *bases, const uint32_t *seen, int n,
     deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec += 1; deadline.tv_nsec -= 1000000000L; }
     long r = syscall(SYS_futex_waitv, w, (unsigned)(n + 1), 0, &deadline, CLOCK_MONOTONIC);
-    if (r >= 0) return 0;
-    if (errno == EAGAIN) return 0;
+    if (r > 0) return (int)r;          // woken by ring r - 1
+    if (r == 0) return 0;              // woken by the control word
+    if (errno == EAGAIN) return 0;     // a word had changed already: nobody woke us
     if (errno != ENOSYS) return -errno;
     // Before Linux 5.16: a short wait on each ring in turn (at most 2 ms late).
     if (atomic_load_explicit((_Atomic uint32_t *)control, memory_order_acquire) != control_seen) return 0;

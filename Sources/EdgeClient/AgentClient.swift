@@ -110,7 +110,9 @@ public final class AgentClient: @unchecked Sendable {
     }
 
     private struct Subscriber {
-        var onSample: @Sendable (Sample) -> Void
+        /// In a class: handing it to the delivering thread's list is a
+        /// retain, not a closure re-abstracted (and allocated) per sample.
+        var onSample: SampleHandler
         var onError: @Sendable (AgentClientError) -> Void
         var onLoss: (@Sendable (Int) -> Void)?
         var decimator: Decimator
@@ -268,7 +270,7 @@ public final class AgentClient: @unchecked Sendable {
         let token = nextToken
         nextToken += 1
         streams[stream, default: StreamState()].subscribers[token] =
-            Subscriber(onSample: onSample, onError: onError, onLoss: onLoss, decimator: Decimator(intervalNs: intervalNs))
+            Subscriber(onSample: SampleHandler(onSample), onError: onError, onLoss: onLoss, decimator: Decimator(intervalNs: intervalNs))
         if stopped {
             onError(.disconnected(path: socketPath, reason: "the client was closed"))
         } else {
@@ -541,8 +543,8 @@ public final class AgentClient: @unchecked Sendable {
 
     /// Handlers of the ring thread's current sample (kept to avoid an
     /// allocation per sample; only the ring thread touches it).
-    private var ringDue: [@Sendable (Sample) -> Void] = {
-        var a: [@Sendable (Sample) -> Void] = []
+    private var ringDue: [SampleHandler] = {
+        var a: [SampleHandler] = []
         a.reserveCapacity(16)
         return a
     }()
@@ -564,7 +566,7 @@ public final class AgentClient: @unchecked Sendable {
             }
             counters.delivered += ringDue.count
         }
-        deliveryLock.withLock { for h in ringDue { h(sample) } }
+        deliveryLock.withLock { for h in ringDue { h.call(sample) } }
     }
 
     private func ringLost(_ stream: StreamName, _ n: Int) {
@@ -578,7 +580,7 @@ public final class AgentClient: @unchecked Sendable {
     private func handle(_ message: ServerMessage) -> String? {
         switch message {
         case .sample(let sample):
-            var due: [@Sendable (Sample) -> Void] = []
+            var due: [SampleHandler] = []
             lock.withLock {
                 counters.lines += 1
                 counters.samples += 1
@@ -590,7 +592,7 @@ public final class AgentClient: @unchecked Sendable {
                 counters.delivered += due.count
                 streams[sample.stream] = s
             }
-            deliveryLock.withLock { for h in due { h(sample) } }
+            deliveryLock.withLock { for h in due { h.call(sample) } }
             return nil
         case .subscribed(let stream, _, let id):
             lock.withLock {
@@ -655,6 +657,14 @@ extension AgentConnection {
         forget()
         return r
     }
+}
+
+/// A subscriber's sample handler, in a class so that lists of them are lists
+/// of references (a closure stored in an array is re-abstracted, which
+/// allocates, every time it is put there).
+final class SampleHandler: Sendable {
+    let call: @Sendable (Sample) -> Void
+    init(_ call: @escaping @Sendable (Sample) -> Void) { self.call = call }
 }
 
 /// One subscriber's subscription; ``cancel()`` ends it (idempotent).

@@ -140,6 +140,9 @@ final class RingReader: @unchecked Sendable {
         var seen = [UInt32](repeating: 0, count: Self.maximumRings)
         var lostCounts = [Int](repeating: 0, count: StreamName.count)
         var closedStreams = [Bool](repeating: false, count: StreamName.count)
+        /// The ring whose wake ended the last wait: if this pass finds news,
+        /// the wake is passed on to the next reader (edge_ring_signal wakes one).
+        var wokenBy: UnsafeRawPointer?
         while true {
             lock.lock()
             if stopped { lock.unlock(); return }
@@ -185,6 +188,10 @@ final class RingReader: @unchecked Sendable {
                 }
                 i += 1
             }
+            if let w = wokenBy {
+                if !batch.isEmpty && rings.contains(where: { $0.base == w }) { _ = edge_ring_relay(w) }
+                wokenBy = nil
+            }
             lock.unlock()
             for s in batch { deliver(s) }
             if anyLost {
@@ -201,11 +208,12 @@ final class RingReader: @unchecked Sendable {
             }
             if batch.isEmpty && !anyClosed {
                 let count = Int32(n)
-                _ = bases.withUnsafeBufferPointer { b in
+                let r = bases.withUnsafeBufferPointer { b in
                     seen.withUnsafeBufferPointer { s in
                         edge_ring_wait_any(b.baseAddress, s.baseAddress, count, control, controlSeen, 1000)
                     }
                 }
+                if r > 0 && Int(r) <= n { wokenBy = bases[Int(r) - 1] }
             }
         }
     }

@@ -107,6 +107,17 @@ final class ServiceLoop: @unchecked Sendable {
     var rings: [StreamRing?] = Array(repeating: nil, count: StreamName.count * 2)
     /// Rings written since they last woke their readers.
     var ringsWritten = false
+    /// Clients that read each stream as lines (the rest read rings), so a
+    /// stream only ring readers want costs no pass over the clients.
+    var lineReaders = [Int](repeating: 0, count: StreamName.count)
+
+    /// Counts ``lineReaders`` again (after any subscription changed).
+    func countLineReaders() {
+        for i in lineReaders.indices { lineReaders[i] = 0 }
+        for c in clients where !c.dead {
+            for (i, sub) in c.subscriptions.enumerated() where sub != nil && sub!.ring == nil { lineReaders[i] += 1 }
+        }
+    }
     /// The surface and the water, from the submersion samples, so that no
     /// pressure-bearing stream reveals a depth past a client's cap.
     var depthDisclosure = DepthDisclosure()
@@ -273,6 +284,8 @@ final class ServiceLoop: @unchecked Sendable {
         let shallowCap = DepthDisclosure.maximumDepth(full: false)
         if case .submersion(let s) = sample { depthDisclosure.update(s) }
         if rings[2 * idx] != nil || rings[2 * idx + 1] != nil { publishToRings(sample) }
+        // Nobody reads the stream as lines: no pass over the clients.
+        guard lineReaders[idx] > 0 else { return }
         switch sample {
         case .submersion:
             distributeSplit(sample)
@@ -632,6 +645,7 @@ final class ServiceLoop: @unchecked Sendable {
             releaseRing(previous)
             c.subscriptions[stream.index] = Subscription(intervalNs: intervalNs, ring: ring)
             c.updateSubscriptionMask()
+            countLineReaders()
             publishDemand() // before the reply: a client that sees "subscribed" sees the new demand
             if let ring {
                 // The descriptor goes out with the next bytes written, so it
@@ -646,6 +660,7 @@ final class ServiceLoop: @unchecked Sendable {
                 releaseRing(c.subscriptions[stream.index])
                 c.subscriptions[stream.index] = nil
                 c.updateSubscriptionMask()
+                countLineReaders()
                 publishDemand()
             }
             reply(c) { MessageEncoder.unsubscribed(stream, id: id, into: &$0) }
@@ -775,6 +790,7 @@ final class ServiceLoop: @unchecked Sendable {
         if c.subscriptions.contains(where: { $0 != nil }) {
             for i in c.subscriptions.indices { releaseRing(c.subscriptions[i]); c.subscriptions[i] = nil }
             c.updateSubscriptionMask()
+            countLineReaders()
             demandDirty = true
         }
         c.ringsToSend.removeAll()
@@ -810,6 +826,7 @@ final class ServiceLoop: @unchecked Sendable {
             return true
         }
         core.shared.withLock { s in s.clients.removeAll { removedIDs.contains($0.id) } }
+        countLineReaders()
     }
 
     // MARK: demand

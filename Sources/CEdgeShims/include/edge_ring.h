@@ -36,12 +36,19 @@ int edge_ring_create(const char *name, uint32_t slot_count, uint32_t record_byte
 /// Does not wake readers: call edge_ring_signal once per delivery.
 void edge_ring_publish(void *base, const void *record);
 
-/// Bumps the wake word and wakes every reader waiting on it (one futex
-/// call, whatever the number of readers). Returns the number woken, or -errno.
+/// Bumps the wake word and wakes one reader waiting on it (one futex call
+/// that wakes one thread, whatever the number of readers: the kernel's work
+/// for a wake grows with the threads it wakes). Each reader woken with news
+/// passes the wake on (edge_ring_relay), so every reader wakes once per
+/// delivery and the agent pays for one. Returns the number woken, or -errno.
 int edge_ring_signal(void *base);
 
+/// Wakes one more reader waiting on the ring's wake word without changing
+/// it: what a reader that was woken and found news does first.
+int edge_ring_relay(const void *base);
+
 /// Marks the ring closed (the agent let go of it: unsubscribed, stopping)
-/// and wakes the readers.
+/// and wakes every reader.
 void edge_ring_close(void *base);
 
 /// Checks a descriptor received from the agent and maps it read-only: the
@@ -75,7 +82,9 @@ int edge_ring_wait(const void *base, uint32_t seen, int timeout_ms);
 /// Waits until any of `n` rings' wake words differs from `seen[i]`, or the
 /// process-private word `control` differs from `control_seen`, or
 /// `timeout_ms` passes: one futex_waitv(2) (Linux 5.16), else short waits on
-/// each in turn. 0 woken, -ETIMEDOUT, -EINTR.
+/// each in turn. i + 1 when a wake on ring i ended the wait (the caller
+/// relays it once it found news), 0 for any other end of the wait
+/// (the control word, a word already changed), -ETIMEDOUT, -EINTR.
 int edge_ring_wait_any(const void *const *bases, const uint32_t *seen, int n,
                        const uint32_t *control, uint32_t control_seen, int timeout_ms);
 /// Bumps a process-private word and wakes its waiter (edge_ring_wait_any's `control`).
