@@ -5,6 +5,9 @@
 // success or -errno on failure, so callers never read a stale errno.
 #include <stdint.h>
 #include <stddef.h>
+// The shared-memory rings' calls (in a header of their own; included here so
+// that a build whose module cache predates them sees them too).
+#include "edge_ring.h"
 
 /// ioctl(fd, I2C_SLAVE, address). Never I2C_SLAVE_FORCE: EBUSY must surface
 /// when a kernel driver owns the address.
