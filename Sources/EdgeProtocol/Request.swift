@@ -72,7 +72,11 @@ public struct Request: Sendable, Hashable {
     /// the agent offers one where it can (docs/protocol.md). Ignored with
     /// any other request.
     public var ringLayout: UInt64?
-    public init(kind: Kind, id: RequestID? = nil, ringLayout: UInt64? = nil) {
+    public init(kind: Kind, id: RequestID? = nil) {
+        self.kind = kind; self.id = id; self.ringLayout = nil
+    }
+    /// A request that asks for a ring (with `subscribe`).
+    public init(kind: Kind, id: RequestID?, ringLayout: UInt64?) {
         self.kind = kind; self.id = id; self.ringLayout = ringLayout
     }
 
