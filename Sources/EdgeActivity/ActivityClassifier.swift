@@ -3,9 +3,9 @@
 // hand-designed orientation-free features and fixed thresholds. No learned
 // parameters.
 //
-// Features over trailing windows, decided every `hopSeconds` (0.5 s):
+// Features over trailing windows, decided every `hopSeconds` (0.25 s):
 //   std       standard deviation of |a| over `windowSeconds` (2.56 s), m/s²
-//   stdShort  the same over the last `shortSeconds` (1 s): stillness is
+//   stdShort  the same over the last `shortSeconds` (0.5 s): stillness is
 //             recognised within a second of it starting
 //   per, T    periodicity and step period of the band-passed |a|
 //             (PeriodEstimator over the window)
@@ -47,8 +47,8 @@
 // (stationary at high confidence at once); `startDate` is the time of the first
 // of them.
 //
-// Latency: a change is reported 0.5-1 s after the window shows it; stillness
-// within about 1.5 s of the last movement; a car after 5 s of driving.
+// Latency: a change is reported 0.25-0.5 s after the window shows it; stillness
+// within about 1 s of the last movement; a car after 5 s of driving.
 @_exported import EdgeValues
 
 /// One label, as the offline tool writes it.
@@ -82,7 +82,11 @@ public struct ActivityClassifier: Sendable {
         public var sampleRateHz = 100.0
         public var windowSeconds = 2.56
         public var shortSeconds = 0.5
-        public var hopSeconds = 0.5
+        /// Time between decisions, s. Two agreeing decisions switch to a new
+        /// label, so this sets the latency: 0.25 s decides a stillness (from
+        /// the short window clearing) within about 1 s of the last movement
+        /// (0.5 s took up to 1.5 s; issue 18: the seconds after sitting down).
+        public var hopSeconds = 0.25
         /// First decision after this much data, s.
         public var firstDecisionSeconds = 0.5
         public var stillStd = 0.3

@@ -84,8 +84,14 @@ struct GaitModel {
         func angle(_ t: Double) -> Double {
             guard let s = stepAt(t) else { return 0 }
             let strideStart = s.k % 2 == 0 ? s.k : s.k - 1
-            guard strideStart >= 0, strideStart + 2 < strikes.count else { return 0 }
-            let phase = (t - strikes[strideStart]) / (strikes[strideStart + 2] - strikes[strideStart])
+            guard strideStart >= 0 else { return 0 }
+            // the last stride, which has no strike to end it, lasts as long
+            // as the one before it (returning 0 there made the angle jump
+            // while the envelope was still open: a jump of θ over the 1 ms
+            // of the second difference is an acceleration of thousands of g)
+            let strideEnd = strideStart + 2 < strikes.count ? strikes[strideStart + 2]
+                : strikes[strideStart] + (strideStart >= 2 ? strikes[strideStart] - strikes[strideStart - 2] : 2 * s.T)
+            let phase = (t - strikes[strideStart]) / (strideEnd - strikes[strideStart])
             // the swing grows over the first stride and dies over the last one
             let ramp = 2 / cadence
             let e = min(1, (t - strikes[0]) / ramp, (strikes[strikes.count - 1] - t) / ramp)
