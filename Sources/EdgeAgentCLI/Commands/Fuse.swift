@@ -24,12 +24,15 @@ public enum FuseCommand: Subcommand {
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
-                           [--self-calibration on|off] [--self-calibration-min-offset UT] [--stats]
+                           [--self-calibration on|off] [--self-calibration-min-offset UT]
+                           [--offline] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
     with disturbance rejection) over a recording and writes one output row
-    per input row.
+    per input row. By default each row is what the agent would have served
+    at that moment (causal: only earlier samples); --offline smooths with
+    the samples after it too.
 
     Input CSV: either sample layout the tools write, told apart by its header
       t,gx,gy,gz,ax,ay,az,mx,my,mz   (simulate --csv)
@@ -86,6 +89,15 @@ public enum FuseCommand: Subcommand {
       --self-calibration-min-offset UT
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
+      --offline               smooth the whole recording (VQF's offline mode,
+                              docs/fusion.md): the filter forwards and
+                              backwards over the time-reversed data with the
+                              gyroscope negated, the two bias estimates
+                              combined, the accelerometer low-passed with zero
+                              phase, the heading filtered both ways; with
+                              --self-calibration on, a hard iron learned at any
+                              time is removed from the start. More accurate
+                              than the causal filter for data already recorded
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -112,6 +124,7 @@ public enum FuseCommand: Subcommand {
         }
         let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
+        let offline = arguments.flag("--offline")
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
         guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
@@ -169,7 +182,11 @@ public enum FuseCommand: Subcommand {
         let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
         var learningSettings = MagnetometerSelfCalibration.Settings()
         if let minimumOffset { learningSettings.minimumOffset = minimumOffset }
-        fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        if offline {
+            smooth(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        } else {
+            fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        }
         let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
@@ -257,6 +274,26 @@ public enum FuseCommand: Subcommand {
                                   accuracy: Int8(learning.accuracy(filter).rawValue))
             }
         }}}}}
+    }
+
+    /// `--offline`: the smoother over the whole recording, then the Core
+    /// Motion outputs of each row from the smoothed attitude.
+    static func smooth(_ r: Recording, settings: AttitudeFilter.Settings, learning: MagnetometerSelfCalibration.Settings,
+                       useMag: Bool, frame: ReferenceFrame, into rows: inout [FusedRow]) {
+        let n = r.count
+        guard n > 0 else { return }
+        let input = AttitudeSmoother.Input(t: r.t, gyro: r.gyro, accel: r.accel, mag: r.mag)
+        let s = AttitudeSmoother.smooth(input, settings: settings, learning: learning, useMag: useMag)
+        var view = AttitudeFilter(settings: settings, sampleInterval: r.nominalInterval)
+        for i in 0..<n {
+            view.show(s, at: i, gyro: r.gyro[i], accel: r.accel[i])
+            let motion = view.deviceMotion(in: frame)
+            let a = motion.attitude
+            rows[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
+                               gravity: motion.gravity, userAcceleration: motion.userAcceleration,
+                               rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
+                               accuracy: Int8(s.accuracy[i].rawValue))
+        }
     }
 
     static func clockSeconds(_ clock: clockid_t) -> Double {
