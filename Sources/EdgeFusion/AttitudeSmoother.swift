@@ -28,11 +28,15 @@
 /// low-pass and the heading gain use the mean interval), a magnetometer that
 /// may run slower than the IMU (the heading is interpolated between its
 /// samples), and the continuous magnetometer calibration
-/// (``MagneticFieldLearning``) in both passes: each field is taken with the
-/// offset learned before it (forward pass) or, where that was not yet known,
-/// with the one learned after it (backward pass) — the better known of the
-/// two where both are — so a hard iron carried with the sensor is removed
-/// from the start of the recording, not only from when it had been learned.
+/// (``MagneticFieldLearning``): both passes run again with it, and where a
+/// learned offset holds (in both) for longer than the disturbance
+/// rejection can bridge with the gyroscope (`magMaxRejectionTime`), the
+/// heading is taken from the field with the offset learned before it
+/// (forward pass) or after it (backward pass), whichever fits, and a hard
+/// iron carried with the sensor all along is removed from the start of the
+/// recording. A shorter one is left to VQF's rejection: bridged from both
+/// sides by the gyroscope, the heading through it is better than any
+/// offset learned in it (BROAD's attached-magnet trial: a magnet for 58 s).
 ///
 /// Pure and deterministic; unlike the causal filter it allocates (arrays of
 /// the recording's length): it is for recordings, not for the loop.
@@ -70,7 +74,7 @@ public enum AttitudeSmoother {
         public var delta: [Double]
         /// Smoothed gyroscope bias, rad/s.
         public var bias: [Vector3]
-        /// The field the heading was taken from (calibrated, learned offset removed), µT.
+        /// The field the heading was taken from (calibrated; a learned offset removed where it was used), µT.
         public var field: [Vector3]
         /// The field's accuracy: the better of the two passes'.
         public var accuracy: [MagneticFieldCalibrationAccuracy]
@@ -113,59 +117,54 @@ public enum AttitudeSmoother {
         let hasMag = (0..<n).map { useMag && input.hasMag($0) }
         out.hasMagnetometer = hasMag.contains(true)
 
-        // 1. the causal filter forwards, then backwards with the gyroscope negated
-        var biasInformation = [Matrix3](repeating: .zero, count: n)
-        var forwardField = [Vector3](repeating: .zero, count: n)
-        var forwardUncertainty = [Double](repeating: .infinity, count: n)
-        do {
-            var filter = AttitudeFilter(settings: filterSettings, sampleInterval: nominal)
-            filter.inputCalibration = guided
-            var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
-            var previous = input.t[0] - nominal
-            for i in 0..<n {
-                let dt = input.t[i] - previous
-                previous = input.t[i]
-                let m = input.mag[i]
-                learning.rotate(gyro: input.gyro[i], bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag[i] ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
-                if hasMag[i] && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: input.gyro[i], accel: input.accel[i], mag: field, dt: dt)
-                out.rest[i] = filter.isAtRest
-                out.magneticDisturbance[i] = filter.isMagneticallyDisturbed
-                out.bias[i] = filter.gyroBias
-                biasInformation[i] = filter.state.biasP.inverse ?? .zero
-                forwardField[i] = filter.state.lastMag
-                if let e = learning.estimator, e.isApplied { forwardUncertainty[i] = e.state.uncertainty }
-                out.accuracy[i] = learning.accuracy(filter)
-            }
+        // 1. the causal filter forwards, then backwards with the gyroscope
+        //    negated: on the field as it comes (VQF's passes) and, with the
+        //    continuous calibration, again on the field it learns
+        let learningOn = settings.magnetometerSelfCalibration && out.hasMagnetometer
+        let pass = { (backward: Bool, learn: Bool) in
+            Pass(input, hasMag: hasMag, settings: filterSettings, guided: guided, learning: learn ? learningSettings : nil,
+                 nominal: nominal, backward: backward)
         }
-        do {
-            var filter = AttitudeFilter(settings: filterSettings, sampleInterval: nominal)
-            filter.inputCalibration = guided
-            var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
-            for i in stride(from: n - 1, through: 0, by: -1) {
-                let dt = i == n - 1 ? nominal : input.t[i + 1] - input.t[i]
-                let m = input.mag[i]
-                let gyro = -input.gyro[i]
-                learning.rotate(gyro: gyro, bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag[i] ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
-                if hasMag[i] && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: gyro, accel: input.accel[i], mag: field, dt: dt)
-                out.rest[i] = out.rest[i] || filter.isAtRest
-                out.magneticDisturbance[i] = out.magneticDisturbance[i] && filter.isMagneticallyDisturbed
-                // (P₁⁻¹ + P₂⁻¹)⁻¹ (P₁⁻¹ b₁ − P₂⁻¹ b₂): the backward pass estimates −b
-                let i2 = filter.state.biasP.inverse ?? .zero
-                if let p = (biasInformation[i] + i2).inverse {
-                    out.bias[i] = p * (biasInformation[i] * out.bias[i] - i2 * filter.gyroBias)
+        let forward = pass(false, false), backward = pass(true, false)
+        for i in 0..<n {
+            out.rest[i] = forward.rest[i] || backward.rest[i]
+            out.magneticDisturbance[i] = forward.disturbed[i] && backward.disturbed[i]
+            out.field[i] = forward.field[i]
+            out.accuracy[i] = Self.best(forward.accuracy[i], backward.accuracy[i])
+            // (P₁⁻¹ + P₂⁻¹)⁻¹ (P₁⁻¹ b₁ − P₂⁻¹ b₂): the backward pass estimates −b
+            let (i1, i2) = (forward.biasInformation[i], backward.biasInformation[i])
+            out.bias[i] = (i1 + i2).inverse.map { $0 * (i1 * forward.bias[i] - i2 * backward.bias[i]) } ?? forward.bias[i]
+        }
+        if learningOn {
+            // The learned field where both passes hold a learned offset for
+            // longer than the disturbance rejection can bridge with the
+            // gyroscope (`magMaxRejectionTime`); a shorter one is a
+            // disturbance the passes above bridge from both sides, which is
+            // more accurate than any offset learned in it.
+            let learnedForward = pass(false, true), learnedBackward = pass(true, true)
+            // Spans where either pass removes an offset; used where, within
+            // the span, both do for long enough.
+            var spanStart: Int?, bothSince: Int?, long = false
+            for i in 0...n {
+                let either = i < n && (learnedForward.applied[i] || learnedBackward.applied[i])
+                let both = either && learnedForward.applied[i] && learnedBackward.applied[i]
+                if either && spanStart == nil { spanStart = i; long = false }
+                if both {
+                    if bothSince == nil { bothSince = i }
+                    if input.t[i] - input.t[bothSince!] > settings.magMaxRejectionTime { long = true }
+                } else {
+                    bothSince = nil
                 }
-                // the field: the better known of the learned offsets (none learned: both are the calibrated field)
-                var field9 = forwardField[i]
-                if let e = learning.estimator, e.isApplied, e.state.uncertainty < forwardUncertainty[i] {
-                    field9 = filter.state.lastMag
+                guard !either, let a = spanStart else { continue }
+                spanStart = nil
+                guard long else { continue }
+                for j in a..<i {
+                    out.field[j] = Self.better(learnedForward, learnedBackward, at: j)
+                    out.magneticDisturbance[j] = learnedForward.disturbed[j] && learnedBackward.disturbed[j]
                 }
-                out.field[i] = field9
-                let backwardAccuracy = learning.accuracy(filter)
-                if backwardAccuracy.rawValue > out.accuracy[i].rawValue { out.accuracy[i] = backwardAccuracy }
+            }
+            for i in 0..<n {
+                out.accuracy[i] = Self.best(out.accuracy[i], Self.best(learnedForward.accuracy[i], learnedBackward.accuracy[i]))
             }
         }
 
@@ -194,12 +193,12 @@ public enum AttitudeSmoother {
             accInertial[i] = last  // a row without a reading holds the previous one
         }
         let lp = LowPassCoefficients(tau: settings.tauAcc, dt: nominal)
-        var forward = LowPassState<Vector3>()
-        for i in 0..<n { accInertial[i] = forward.step(accInertial[i], lp, tau: settings.tauAcc, dt: nominal) }
-        var backward = LowPassState<Vector3>()
-        backward.start(at: accInertial[n - 1], lp)
+        var lowPass = LowPassState<Vector3>()
+        for i in 0..<n { accInertial[i] = lowPass.step(accInertial[i], lp, tau: settings.tauAcc, dt: nominal) }
+        lowPass = LowPassState<Vector3>()
+        lowPass.start(at: accInertial[n - 1], lp)
         for i in stride(from: n - 1, through: 0, by: -1) {
-            accInertial[i] = backward.step(accInertial[i], lp, tau: settings.tauAcc, dt: nominal)
+            accInertial[i] = lowPass.step(accInertial[i], lp, tau: settings.tauAcc, dt: nominal)
         }
         out.accQuat = [Quaternion](repeating: .identity, count: n)
         var accQuat = Quaternion.identity
@@ -236,6 +235,82 @@ public enum AttitudeSmoother {
         }
         out.firstDelta = out.delta[firstRow]
         return out
+    }
+
+    /// One run of the causal filter over the recording, forwards or
+    /// backwards (time reversed, gyroscope negated), with the continuous
+    /// calibration (`learning` its settings) or without: per sample what
+    /// the smoother takes from it.
+    struct Pass {
+        var bias: [Vector3], biasInformation: [Matrix3]
+        var rest: [Bool], disturbed: [Bool]
+        /// The field the filter got (calibrated), µT; whether a learned
+        /// offset was removed from it, that offset's uncertainty and the
+        /// learned field strength, µT.
+        var field: [Vector3], applied: [Bool], uncertainty: [Double], strength: [Double]
+        var accuracy: [MagneticFieldCalibrationAccuracy]
+
+        init(_ input: Input, hasMag: [Bool], settings: AttitudeFilter.Settings, guided: MagnetometerCalibration?,
+             learning learningSettings: MagnetometerSelfCalibration.Settings?, nominal: Double, backward: Bool) {
+            let n = input.count
+            bias = [Vector3](repeating: .zero, count: n); biasInformation = [Matrix3](repeating: .zero, count: n)
+            rest = [Bool](repeating: false, count: n); disturbed = rest; applied = rest
+            field = bias; uncertainty = [Double](repeating: .infinity, count: n); strength = uncertainty
+            accuracy = [MagneticFieldCalibrationAccuracy](repeating: .uncalibrated, count: n)
+            var filter = AttitudeFilter(settings: settings, sampleInterval: nominal)
+            filter.inputCalibration = guided
+            var learning = MagneticFieldLearning(enabled: learningSettings != nil, settings: learningSettings ?? .init())
+            var previous = input.t[0] - nominal
+            for step in 0..<n {
+                let i = backward ? n - 1 - step : step
+                // forwards each sample closes the interval before it; backwards, the one after it
+                let dt: Double
+                if backward {
+                    dt = i == n - 1 ? nominal : input.t[i + 1] - input.t[i]
+                } else {
+                    dt = input.t[i] - previous
+                    previous = input.t[i]
+                }
+                let gyro = backward ? -input.gyro[i] : input.gyro[i]
+                let m = input.mag[i]
+                learning.rotate(gyro: gyro, bias: filter.gyroBias, dt: dt)
+                let f: Vector3? = hasMag[i] ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                if hasMag[i] && learning.appliedChanged { filter.restartHeadingConvergence() }
+                filter.update(gyro: gyro, accel: input.accel[i], mag: f, dt: dt)
+                rest[i] = filter.isAtRest
+                disturbed[i] = filter.isMagneticallyDisturbed
+                bias[i] = filter.gyroBias
+                biasInformation[i] = filter.state.biasP.inverse ?? .zero
+                field[i] = filter.state.lastMag
+                if let e = learning.estimator, e.isApplied {
+                    applied[i] = true
+                    uncertainty[i] = e.state.uncertainty
+                    strength[i] = e.state.fieldStrength
+                }
+                accuracy[i] = learning.accuracy(filter)
+            }
+        }
+    }
+
+    static func best(_ a: MagneticFieldCalibrationAccuracy, _ b: MagneticFieldCalibrationAccuracy) -> MagneticFieldCalibrationAccuracy {
+        a.rawValue >= b.rawValue ? a : b
+    }
+
+    /// Of the two learned passes' fields at `i`, the one whose offset is
+    /// applied; both: the one whose strength is nearer what it learned the
+    /// field's strength to be (right after an offset changed, the pass
+    /// that has not yet noticed removes the old one and is far off), then
+    /// the better known.
+    static func better(_ f: Pass, _ b: Pass, at i: Int) -> Vector3 {
+        switch (f.applied[i], b.applied[i]) {
+        case (true, false): return f.field[i]
+        case (false, true): return b.field[i]
+        case (false, false): return f.field[i]
+        case (true, true):
+            let ef = abs(f.field[i].norm - f.strength[i]), eb = abs(b.field[i].norm - b.strength[i])
+            if abs(ef - eb) > 0.1 * f.strength[i] { return ef < eb ? f.field[i] : b.field[i] }
+            return f.uncertainty[i] <= b.uncertainty[i] ? f.field[i] : b.field[i]
+        }
     }
 
     /// A first-order filter of the heading disagreement `delta` (rad, in
