@@ -45,7 +45,20 @@ public struct AttitudeFilter: Sendable {
     /// mounting): not applied again, but it says how good the field is, for
     /// ``magneticFieldAccuracy``. `Settings.magnetometerCalibration`, when
     /// set, is applied by the filter and wins.
-    public var inputCalibration: MagnetometerCalibration?
+    public var inputCalibration: MagnetometerCalibration? {
+        didSet { calibrationQuality = CalibrationQuality(settings.magnetometerCalibration ?? inputCalibration) }
+    }
+    /// What ``magneticFieldAccuracy`` judges the field by, unpacked once
+    /// from the calibration in use (not copied out of an Optional per sample).
+    @usableFromInline var calibrationQuality: CalibrationQuality
+
+    @usableFromInline struct CalibrationQuality: Sendable {
+        /// A calibration is in use; its field strength, µT (0: unknown); its fit's RMS residual, relative.
+        @usableFromInline var present: Bool, fieldStrength: Double, residual: Double
+        init(_ c: MagnetometerCalibration?) {
+            present = c != nil; fieldStrength = c?.fieldStrength ?? 0; residual = c?.residual ?? 0
+        }
+    }
 
     /// Creates a filter for a nominal sample interval `sampleInterval` (s) of
     /// the gyroscope; `accelInterval` and `magInterval` default to it.
@@ -57,6 +70,7 @@ public struct AttitudeFilter: Sendable {
                                     accelDt: accelInterval ?? sampleInterval,
                                     magDt: magInterval ?? sampleInterval)
         state = State(coefficients: coefficients, settings: settings)
+        calibrationQuality = CalibrationQuality(settings.magnetometerCalibration)
     }
 
     /// Resumes from a saved state (the coefficients are re-derived from the
@@ -66,6 +80,7 @@ public struct AttitudeFilter: Sendable {
         coefficients = Coefficients(settings: settings, gyroDt: state.gyroCoefficientDt,
                                     accelDt: state.accelCoefficientDt, magDt: state.magCoefficientDt)
         self.state = state
+        calibrationQuality = CalibrationQuality(settings.magnetometerCalibration)
     }
 
     /// Back to the initial state (identity attitude, zero bias, unknown field).
@@ -385,7 +400,7 @@ public struct AttitudeFilter: Sendable {
 
     /// Attitude from gyroscope and accelerometer only: Z up, heading arbitrary
     /// (drifts with the integrated gyroscope error).
-    @inlinable public var quaternion6D: Quaternion { state.accQuat * state.gyroQuat }
+    @inlinable @inline(__always) public var quaternion6D: Quaternion { state.accQuat * state.gyroQuat }
 
     /// Attitude with magnetometer heading: earth frame ENU (X east, Y
     /// magnetic north, Z up). Equals `quaternion6D` until a magnetometer

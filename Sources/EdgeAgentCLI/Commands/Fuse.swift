@@ -248,14 +248,18 @@ public enum FuseCommand: Subcommand {
         var filterSettings = settings
         let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
         if guided != nil { filterSettings.magnetometerCalibration = nil }
-        var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
-        filter.inputCalibration = guided
-        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         r.t.withUnsafeBufferPointer { t in
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
         r.mag.withUnsafeBufferPointer { mag in
         rows.withUnsafeMutableBufferPointer { out in
+            // local to the closure: a variable it captured would be copied
+            // (kilobytes) around every call that reads it
+            var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
+            filter.inputCalibration = guided
+            var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
+            learning.prepare(guided: guided)
+            let hasGuided = guided != nil, g = guided ?? .identity
             var previous = t[0] - r.nominalInterval
             for i in 0..<n {
                 let dt = t[i] - previous
@@ -263,7 +267,7 @@ public enum FuseCommand: Subcommand {
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
                 learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                let field: Vector3? = hasMag ? learning.field(hasGuided ? g.apply(m) : m) : nil
                 if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
                 filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
@@ -271,7 +275,8 @@ public enum FuseCommand: Subcommand {
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
                                   gravity: motion.gravity, userAcceleration: motion.userAcceleration,
                                   rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
-                                  accuracy: Int8(learning.accuracy(filter).rawValue))
+                                  accuracy: Int8(learning.accuracy(guided: motion.magneticField.accuracy,
+                                                                   fieldSeen: filter.state.magSamples > 0).rawValue))
             }
         }}}}}
     }
