@@ -67,6 +67,13 @@ m/s^2, uT), optionally `<trial>.truth.csv` (t,qw,qx,qy,qz,movement: sensor-to-
 ENU optical truth, empty where lost) and `index.json` (trial list and
 sampling rates). `--data` defaults to $BROAD_DATA.
 
+Cost (--cost R, instead of the comparison): per trial, R alternated runs
+each of `fuse --stats` with `--self-calibration off` and `on` (its
+fusion_time_s: thread CPU time of all per-sample work, no I/O) and of VQF's
+C++ core (`VQF(Ts).updateBatch`, thread CPU time, as the BROAD scorer times
+it), medians in microseconds per sample; --baseline PATH adds another
+edge-agent binary (e.g. one built from main) to the same run.
+
 The first run creates a virtual environment (default .build/vqf-compare-venv,
 or $VQF_VENV / --venv) with the versions pinned in
 bench/vqf-compare-requirements.txt from the package index, and re-runs itself
@@ -495,6 +502,58 @@ def compare(args):
     return 0 if ok else 1
 
 
+def fuse_cost(agent, src, self_calibration, out):
+    """fusion_time_per_sample_us of one `fuse --stats` run."""
+    cmd = [str(agent), 'fuse', '--input', str(src), '--output', str(out), '--self-calibration', self_calibration, '--stats']
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r'^fusion_time_per_sample_us=([0-9.eE+-]+)$', p.stdout, re.M)
+    if p.returncode != 0 or not m:
+        raise CannotRun(f'{" ".join(cmd)} exited with {p.returncode} or printed no fusion_time_per_sample_us')
+    return float(m.group(1))
+
+
+def cost(args):
+    import numpy as np
+    from vqf import VQF
+    data = Path(args.data).resolve()
+    agents = [('agent', Path(args.agent))] + ([('baseline', Path(args.baseline))] if args.baseline else [])
+    for _, a in agents:
+        if not a.exists():
+            raise CannotRun(f'{a} not found')
+    names, index = list_trials(data, args.trials)
+    labels = ['VQF C++'] + [f'{who} {sc}' for who, _ in agents for sc in ('off', 'on')]
+    print(f'cost per sample, microseconds (median of {args.cost} alternated runs per trial; thread CPU time):')
+    print('  agent: ' + ', '.join(f'{who} {a}' for who, a in agents))
+    print('  trial                              ' + ''.join(f'{l:>14}' for l in labels))
+    medians = []
+    with tempfile.TemporaryDirectory(prefix='vqf-cost-') as tmp:
+        out = Path(tmp) / 'out.csv'
+        for name in names:
+            src = data / f'{name}.csv'
+            t, gyr, acc, mag = read_input(src)
+            fs = float(index.get(name, {}).get('sampling_rate') or 0) or 1 / float(np.median(np.diff(t)))
+            runs = {l: [] for l in labels}
+            for _ in range(args.cost):
+                c0 = time.thread_time()
+                VQF(1 / fs).updateBatch(gyr, acc, mag)
+                runs['VQF C++'].append((time.thread_time() - c0) / len(t) * 1e6)
+                for who, a in agents:
+                    for sc in ('off', 'on'):
+                        runs[f'{who} {sc}'].append(fuse_cost(a, src, sc, out))
+            m = {l: float(np.median(v)) for l, v in runs.items()}
+            medians.append(m)
+            print(f'  {name:34} ' + ''.join(f'{m[l]:14.3f}' for l in labels), flush=True)
+    mean = {l: sum(m[l] for m in medians) / len(medians) for l in labels}
+    print(f'  {"mean":34} ' + ''.join(f'{mean[l]:14.3f}' for l in labels))
+    print(f'  ratios of the means: agent on / VQF C++ {mean["agent on"] / mean["VQF C++"]:.2f}, '
+          f'agent off / VQF C++ {mean["agent off"] / mean["VQF C++"]:.2f}, '
+          f'learning share (on - off) {mean["agent on"] - mean["agent off"]:.3f} us'
+          + (f'; agent on / baseline on {mean["agent on"] / mean["baseline on"]:.2f}, '
+             f'agent off / baseline off {mean["agent off"] / mean["baseline off"]:.2f}, '
+             f'baseline learning share {mean["baseline on"] - mean["baseline off"]:.3f} us' if args.baseline else ''))
+    return 0
+
+
 def _dist_version(name):
     try:
         from importlib.metadata import version
@@ -517,6 +576,8 @@ def main():
     ap.add_argument('--no-offline', action='store_true', help='skip fuse --offline against vqf.offlineVQF')
     ap.add_argument('--keep', metavar='DIR', help='keep the agent outputs (and 6D inputs) in DIR')
     ap.add_argument('--verbose', action='store_true')
+    ap.add_argument('--cost', type=int, metavar='R', help='instead of comparing: time R alternated runs per trial (see the top)')
+    ap.add_argument('--baseline', metavar='PATH', help='with --cost: another edge-agent binary timed in the same run')
     args = ap.parse_args()
     try:
         if not args.data:
@@ -528,7 +589,7 @@ def main():
         if not args.no_venv and not in_venv(venv):
             python = ensure_venv(venv)
             os.execv(str(python), [str(python), str(Path(__file__).resolve())] + sys.argv[1:])
-        return compare(args)
+        return cost(args) if args.cost else compare(args)
     except CannotRun as e:
         print(f'vqf-compare: {e}', file=sys.stderr)
         return 2
