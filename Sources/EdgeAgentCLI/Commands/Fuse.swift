@@ -95,9 +95,12 @@ public enum FuseCommand: Subcommand {
                               gyroscope negated, the two bias estimates
                               combined, the accelerometer low-passed with zero
                               phase, the heading filtered both ways; with
-                              --self-calibration on, a hard iron learned at any
-                              time is removed from the start. More accurate
-                              than the causal filter for data already recorded
+                              --self-calibration on, a hard iron that stays
+                              longer than the gyroscope can bridge (60 s) is
+                              removed from the start. On BROAD: better
+                              inclination and disturbed heading than the
+                              causal filter, worse undisturbed heading (as
+                              VQF's offline mode; docs/fusion.md)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
