@@ -34,9 +34,9 @@
 /// heading is taken from the field with the offset learned before it
 /// (forward pass) or after it (backward pass), whichever fits, and a hard
 /// iron carried with the sensor all along is removed from the start of the
-/// recording. A shorter one is left to VQF's rejection: bridged from both
-/// sides by the gyroscope, the heading through it is better than any
-/// offset learned in it (BROAD's attached-magnet trial: a magnet for 58 s).
+/// recording. A shorter one is left to VQF's rejection, bridged from both
+/// sides by the gyroscope (on BROAD's attached-magnet trial, a magnet for
+/// 58 s, that is better than the offset learned in it; not everywhere).
 ///
 /// Pure and deterministic; unlike the causal filter it allocates (arrays of
 /// the recording's length): it is for recordings, not for the loop.
@@ -139,8 +139,9 @@ public enum AttitudeSmoother {
             // The learned field where both passes hold a learned offset for
             // longer than the disturbance rejection can bridge with the
             // gyroscope (`magMaxRejectionTime`); a shorter one is a
-            // disturbance the passes above bridge from both sides, which is
-            // more accurate than any offset learned in it.
+            // disturbance the passes above bridge from both sides, as VQF's
+            // offline mode does (better than the learned offset on BROAD's
+            // attached-magnet trial, not everywhere: docs/fusion.md).
             let learnedForward = pass(false, true), learnedBackward = pass(true, true)
             // Spans where either pass removes an offset; used where, within
             // the span, both do for long enough.
