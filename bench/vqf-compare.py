@@ -48,6 +48,13 @@ Tolerances (per trial, in radians; printed in degrees):
 A real change of behaviour (a parameter, an equation, dt handling, a threshold
 decision taken on another sample) shows up orders of magnitude above these.
 
+Offline (`fuse --offline`, skipped with --no-offline): the same comparison of
+`fuse --offline --self-calibration off` with VQF's own offline mode
+(`vqf.offlineVQF`, the C++ `offlineVQF`), sample by sample, 9D and 6D, with the
+same tolerances; and the default offline path (`fuse --offline`, continuous
+calibration on) scored on BROAD per group next to VQF offline (and VQF), which
+it must not be worse than on any group.
+
 Usage (from anywhere; builds nothing: build edge-agent in release first):
 
   swift build -c release --product edge-agent
@@ -59,6 +66,13 @@ converted to `<trial>.csv` with header t,gx,gy,gz,ax,ay,az,mx,my,mz (s, rad/s,
 m/s^2, uT), optionally `<trial>.truth.csv` (t,qw,qx,qy,qz,movement: sensor-to-
 ENU optical truth, empty where lost) and `index.json` (trial list and
 sampling rates). `--data` defaults to $BROAD_DATA.
+
+Cost (--cost R, instead of the comparison): per trial, R alternated runs
+each of `fuse --stats` with `--self-calibration off` and `on` (its
+fusion_time_s: thread CPU time of all per-sample work, no I/O) and of VQF's
+C++ core (`VQF(Ts).updateBatch`, thread CPU time, as the BROAD scorer times
+it), medians in microseconds per sample; --baseline PATH adds another
+edge-agent binary (e.g. one built from main) to the same run.
 
 The first run creates a virtual environment (default .build/vqf-compare-venv,
 or $VQF_VENV / --venv) with the versions pinned in
@@ -226,9 +240,9 @@ def read_truth(path):
     return d[:, 1:5], d[:, 5] == 1
 
 
-def run_agent(agent, inp, out, mode, frame, self_calibration='off'):
+def run_agent(agent, inp, out, mode, frame, self_calibration='off', offline=False):
     cmd = [str(agent), 'fuse', '--input', str(inp), '--output', str(out), '--mode', mode, '--frame', frame,
-           '--self-calibration', self_calibration]
+           '--self-calibration', self_calibration] + (['--offline'] if offline else [])
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise CannotRun(f'{" ".join(cmd)} exited with {p.returncode}: {(p.stderr or p.stdout).strip()[-400:]}')
@@ -282,7 +296,7 @@ def check_parameters(vqf_params):
 def compare(args):
     import numpy as np
     import vqf
-    from vqf import VQF
+    from vqf import VQF, offlineVQF
 
     data = Path(args.data).resolve()
     agent = Path(args.agent)
@@ -308,6 +322,9 @@ def compare(args):
     failures = []
     # the default path (continuous magnetometer calibration on): BROAD errors per trial, its and VQF's
     default_scores = []
+    # offline: (name, groups, 9D total, 6D incl) of `fuse --offline`, VQF offline, VQF
+    offline_scores = []
+    offline_rows = []
     keep = Path(args.keep) if args.keep else None
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
@@ -363,6 +380,40 @@ def compare(args):
                     groups = index.get(name, {}).get('groups') or (['disturbed'] if 'disturbed' in name and 'undisturbed' not in name else ['undisturbed'])
                     default_scores.append((name, groups, rms(tot_d[use]), rms(tot_v[use]), rms(inc_d[use]), rms(inc_v[use])))
 
+            if not args.no_offline:
+                _, o9, _ = run_agent(agent, src, work / f'{name}.9d.offline.csv', '9d', 'xMagneticNorthZVertical',
+                                     offline=True)
+                _, o6, _ = run_agent(agent, nomag, work / f'{name}.6d.offline.csv', '6d', 'xArbitraryZVertical',
+                                     offline=True)
+                vo = offlineVQF(gyr, acc, mag, ts)
+                ov9, ov6 = vo['quat9D'], vo['quat6D']
+                oa9 = angle_between(o9, qmul(enu_to_nwu, ov9))
+                oa6 = angle_between(o6, ov6)
+                obad = [w for w, v, lim in (('9D max', float(oa9.max()), tol_max), ('6D max', float(oa6.max()), tol_max),
+                                            ('9D RMS', rms(oa9), tol_rms), ('6D RMS', rms(oa6), tol_rms)) if v > lim]
+                if obad:
+                    failures.append((name + ' offline', obad, int(np.argmax(oa9)), int(np.argmax(oa6))))
+                offline_rows.append((name, float(oa9.max()), rms(oa9), float(oa6.max()), rms(oa6), obad))
+                truth = data / f'{name}.truth.csv'
+                if truth.exists() and not args.no_truth:
+                    q_ref, movement = read_truth(truth)
+                    use = movement & np.all(np.isfinite(q_ref), axis=1)
+                    if use.any():
+                        nwu_to_enu = about_z(math.pi / 2)
+                        _, d9, _ = run_agent(agent, src, work / f'{name}.9d.offline.on.csv', '9d',
+                                             'xMagneticNorthZVertical', 'on', offline=True)
+                        _, d6, _ = run_agent(agent, nomag, work / f'{name}.6d.offline.on.csv', '6d',
+                                             'xArbitraryZVertical', 'on', offline=True)
+                        tot_d, _ = broad_errors(qmul(nwu_to_enu, d9), q_ref)
+                        _, inc_d = broad_errors(d6, q_ref)
+                        tot_o, _ = broad_errors(ov9, q_ref)
+                        _, inc_o = broad_errors(ov6, q_ref)
+                        tot_v, _ = broad_errors(v9, q_ref)
+                        _, inc_v = broad_errors(v6, q_ref)
+                        groups = index.get(name, {}).get('groups') or (['disturbed'] if 'disturbed' in name and 'undisturbed' not in name else ['undisturbed'])
+                        offline_scores.append((name, groups, rms(tot_d[use]), rms(tot_o[use]), rms(tot_v[use]),
+                                               rms(inc_d[use]), rms(inc_o[use]), rms(inc_v[use])))
+
             bad = []
             if m9 > tol_max: bad.append('9D max')
             if m6 > tol_max: bad.append('6D max')
@@ -412,6 +463,33 @@ def compare(args):
                 worse.append((g, bad))
             print(f'  {g:14} {len(sel):6}   {m[0] * deg:8.3f} {m[1] * deg:8.3f}  {m[2] * deg:8.3f} {m[3] * deg:8.3f}  '
                   + ('ok' if not bad else 'WORSE: ' + ', '.join(bad)))
+    if offline_rows:
+        print()
+        print('  offline: fuse --offline --self-calibration off against vqf.offlineVQF, sample by sample, degrees:')
+        print('  trial                                 9D max    9D RMS    6D max    6D RMS  verdict')
+        for name, a, b, c, d, obad in offline_rows:
+            print(f'  {name:36} {a * deg:.3e} {b * deg:.3e} {c * deg:.3e} {d * deg:.3e}  '
+                  + ('ok' if not obad else 'BEYOND: ' + ', '.join(obad)))
+    if offline_scores:
+        print()
+        print('  the default offline path (fuse --offline) against VQF offline (and VQF) on BROAD, mean per group of the '
+              'per-trial RMSE, degrees:')
+        print('  group          trials   9D total  VQF off      VQF   6D incl  VQF off      VQF  verdict')
+        tol = 2 * math.atan(1e-9 / (1 - 1e-9)) * deg
+        for g in ('undisturbed', 'disturbed', 'all_trials'):
+            sel = [r for r in offline_scores if g in r[1] or g == 'all_trials']
+            if not sel:
+                continue
+            m = [sum(r[k] for r in sel) / len(sel) * deg for k in range(2, 8)]
+            bad = [w for w, a, b in (('9D', m[0], m[1]), ('6D', m[3], m[4])) if a > b + tol]
+            if bad:
+                worse.append((g + ' offline', bad))
+            print(f'  {g:14} {len(sel):6}   {m[0]:8.3f} {m[1]:8.3f} {m[2]:8.3f}  {m[3]:8.3f} {m[4]:8.3f} {m[5]:8.3f}  '
+                  + ('ok' if not bad else 'WORSE: ' + ', '.join(bad)))
+        if args.verbose:
+            for r in offline_scores:
+                print(f'    {r[0]:36} 9D {r[2] * deg:6.3f} / {r[3] * deg:6.3f} / {r[4] * deg:6.3f}   '
+                      f'6D {r[5] * deg:6.3f} / {r[6] * deg:6.3f} / {r[7] * deg:6.3f}')
     for g, bad in worse:
         print(f'FAIL: the default path is worse than VQF on BROAD {g} ({", ".join(bad)})')
     for name, bad, i9, i6 in failures:
@@ -422,6 +500,58 @@ def compare(args):
     ok = not failures and not param_bad and not worse
     print(f'vqf-compare: {len(names) - len(failures)} passed, {len(failures)} failed')
     return 0 if ok else 1
+
+
+def fuse_cost(agent, src, self_calibration, out):
+    """fusion_time_per_sample_us of one `fuse --stats` run."""
+    cmd = [str(agent), 'fuse', '--input', str(src), '--output', str(out), '--self-calibration', self_calibration, '--stats']
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r'^fusion_time_per_sample_us=([0-9.eE+-]+)$', p.stdout, re.M)
+    if p.returncode != 0 or not m:
+        raise CannotRun(f'{" ".join(cmd)} exited with {p.returncode} or printed no fusion_time_per_sample_us')
+    return float(m.group(1))
+
+
+def cost(args):
+    import numpy as np
+    from vqf import VQF
+    data = Path(args.data).resolve()
+    agents = [('agent', Path(args.agent))] + ([('baseline', Path(args.baseline))] if args.baseline else [])
+    for _, a in agents:
+        if not a.exists():
+            raise CannotRun(f'{a} not found')
+    names, index = list_trials(data, args.trials)
+    labels = ['VQF C++'] + [f'{who} {sc}' for who, _ in agents for sc in ('off', 'on')]
+    print(f'cost per sample, microseconds (median of {args.cost} alternated runs per trial; thread CPU time):')
+    print('  agent: ' + ', '.join(f'{who} {a}' for who, a in agents))
+    print('  trial                              ' + ''.join(f'{l:>14}' for l in labels))
+    medians = []
+    with tempfile.TemporaryDirectory(prefix='vqf-cost-') as tmp:
+        out = Path(tmp) / 'out.csv'
+        for name in names:
+            src = data / f'{name}.csv'
+            t, gyr, acc, mag = read_input(src)
+            fs = float(index.get(name, {}).get('sampling_rate') or 0) or 1 / float(np.median(np.diff(t)))
+            runs = {l: [] for l in labels}
+            for _ in range(args.cost):
+                c0 = time.thread_time()
+                VQF(1 / fs).updateBatch(gyr, acc, mag)
+                runs['VQF C++'].append((time.thread_time() - c0) / len(t) * 1e6)
+                for who, a in agents:
+                    for sc in ('off', 'on'):
+                        runs[f'{who} {sc}'].append(fuse_cost(a, src, sc, out))
+            m = {l: float(np.median(v)) for l, v in runs.items()}
+            medians.append(m)
+            print(f'  {name:34} ' + ''.join(f'{m[l]:14.3f}' for l in labels), flush=True)
+    mean = {l: sum(m[l] for m in medians) / len(medians) for l in labels}
+    print(f'  {"mean":34} ' + ''.join(f'{mean[l]:14.3f}' for l in labels))
+    print(f'  ratios of the means: agent on / VQF C++ {mean["agent on"] / mean["VQF C++"]:.2f}, '
+          f'agent off / VQF C++ {mean["agent off"] / mean["VQF C++"]:.2f}, '
+          f'learning share (on - off) {mean["agent on"] - mean["agent off"]:.3f} us'
+          + (f'; agent on / baseline on {mean["agent on"] / mean["baseline on"]:.2f}, '
+             f'agent off / baseline off {mean["agent off"] / mean["baseline off"]:.2f}, '
+             f'baseline learning share {mean["baseline on"] - mean["baseline off"]:.3f} us' if args.baseline else ''))
+    return 0
 
 
 def _dist_version(name):
@@ -443,8 +573,11 @@ def main():
                     help='virtual environment with the pinned packages (default $VQF_VENV or %(default)s)')
     ap.add_argument('--no-venv', action='store_true', help='use the running interpreter as it is')
     ap.add_argument('--no-truth', action='store_true', help='skip the BROAD score difference')
+    ap.add_argument('--no-offline', action='store_true', help='skip fuse --offline against vqf.offlineVQF')
     ap.add_argument('--keep', metavar='DIR', help='keep the agent outputs (and 6D inputs) in DIR')
     ap.add_argument('--verbose', action='store_true')
+    ap.add_argument('--cost', type=int, metavar='R', help='instead of comparing: time R alternated runs per trial (see the top)')
+    ap.add_argument('--baseline', metavar='PATH', help='with --cost: another edge-agent binary timed in the same run')
     args = ap.parse_args()
     try:
         if not args.data:
@@ -456,7 +589,7 @@ def main():
         if not args.no_venv and not in_venv(venv):
             python = ensure_venv(venv)
             os.execv(str(python), [str(python), str(Path(__file__).resolve())] + sys.argv[1:])
-        return compare(args)
+        return cost(args) if args.cost else compare(args)
     except CannotRun as e:
         print(f'vqf-compare: {e}', file=sys.stderr)
         return 2

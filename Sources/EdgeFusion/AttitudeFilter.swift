@@ -45,7 +45,20 @@ public struct AttitudeFilter: Sendable {
     /// mounting): not applied again, but it says how good the field is, for
     /// ``magneticFieldAccuracy``. `Settings.magnetometerCalibration`, when
     /// set, is applied by the filter and wins.
-    public var inputCalibration: MagnetometerCalibration?
+    public var inputCalibration: MagnetometerCalibration? {
+        didSet { calibrationQuality = CalibrationQuality(settings.magnetometerCalibration ?? inputCalibration) }
+    }
+    /// What ``magneticFieldAccuracy`` judges the field by, unpacked once
+    /// from the calibration in use (not copied out of an Optional per sample).
+    @usableFromInline var calibrationQuality: CalibrationQuality
+
+    @usableFromInline struct CalibrationQuality: Sendable {
+        /// A calibration is in use; its field strength, µT (0: unknown); its fit's RMS residual, relative.
+        @usableFromInline var present: Bool, fieldStrength: Double, residual: Double
+        init(_ c: MagnetometerCalibration?) {
+            present = c != nil; fieldStrength = c?.fieldStrength ?? 0; residual = c?.residual ?? 0
+        }
+    }
 
     /// Creates a filter for a nominal sample interval `sampleInterval` (s) of
     /// the gyroscope; `accelInterval` and `magInterval` default to it.
@@ -57,6 +70,7 @@ public struct AttitudeFilter: Sendable {
                                     accelDt: accelInterval ?? sampleInterval,
                                     magDt: magInterval ?? sampleInterval)
         state = State(coefficients: coefficients, settings: settings)
+        calibrationQuality = CalibrationQuality(settings.magnetometerCalibration)
     }
 
     /// Resumes from a saved state (the coefficients are re-derived from the
@@ -66,6 +80,7 @@ public struct AttitudeFilter: Sendable {
         coefficients = Coefficients(settings: settings, gyroDt: state.gyroCoefficientDt,
                                     accelDt: state.accelCoefficientDt, magDt: state.magCoefficientDt)
         self.state = state
+        calibrationQuality = CalibrationQuality(settings.magnetometerCalibration)
     }
 
     /// Back to the initial state (identity attitude, zero bias, unknown field).
@@ -114,8 +129,14 @@ public struct AttitudeFilter: Sendable {
                 state.restDetected = false
             }
         }
-        // strapdown integration of the bias-free rate: step = (cos h, sin h · w/|w|), h = |w| dt / 2
-        let w = gyro - state.bias
+        state.gyroQuat = (state.gyroQuat * Self.strapdownStep(gyro - state.bias, dt: dt)).renormalized
+    }
+
+    /// The rotation a bias-free rate `w` (rad/s) turns the sensor through in
+    /// `dt` s: the strapdown step `(cos h, sin h · w/|w|)`, `h = |w| dt / 2`.
+    /// One definition for the filter and the offline smoother.
+    @inlinable @inline(__always)
+    public static func strapdownStep(_ w: Vector3, dt: Double) -> Quaternion {
         let hdt = dt / 2
         let h2 = w.dot(w) * (hdt * hdt)
         let cosH: Double, sinHOverW: Double  // cos h and sin(h)/|w|
@@ -128,8 +149,7 @@ public struct AttitudeFilter: Sendable {
             cosH = mathCos(n * hdt)
             sinHOverW = mathSin(n * hdt) / n
         }
-        let step = Quaternion(w: cosH, x: sinHOverW * w.x, y: sinHOverW * w.y, z: sinHOverW * w.z)
-        state.gyroQuat = (state.gyroQuat * step).renormalized
+        return Quaternion(w: cosH, x: sinHOverW * w.x, y: sinHOverW * w.y, z: sinHOverW * w.z)
     }
 
     // MARK: - accelerometer
@@ -171,21 +191,25 @@ public struct AttitudeFilter: Sendable {
         // to the 6D earth frame, normalised
         let accEarth = state.accQuat.rotate(lp).normalized
 
-        // inclination correction: the shortest rotation taking accEarth to +Z
-        let qw = ((accEarth.z + 1) / 2).squareRoot()
-        let corr: Quaternion
-        if qw > 1e-6 {
-            let k = 0.5 / qw
-            corr = Quaternion(w: qw, x: k * accEarth.y, y: -k * accEarth.x, z: 0)
-        } else {
-            corr = Quaternion(w: 0, x: 1, y: 0, z: 0)  // accEarth ≈ (0,0,-1): 180° about X
-        }
         // both factors are unit: a first-order renormalisation keeps it so
-        state.accQuat = (corr * state.accQuat).renormalized
+        state.accQuat = (Self.inclinationCorrection(accEarth) * state.accQuat).renormalized
 
         if settings.motionBiasEstimation || settings.restBiasEstimation {
             estimateBias(accEarth: accEarth, dt: dt)
         }
+    }
+
+    /// The inclination correction for a unit `accEarth` (the low-passed
+    /// specific force in the 6D earth frame): the shortest rotation taking
+    /// it to +Z. One definition for the filter and the offline smoother.
+    @inlinable @inline(__always)
+    public static func inclinationCorrection(_ accEarth: Vector3) -> Quaternion {
+        let qw = ((accEarth.z + 1) / 2).squareRoot()
+        if qw > 1e-6 {
+            let k = 0.5 / qw
+            return Quaternion(w: qw, x: k * accEarth.y, y: -k * accEarth.x, z: 0)
+        }
+        return Quaternion(w: 0, x: 1, y: 0, z: 0)  // accEarth ≈ (0,0,-1): 180° about X
     }
 
     /// Gyroscope-bias estimation: a 3-state Kalman filter whose measurement is
@@ -376,7 +400,7 @@ public struct AttitudeFilter: Sendable {
 
     /// Attitude from gyroscope and accelerometer only: Z up, heading arbitrary
     /// (drifts with the integrated gyroscope error).
-    @inlinable public var quaternion6D: Quaternion { state.accQuat * state.gyroQuat }
+    @inlinable @inline(__always) public var quaternion6D: Quaternion { state.accQuat * state.gyroQuat }
 
     /// Attitude with magnetometer heading: earth frame ENU (X east, Y
     /// magnetic north, Z up). Equals `quaternion6D` until a magnetometer

@@ -55,8 +55,10 @@ extension AttitudeFilter {
     ///   established (VQF establishes one once the device has turned);
     ///   `medium` otherwise - calibrated, consistent with the calibration,
     ///   not yet checked against a reference (a board that never moved).
+    @inlinable @inline(__always)
     public var magneticFieldAccuracy: MagneticFieldCalibrationAccuracy {
-        guard state.magSamples > 0, let cal = settings.magnetometerCalibration ?? inputCalibration else { return .uncalibrated }
+        let cal = calibrationQuality
+        guard state.magSamples > 0, cal.present else { return .uncalibrated }
         if state.magDisturbed && state.magRefNorm > 0 { return .low }
         if cal.fieldStrength > 0 {
             let norm = state.lastMag.norm
@@ -66,7 +68,7 @@ extension AttitudeFilter {
     }
 
     /// The Core Motion sample for the current state, with the attitude in `frame`.
-    @inlinable public func deviceMotion(in frame: ReferenceFrame) -> DeviceMotion {
+    @inlinable @inline(__always) public func deviceMotion(in frame: ReferenceFrame) -> DeviceMotion {
         let q = quaternion(in: frame)
         // gravity: earth down (0,0,-1) in device coordinates = −(third row of R)
         let r2 = Vector3(2 * (q.x * q.z - q.w * q.y), 2 * (q.y * q.z + q.w * q.x), 1 - 2 * (q.x * q.x + q.y * q.y))

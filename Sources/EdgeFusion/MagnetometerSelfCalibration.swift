@@ -173,7 +173,7 @@ public struct MagnetometerSelfCalibration: Sendable {
     }
 
     /// Whether ``calibrated(_:)`` removes the offset.
-    @inlinable public var isApplied: Bool {
+    @inlinable @inline(__always) public var isApplied: Bool {
         let limit = max(settings.significance * state.uncertainty, settings.minimumOffset)
         return state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
     }
@@ -325,7 +325,7 @@ extension MagnetometerSelfCalibration {
     /// learned from the motion (a seed alone adds nothing), then the better
     /// of the two, until a jump has shown that what was calibrated before
     /// no longer holds; from then on this one's alone.
-    @inlinable
+    @inlinable @inline(__always)
     public func accuracy(guided: MagneticFieldCalibrationAccuracy) -> MagneticFieldCalibrationAccuracy {
         if state.jumps > 0 { return state.accuracy }
         if state.equations == 0 { return guided }
@@ -340,33 +340,56 @@ extension MagnetometerSelfCalibration {
 /// field's accuracy. Off (`enabled` false), it passes everything through
 /// untouched: the filter is VQF, sample for sample.
 public struct MagneticFieldLearning: Sendable {
-    public var estimator: MagnetometerSelfCalibration?
+    /// The estimator, kept in place (not in an Optional: each call on an
+    /// Optional's payload copied its half kilobyte out and back, a fifth of
+    /// the fusion's cost per sample). Only meaningful when ``isEnabled``.
+    @usableFromInline var calibration: MagnetometerSelfCalibration
+    public let isEnabled: Bool
     /// The guided calibration the estimator was seeded from.
     public var seededFrom: MagnetometerCalibration?
 
     public init(enabled: Bool, settings: MagnetometerSelfCalibration.Settings = .init()) {
-        estimator = enabled ? MagnetometerSelfCalibration(settings: settings) : nil
+        isEnabled = enabled
+        calibration = MagnetometerSelfCalibration(settings: settings)
     }
+
+    /// The estimator when enabled, nil when off.
+    @inlinable public var estimator: MagnetometerSelfCalibration? { isEnabled ? calibration : nil }
 
     /// One gyroscope sample (rad/s, raw) over `dt` s; `bias` is the filter's estimate.
     @inlinable @inline(__always)
     public mutating func rotate(gyro: Vector3, bias: Vector3, dt: Double) {
-        if estimator != nil { estimator!.rotate(by: gyro - bias, dt: dt) }
+        if isEnabled { calibration.rotate(by: gyro - bias, dt: dt) }
     }
 
     /// One field (µT, the guided calibration `guided` already applied, same
     /// frame as the gyroscope): what the filter should get.
     @inlinable @inline(__always)
     public mutating func field(_ m: Vector3, guided: MagnetometerCalibration?) -> Vector3 {
-        guard estimator != nil else { return m }
-        if guided != seededFrom {
-            seededFrom = guided
-            if let c = guided { estimator!.seed(guided: c) }
-        }
-        let was = estimator!.isApplied
-        estimator!.update(field: m)
-        appliedChanged = estimator!.isApplied != was
-        return estimator!.calibrated(m)
+        guard isEnabled else { return m }
+        // (nil == nil, the usual case, without comparing two calibrations)
+        if guided != nil || seededFrom != nil { prepare(guided: guided) }
+        return field(m)
+    }
+
+    /// Seeds the estimator from the guided calibration `guided` unless it
+    /// was seeded from it already: once before ``field(_:)`` when the
+    /// guided calibration does not change during a run.
+    public mutating func prepare(guided: MagnetometerCalibration?) {
+        guard isEnabled, guided != seededFrom else { return }
+        seededFrom = guided
+        if let c = guided { calibration.seed(guided: c) }
+    }
+
+    /// ``field(_:guided:)`` for a guided calibration given to ``prepare(guided:)``.
+    @inlinable @inline(__always)
+    public mutating func field(_ m: Vector3) -> Vector3 {
+        guard isEnabled else { return m }
+        let was = calibration.isApplied
+        calibration.update(field: m)
+        let now = calibration.isApplied
+        appliedChanged = now != was
+        return now ? m - calibration.state.offset : m
     }
 
     /// The last ``field(_:guided:)`` started or stopped removing the
@@ -376,10 +399,17 @@ public struct MagneticFieldLearning: Sendable {
 
     /// The field's accuracy for `filter`'s current sample.
     @inlinable
-    public func accuracy(_ filter: AttitudeFilter) -> MagneticFieldCalibrationAccuracy {
-        let guided = filter.magneticFieldAccuracy
-        guard filter.state.magSamples > 0 else { return guided }
-        return estimator?.accuracy(guided: guided) ?? guided
+    public func accuracy(_ filter: borrowing AttitudeFilter) -> MagneticFieldCalibrationAccuracy {
+        accuracy(guided: filter.magneticFieldAccuracy, fieldSeen: filter.state.magSamples > 0)
+    }
+
+    /// The same from what the caller already has: the filter's own
+    /// ``AttitudeFilter/magneticFieldAccuracy`` (e.g. from the device motion
+    /// it just made) and whether the filter has had a field yet.
+    @inlinable
+    public func accuracy(guided: MagneticFieldCalibrationAccuracy, fieldSeen: Bool) -> MagneticFieldCalibrationAccuracy {
+        guard isEnabled, fieldSeen else { return guided }
+        return calibration.accuracy(guided: guided)
     }
 }
 

@@ -24,12 +24,15 @@ public enum FuseCommand: Subcommand {
     Usage: edge-agent fuse --input IN.csv --output OUT.csv [--mode 9d|6d]
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
-                           [--self-calibration on|off] [--self-calibration-min-offset UT] [--stats]
+                           [--self-calibration on|off] [--self-calibration-min-offset UT]
+                           [--offline] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
     inclination correction, gyroscope-bias estimation, magnetometer heading
     with disturbance rejection) over a recording and writes one output row
-    per input row.
+    per input row. By default each row is what the agent would have served
+    at that moment (causal: only earlier samples); --offline smooths with
+    the samples after it too.
 
     Input CSV: either sample layout the tools write, told apart by its header
       t,gx,gy,gz,ax,ay,az,mx,my,mz   (simulate --csv)
@@ -86,6 +89,18 @@ public enum FuseCommand: Subcommand {
       --self-calibration-min-offset UT
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
+      --offline               smooth the whole recording (VQF's offline mode,
+                              docs/fusion.md): the filter forwards and
+                              backwards over the time-reversed data with the
+                              gyroscope negated, the two bias estimates
+                              combined, the accelerometer low-passed with zero
+                              phase, the heading filtered both ways; with
+                              --self-calibration on, a hard iron that stays
+                              longer than the gyroscope can bridge (60 s) is
+                              removed from the start. On BROAD: better
+                              inclination and disturbed heading than the
+                              causal filter, worse undisturbed heading (as
+                              VQF's offline mode; docs/fusion.md)
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
@@ -112,6 +127,7 @@ public enum FuseCommand: Subcommand {
         }
         let chipID = try arguments.option("--chip")
         let stats = arguments.flag("--stats")
+        let offline = arguments.flag("--offline")
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
         guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
@@ -169,7 +185,11 @@ public enum FuseCommand: Subcommand {
         let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
         var learningSettings = MagnetometerSelfCalibration.Settings()
         if let minimumOffset { learningSettings.minimumOffset = minimumOffset }
-        fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        if offline {
+            smooth(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        } else {
+            fuse(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
+        }
         let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start, wall = clockSeconds(CLOCK_MONOTONIC) - wallStart
 
         try FuseIO.write(rows, recording: recording, to: output)
@@ -231,14 +251,18 @@ public enum FuseCommand: Subcommand {
         var filterSettings = settings
         let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
         if guided != nil { filterSettings.magnetometerCalibration = nil }
-        var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
-        filter.inputCalibration = guided
-        var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         r.t.withUnsafeBufferPointer { t in
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
         r.mag.withUnsafeBufferPointer { mag in
         rows.withUnsafeMutableBufferPointer { out in
+            // local to the closure: a variable it captured would be copied
+            // (kilobytes) around every call that reads it
+            var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
+            filter.inputCalibration = guided
+            var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
+            learning.prepare(guided: guided)
+            let hasGuided = guided != nil, g = guided ?? .identity
             var previous = t[0] - r.nominalInterval
             for i in 0..<n {
                 let dt = t[i] - previous
@@ -246,7 +270,7 @@ public enum FuseCommand: Subcommand {
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
                 learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
+                let field: Vector3? = hasMag ? learning.field(hasGuided ? g.apply(m) : m) : nil
                 if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
                 filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
@@ -254,9 +278,30 @@ public enum FuseCommand: Subcommand {
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
                                   gravity: motion.gravity, userAcceleration: motion.userAcceleration,
                                   rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
-                                  accuracy: Int8(learning.accuracy(filter).rawValue))
+                                  accuracy: Int8(learning.accuracy(guided: motion.magneticField.accuracy,
+                                                                   fieldSeen: filter.state.magSamples > 0).rawValue))
             }
         }}}}}
+    }
+
+    /// `--offline`: the smoother over the whole recording, then the Core
+    /// Motion outputs of each row from the smoothed attitude.
+    static func smooth(_ r: Recording, settings: AttitudeFilter.Settings, learning: MagnetometerSelfCalibration.Settings,
+                       useMag: Bool, frame: ReferenceFrame, into rows: inout [FusedRow]) {
+        let n = r.count
+        guard n > 0 else { return }
+        let input = AttitudeSmoother.Input(t: r.t, gyro: r.gyro, accel: r.accel, mag: r.mag)
+        let s = AttitudeSmoother.smooth(input, settings: settings, learning: learning, useMag: useMag)
+        var view = AttitudeFilter(settings: settings, sampleInterval: r.nominalInterval)
+        for i in 0..<n {
+            view.show(s, at: i, gyro: r.gyro[i], accel: r.accel[i])
+            let motion = view.deviceMotion(in: frame)
+            let a = motion.attitude
+            rows[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
+                               gravity: motion.gravity, userAcceleration: motion.userAcceleration,
+                               rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
+                               accuracy: Int8(s.accuracy[i].rawValue))
+        }
     }
 
     static func clockSeconds(_ clock: clockid_t) -> Double {
