@@ -12,6 +12,8 @@ import EdgeFusion
 import EdgeProtocol
 import EdgeService
 import EdgeSim
+import EdgeClient
+import Synchronization
 
 /// A bare register file behind the bus protocol that never allocates: the
 /// engine and drivers run on it so that what is counted is theirs alone.
@@ -186,6 +188,12 @@ enum AllocBenchmark {
                                               ("BME280 readConversion", (e.allocations, e.conversions)),
                                               ("BMP280 readConversion", (p.allocations, p.conversions))]
 
+        // 5. A client's decode path: what the thread that hands samples to
+        //    handlers allocates per sample, through a shared-memory ring and
+        //    through lines (counted on that thread, from the handler).
+        let ringPath = try clientPathAllocations(rings: true, samples: ticks)
+        let linePath = try clientPathAllocations(rings: false, samples: ticks)
+
         print("== alloc: heap allocations on the loop thread in steady state (\(ticks) ticks at 200 Hz, every stream on)")
         print("  setup                                  allocations  per tick   samples published")
         print("  -------------------------------------  -----------  ---------  -----------------")
@@ -197,9 +205,64 @@ enum AllocBenchmark {
                   + "  (\(ticks) reads, \(r.1) with a value, a configuration check every 100th)")
         }
         let seamAllocations = seams.map(\.1.0).reduce(0, +)
+        print("  client decode path, ring (EdgeClient)  " + String(ringPath.allocations).leftPad(11) + "  " + String(Double(ringPath.allocations) / Double(ringPath.samples)).leftPad(9) + "  per sample, \(ringPath.samples) device-motion samples handed to a handler")
+        print("  client decode path, lines (EdgeClient) " + String(linePath.allocations).leftPad(11) + "  " + String(Double(linePath.allocations) / Double(linePath.samples)).leftPad(9) + "  per sample (JSON tree per line; for comparison)")
         let ok = a1 == 0 && a3 == 0 && seamAllocations == 0
         print("  target: the loop allocates nothing in steady state, delivering to clients included: \(ok ? "PASS" : "FAIL") (\(a1), \(a3) and \(seamAllocations) allocations)")
-        return ok
+        let ringOK = ringPath.allocations == 0
+        print("  target: a ring client's decode path allocates nothing per sample: \(ringOK ? "PASS" : "FAIL") (\(ringPath.allocations) allocations)")
+        return ok && ringOK
+    }
+
+    /// Allocations on the client's delivering thread over `samples`
+    /// device-motion samples (after 200 to warm up), counted from the
+    /// subscriber's handler, which itself allocates nothing.
+    static func clientPathAllocations(rings: Bool, samples: Int) throws -> (allocations: UInt, samples: Int) {
+        let socket = "/tmp/edge-bench-alloc5-\(getpid())-\(rings).sock"
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socket))
+        defer { server.stop(reason: "benchmark done") }
+        let client = AgentClient(socketPath: socket, usesRings: rings)
+        defer { client.close() }
+        final class Count: @unchecked Sendable {
+            var seen = 0
+            var allocations: UInt = 0
+            let done = Atomic<Bool>(false)
+            let handled = Atomic<Int>(0)
+        }
+        let warm = 200
+        let count = Count()
+        let sub = client.subscribe(.deviceMotion, intervalNs: 0, onSample: { _ in
+            count.seen += 1
+            if count.seen == warm { edge_alloc_count_begin() }
+            if count.seen == warm + samples { count.allocations = edge_alloc_count_end(); count.done.store(true, ordering: .releasing) }
+            count.handled.store(count.seen, ordering: .releasing)
+        }, onError: { e in print("edge-bench alloc: subscription refused: \(e)") })
+        defer { sub.cancel() }
+        let deadline = monotonicNanoseconds() + 30_000_000_000
+        while server.statistics().clients.first?.subscriptions.contains(.deviceMotion) != true {
+            guard monotonicNanoseconds() < deadline else { throw BenchError("the client did not subscribe") }
+            sleepSeconds(0.01)
+        }
+        sleepSeconds(0.2)   // the reply (and the ring) reach the client
+        // In chunks the client keeps up with (a ring holds 1024).
+        var published = 0
+        while published < warm + samples {
+            for _ in 0..<min(100, warm + samples - published) {
+                let t = 1_000_000_000 + UInt64(published) * 5_000_000
+                server.publish(.deviceMotion(DeviceMotionSample(timestampNs: t, attitude: .identity, gravity: Vector3(0, 0, 9.80665),
+                                                                userAcceleration: .zero, rotationRate: .zero)))
+                published += 1
+            }
+            while count.handled.load(ordering: .acquiring) < published - 10 {
+                guard monotonicNanoseconds() < deadline else { throw BenchError("the client stopped at \(count.handled.load(ordering: .acquiring)) of \(published) samples") }
+                sleepSeconds(0.001)
+            }
+        }
+        while !count.done.load(ordering: .acquiring) {
+            guard monotonicNanoseconds() < deadline else { throw BenchError("the client got \(count.handled.load(ordering: .acquiring)) of \(published) samples") }
+            sleepSeconds(0.001)
+        }
+        return (count.allocations, samples)
     }
 }
 

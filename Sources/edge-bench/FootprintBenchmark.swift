@@ -10,7 +10,8 @@ enum FootprintBenchmark {
     static let defaultStreams = ["deviceMotion", "accelerometer", "gyroscope", "magnetometer", "altitude"]
 
     static let help = """
-    Usage: edge-bench footprint [--seconds S] [--clients N] [--interval S] [--streams LIST]
+    Usage: edge-bench footprint [--seconds S] [--clients N[,N...]] [--transport lines|ring|both]
+                                [--interval S] [--streams LIST]
                                 [--config FILE] [--agents NAME=PATH,...] [--repeat N] [--baseline]
                                 [--root DIR] [--agent PATH]
 
@@ -44,7 +45,11 @@ enum FootprintBenchmark {
 
     Options:
       --seconds S          measurement window (default 30)
-      --clients N          clients (default 8)
+      --clients N[,N...]   clients (default 8); several counts run in turn
+      --transport T        how the clients read: lines (one JSON line per sample
+                           per client), ring (the shared-memory rings, through
+                           EdgeClient's AgentClient), or both in turn (default lines).
+                           Ring target: CPU <= 1.2x the floor at every client count
       --interval S         the clients' subscription interval (default 0.01)
       --streams LIST       comma-separated streams each client subscribes to
       --config FILE        agent configuration (default: ROOT/config/edge-agent.json5)
@@ -59,6 +64,7 @@ enum FootprintBenchmark {
     struct Figures {
         var build: String
         var clients: Int
+        var transport: BenchTransport
         var cpuPercent: Double
         var statCPUPercent: Double
         var rssKB: Int
@@ -83,7 +89,16 @@ enum FootprintBenchmark {
         var o = Options(args)
         if o.wantsHelp { say(help); return true }
         let seconds = try o.double("--seconds", default: 30, in: 1...86_400)
-        let clients = try o.int("--clients", default: 8, in: 1...120)
+        let clientCounts = try (o.string("--clients") ?? "8").split(separator: ",").map { item -> Int in
+            guard let n = Int(item), (1...200).contains(n) else { throw BenchError("--clients wants counts 1...200, like 1,8,64; got '\(item)'") }
+            return n
+        }
+        let clients = clientCounts.max() ?? 8
+        let transportText = try o.string("--transport") ?? "lines"
+        let transports: [BenchTransport]
+        if transportText == "both" { transports = BenchTransport.allCases }
+        else if let t = BenchTransport(rawValue: transportText) { transports = [t] }
+        else { throw BenchError("--transport wants lines, ring or both; got '\(transportText)'") }
         let interval = try o.double("--interval", default: 0.01, in: 0...10)
         let streams = try o.string("--streams").map { $0.split(separator: ",").map(String.init) } ?? defaultStreams
         let configOption = try o.string("--config")
@@ -109,7 +124,7 @@ enum FootprintBenchmark {
             }
         }
         let floorRate = 100
-        say("== footprint: \(clients) clients on \(streams.joined(separator: ",")) every \(fixed(interval, 3)) s, window \(fixed(seconds, 0)) s")
+        say("== footprint: \(clientCounts.map(String.init).joined(separator: ",")) clients (\(transports.map(\.rawValue).joined(separator: ", "))) on \(streams.joined(separator: ",")) every \(fixed(interval, 3)) s, window \(fixed(seconds, 0)) s")
         say("   config: \(config) (socket moved to a private directory)")
         for b in builds { say("   build \(b.name): \(b.agent)" + (b.config == config ? "" : " with \(b.config)")) }
         say("   load: \(loadAverage())")
@@ -119,35 +134,48 @@ enum FootprintBenchmark {
             let floor = try wakeUpFloor(rate: floorRate, seconds: min(seconds, 15))
             let order = rep % 2 == 0 ? builds : builds.reversed()
             for b in order {
-                for n in baseline ? [1, clients] : [clients] {
-                    say("   run \(rep + 1): \(b.name), \(n) client(s) ...")
-                    var f = try measure(paths: Paths(root: paths.root, agent: b.agent), config: b.config, clients: n,
-                                        streams: streams, interval: interval, seconds: seconds)
-                    f.build = b.name
-                    f.floorPercent = floor
-                    runs.append(f)
+                for transport in transports {
+                    for n in baseline && !clientCounts.contains(1) ? [1] + clientCounts : clientCounts {
+                        say("   run \(rep + 1): \(b.name), \(n) client(s), \(transport.rawValue) ...")
+                        var f = try measure(paths: Paths(root: paths.root, agent: b.agent), config: b.config, clients: n,
+                                            streams: streams, interval: interval, seconds: seconds, transport: transport)
+                        f.build = b.name
+                        f.floorPercent = floor
+                        runs.append(f)
+                    }
                 }
             }
         }
 
         say()
-        var t = Table(["build", "clients", "CPU (schedstat)", "floor", "ratio", "CPU (utime+stime)", "VmRSS max", "VmHWM",
+        var t = Table(["build", "clients", "transport", "CPU (schedstat)", "floor", "ratio", "CPU (utime+stime)", "VmRSS max", "VmHWM",
                        "RssAnon", "RssFile", "Pss", "threads", "samples/client", "overruns", "dropped"])
         for f in runs {
-            t.add([f.build, "\(f.clients)", fixed(f.cpuPercent, 2) + " %", f.floorPercent.map { fixed($0, 2) + " %" } ?? "-",
+            t.add([f.build, "\(f.clients)", f.transport.rawValue, fixed(f.cpuPercent, 2) + " %", f.floorPercent.map { fixed($0, 2) + " %" } ?? "-",
                    f.floorPercent.map { fixed(f.cpuPercent / max($0, 1e-9), 2) + "x" } ?? "-",
                    fixed(f.statCPUPercent, 2) + " %", mb(f.rssKB), mb(f.hwmKB), mb(f.anonKB), mb(f.fileKB), mb(f.pssKB),
                    "\(f.threads)", fixed(f.samplesPerClient, 0), "\(f.summary.overruns)", "\(f.summary.droppedInQueues)"])
         }
         say(t.text)
         for f in runs {
-            say("   \(f.build), \(f.clients) client(s): loop thread \(fixed(f.loopPercent, 2)) %, service thread \(fixed(f.servicePercent, 2)) %, main thread \(fixed(f.mainPercent, 2)) %; \(f.summary.ticks) ticks")
+            say("   \(f.build), \(f.clients) client(s), \(f.transport.rawValue): loop thread \(fixed(f.loopPercent, 2)) %, service thread \(fixed(f.servicePercent, 2)) %, main thread \(fixed(f.mainPercent, 2)) %; \(f.summary.ticks) ticks")
         }
         say("   floor: cyclictest waking one thread at \(floorRate) Hz and doing nothing else (SCHED_OTHER), measured before each repeat")
         var v = Table(["build", "target", "measured", "verdict"])
         var allOK = true
+        var allRingOK = true
         for (i, b) in builds.enumerated() {
-            let mine = runs.filter { $0.build == b.name && $0.clients == clients }
+            for n in clientCounts where transports.contains(.ring) {
+                let mine = runs.filter { $0.build == b.name && $0.clients == n && $0.transport == .ring }
+                let ratios = mine.compactMap { f in f.floorPercent.map { f.cpuPercent / max($0, 1e-9) } }
+                let ratio = ratios.isEmpty ? nil : median(ratios)
+                let ok = ratio.map { $0 <= 1.2 } ?? false
+                v.add([b.name, "\(n) ring clients: CPU <= 1.2x the floor (median of \(mine.count))",
+                       ratio.map { fixed($0, 2) + "x (" + fixed(median(mine.map(\.cpuPercent)), 2) + " %)" } ?? "no cyclictest", verdict(ok)])
+                if i == 0 { allRingOK = allRingOK && ok }
+            }
+            guard transports.contains(.lines) else { continue }
+            let mine = runs.filter { $0.build == b.name && $0.clients == clients && $0.transport == .lines }
             let ratios = mine.compactMap { f in f.floorPercent.map { f.cpuPercent / max($0, 1e-9) } }
             let ratio = ratios.isEmpty ? nil : median(ratios)
             let hwm = mine.map(\.hwmKB).max() ?? 0
@@ -162,7 +190,7 @@ enum FootprintBenchmark {
         }
         say(v.text)
         if builds.count > 1 { say("   (the exit status judges the first build, \(builds[0].name))") }
-        return allOK
+        return (transports.contains(.lines) ? allOK : true) && allRingOK
     }
 
     static func mb(_ kb: Int) -> String { fixed(Double(kb) / 1024, 1) + " MB" }
@@ -187,14 +215,19 @@ enum FootprintBenchmark {
     }
 
     static func measure(paths: Paths, config: String, clients n: Int, streams: [String], interval: Double,
-                        seconds: Double) throws -> Figures {
+                        seconds: Double, transport: BenchTransport) throws -> Figures {
         let agent = try AgentRun(paths: paths, config: config, duration: seconds + 60)
-        var readers: [ReadingClient] = []
+        var readers: [BenchReader] = []
         defer { for c in readers { c.stop(); c.join() } }
         for _ in 0..<n {
-            let c = try ReadingClient(socket: agent.socketPath, streams: streams, interval: interval, track: "deviceMotion")
-            try c.start()
-            readers.append(c)
+            switch transport {
+            case .lines:
+                let c = try ReadingClient(socket: agent.socketPath, streams: streams, interval: interval, track: "deviceMotion")
+                try c.start()
+                readers.append(c)
+            case .ring:
+                readers.append(try RingReadingClient(socket: agent.socketPath, streams: streams, interval: interval))
+            }
         }
         sleepSeconds(3)   // subscriptions reach the engine; sensors wake; caches warm
         let pid = agent.pid
@@ -232,7 +265,7 @@ enum FootprintBenchmark {
         for c in readers { c.stop(); c.join() }
         for c in readers { if let e = c.tally.errors.first { throw BenchError("the agent refused a client: \(e)") } }
         let perClient = readers.isEmpty ? 0 : Double(readers.reduce(0) { $0 + $1.tally.samples.values.reduce(0, +) }) / Double(readers.count)
-        return Figures(build: "", clients: n, cpuPercent: Double(cpu1 - cpu0) / wall * 100,
+        return Figures(build: "", clients: n, transport: transport, cpuPercent: Double(cpu1 - cpu0) / wall * 100,
                        statCPUPercent: (st1 - st0) / (wall / 1e9) * 100,
                        rssKB: max(rssMax, status["VmRSS"] ?? 0), hwmKB: hwm,
                        anonKB: status["RssAnon"] ?? 0, fileKB: status["RssFile"] ?? 0, pssKB: pss,
