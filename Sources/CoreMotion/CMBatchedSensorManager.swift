@@ -37,10 +37,11 @@ open class CMBatchedSensorManager: NSObject {
     /// From the agent's `motion` entitlement for this user.
     open class var authorizationStatus: CMAuthorizationStatus { MotionService.shared.authorization(.accelerometerBatch) }
 
-    /// Hz: the rate of the batched samples - the IMU's rate as the agent
-    /// reports it while they run, else the rate of the last batches this
-    /// process received (an idle IMU reports 0, and a batch manager whose
-    /// updates just stopped still delivered at its rate).
+    /// Hz: the rate of the batched samples - measured from the batches
+    /// while they come, else the IMU's rate in the agent's last devices
+    /// report, else the last rate known (an idle IMU reports 0, and a batch
+    /// manager whose updates just stopped still delivered at its rate).
+    /// Never waits for the agent: answered from what it last said.
     open var accelerometerDataFrequency: Int { MotionService.shared.rate(of: .accelerometerBatch) }
     /// Hz, as ``accelerometerDataFrequency`` (device motion is fused at every IMU sample).
     open var deviceMotionDataFrequency: Int { MotionService.shared.rate(of: .deviceMotionBatch) }

@@ -134,13 +134,11 @@ open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
     /// `.notDetermined` while no agent answers.
     open class var authorizationStatus: CMAuthorizationStatus { MotionService.shared.authorization(.submersion) }
 
-    /// 40 m with `submersion.full`, 6 m with `submersion.shallow`, nil with neither (or no agent).
+    /// 40 m with `submersion.full`, 6 m with `submersion.shallow`, nil with
+    /// neither (or while no agent has answered). Answered from what the
+    /// agent last said (as ``authorizationStatus``): never waits for it.
     open var maximumDepth: Measurement<UnitLength>? {
-        guard case (let s?, nil) = MotionService.shared.connectedSource(), let v = s.client.version else { return nil }
-        let held = Set(v.entitlements)
-        if held.contains(.submersionFull) { return Measurement(value: SubmersionSample.fullMaximumDepth, unit: .meters) }
-        if held.contains(.submersionShallow) { return Measurement(value: SubmersionSample.shallowMaximumDepth, unit: .meters) }
-        return nil
+        MotionService.shared.maximumDepthMeters.map { Measurement(value: $0, unit: .meters) }
     }
 
     open weak var delegate: (any CMWaterSubmersionManagerDelegate)? {

@@ -314,26 +314,57 @@ final class MotionService: @unchecked Sendable {
     /// none, or not known yet). Never blocks.
     var declinationDeg: Double? { cacheLock.withLock { cache?.declinationDeg } }
 
-    /// The IMU rate now, Hz (the device feeding `stream`), rounded: asked
-    /// of the agent (cached for a second), since it follows demand. While
-    /// the device is idle (it reports 0) or the agent does not answer: the
-    /// last rate seen for the stream, from the agent or from the samples
-    /// (``noteRate(_:of:)``); 0 when none was.
+    /// The rate of `stream`'s samples, Hz, rounded. Never blocks: answered
+    /// from what is known (``snapshot()``, asked again in the background
+    /// when old), as the availability calls are. A rate measured from
+    /// delivered samples in the last ``measuredRateLifetimeNs`` wins (the
+    /// samples say what they came at); else the device's rate in the
+    /// agent's devices report, when it is not idle (it follows demand);
+    /// else the last rate known, from either; 0 when none was.
     func rate(of stream: StreamName) -> Int {
-        let now = Int((devices()?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
+        let reported = Int((snapshot()?.devices?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
+        let now = monotonicNowNs()
         return ratesLock.withLock {
-            if now > 0 { knownRates[stream] = now; return now }
-            return knownRates[stream] ?? 0
+            if let k = knownRates[stream], k.measured, now &- k.atNs < Self.measuredRateLifetimeNs { return k.hz }
+            if reported > 0 {
+                knownRates[stream] = KnownRate(hz: reported, atNs: now, measured: false)
+                return reported
+            }
+            return knownRates[stream]?.hz ?? 0
         }
     }
 
     /// A rate measured from delivered samples, Hz.
     func noteRate(_ hz: Int, of stream: StreamName) {
         guard hz > 0 else { return }
-        ratesLock.withLock { knownRates[stream] = hz }
+        let now = monotonicNowNs()
+        ratesLock.withLock { knownRates[stream] = KnownRate(hz: hz, atNs: now, measured: true) }
+    }
+
+    /// How long a rate measured from samples outranks the agent's report,
+    /// ns (batches come once a second while they run).
+    static let measuredRateLifetimeNs: UInt64 = 2_500_000_000
+
+    /// A rate and where it came from.
+    struct KnownRate {
+        var hz: Int
+        /// When it was learnt, CLOCK_MONOTONIC ns.
+        var atNs: UInt64
+        /// Measured from delivered samples (else: the agent's report).
+        var measured: Bool
     }
     private let ratesLock = NSLock()
-    private var knownRates: [StreamName: Int] = [:]
+    private var knownRates: [StreamName: KnownRate] = [:]
+
+    /// The submersion depth limit of this user's entitlement, m: 40 with
+    /// `submersion.full`, 6 with `submersion.shallow`, nil with neither or
+    /// while no agent has answered. Never blocks (``snapshot()``).
+    var maximumDepthMeters: Double? {
+        guard let held = snapshot()?.entitlements else { return nil }
+        if held.contains(.submersionFull) { return SubmersionSample.fullMaximumDepth }
+        if held.contains(.submersionShallow) { return SubmersionSample.shallowMaximumDepth }
+        return nil
+    }
 
     /// A client error as the `NSError` a handler gets.
     static func error(_ e: AgentClientError) -> NSError {

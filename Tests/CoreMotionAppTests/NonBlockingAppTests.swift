@@ -40,6 +40,7 @@ import Glibc
         let activity = CMMotionActivityManager()
         let pedometer = CMPedometer()
         let batched = CMBatchedSensorManager()
+        let submersion = CMWaterSubmersionManager()
         var t: [(String, [Double])] = []
         func time(_ name: String, _ call: () -> Void) { t.append((name, timings(call))) }
         time("isAccelerometerAvailable") { _ = m.isAccelerometerAvailable }
@@ -55,6 +56,9 @@ import Glibc
         time("CMPedometer.authorizationStatus") { _ = CMPedometer.authorizationStatus() }
         time("waterSubmersionAvailable") { _ = CMWaterSubmersionManager.waterSubmersionAvailable }
         time("isAccelerometerSupported") { _ = CMBatchedSensorManager.isAccelerometerSupported }
+        time("waterSubmersion.maximumDepth") { _ = submersion.maximumDepth }
+        time("batched.accelerometerDataFrequency") { _ = batched.accelerometerDataFrequency }
+        time("batched.deviceMotionDataFrequency") { _ = batched.deviceMotionDataFrequency }
         time("startAccelerometerUpdates") { m.startAccelerometerUpdates(to: q) { _, _ in } }
         time("stopAccelerometerUpdates") { m.stopAccelerometerUpdates() }
         time("startGyroUpdates") { m.startGyroUpdates(to: q) { _, _ in } }
@@ -103,6 +107,19 @@ import Glibc
             m.stopAccelerometerUpdates()
             #expect(inbox.count == 0)
             #expect(inbox.errors.first?.code == Int(CMErrorNotAvailable.rawValue))
+        }
+    }
+
+    /// An agent that accepts the connection and never answers (stopped,
+    /// swapped out, stuck starting): the calls still return at once, with
+    /// what is known - nothing is available, no maximum depth.
+    /// (The maximum depth and the batch frequencies asked the agent on the
+    /// caller's thread and waited out a 3 s connect on every call.)
+    @Test func withAHungAgentNothingBlocks() async throws {
+        try await withHungAgent {
+            Self.check(Self.everyCall(), "hung agent")
+            #expect(!CMMotionManager().isAccelerometerAvailable)
+            #expect(CMWaterSubmersionManager().maximumDepth == nil)
         }
     }
 

@@ -494,6 +494,92 @@ public func withNoAgent<T>(_ body: () async throws -> T) async throws -> T {
     }
 }
 
+/// A socket that accepts connections and never says anything: an agent
+/// that hangs (stopped in a debugger, swapped out, stuck starting). A
+/// client connects at once and then waits for a `version` line that never
+/// comes.
+public final class HungAgent: @unchecked Sendable {
+    public let socketPath: String
+    private let directory: String
+    private let listener: Int32
+    private let lock = NSLock()
+    private var accepted: [Int32] = []
+    private var closed = false
+
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("edge-cm-hung-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        socketPath = directory + "/agent.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestAgentError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array(socketPath.utf8)
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { throw TestAgentError("socket path too long: \(socketPath)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in path.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let e = errno
+            close(fd)
+            throw TestAgentError("bind/listen \(socketPath): errno \(e)")
+        }
+        listener = fd
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Accepts every connection and keeps it open, saying nothing.
+    private func acceptLoop() {
+        while true {
+            let c = accept(listener, nil, nil)
+            let done = lock.withLock { () -> Bool in
+                if c >= 0 { accepted.append(c) }
+                return closed
+            }
+            if done || (c < 0 && errno != EINTR) { return }
+        }
+    }
+
+    public func stop() {
+        let fds: [Int32] = lock.withLock {
+            closed = true
+            defer { accepted.removeAll() }
+            return accepted
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for c in fds { close(c) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Runs `body` with the process's Core Motion pointed at a ``HungAgent``
+/// (a socket that accepts and never answers), with the data source to itself.
+public func withHungAgent<T>(_ body: () async throws -> T) async throws -> T {
+    await AgentAccess.shared.acquire(exclusive: true)
+    var hung: HungAgent?
+    do {
+        let h = try HungAgent()
+        hung = h
+        EdgeMotionAgent.socketPath = h.socketPath
+        let r = try await body()
+        EdgeMotionAgent.socketPath = nil
+        h.stop()
+        await AgentAccess.shared.release(exclusive: true)
+        return r
+    } catch {
+        EdgeMotionAgent.socketPath = nil
+        hung?.stop()
+        await AgentAccess.shared.release(exclusive: true)
+        throw error
+    }
+}
+
 /// Waits (polling every 10 ms, at most `seconds`) until `condition` holds.
 public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(seconds)
