@@ -5,7 +5,11 @@ public typealias CMPedometerHandler = (CMPedometerData?, (any Error)?) -> Void
 public typealias CMPedometerEventHandler = (CMPedometerEvent?, (any Error)?) -> Void
 
 /// Steps, distance, floors, pace and cadence over a span of time.
-open class CMPedometerData: NSObject, NSCopying {
+///
+/// As Apple's, `NSCopying` and `NSSecureCoding`: `copy()` is a new object
+/// with the same values, and `NSKeyedArchiver` / `NSKeyedUnarchiver` round
+/// trips give the same values.
+open class CMPedometerData: NSObject, NSCopying, NSSecureCoding {
     let _startDate: Date, _endDate: Date
     let _steps: NSNumber
     let _distance: NSNumber?, _floorsAscended: NSNumber?, _floorsDescended: NSNumber?
@@ -46,7 +50,36 @@ open class CMPedometerData: NSObject, NSCopying {
         super.init()
     }
 
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        coder.encode(_startDate.timeIntervalSinceReferenceDate, forKey: "startDate")
+        coder.encode(_endDate.timeIntervalSinceReferenceDate, forKey: "endDate")
+        coder.encode(_steps, forKey: "numberOfSteps")
+        coder.encode(_distance, forKey: "distance")
+        coder.encode(_floorsAscended, forKey: "floorsAscended")
+        coder.encode(_floorsDescended, forKey: "floorsDescended")
+        coder.encode(_currentPace, forKey: "currentPace")
+        coder.encode(_currentCadence, forKey: "currentCadence")
+        coder.encode(_averageActivePace, forKey: "averageActivePace")
+    }
+
+    public required init?(coder: NSCoder) {
+        _startDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "startDate"))
+        _endDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "endDate"))
+        guard let steps = coder.decodeObject(of: NSNumber.self, forKey: "numberOfSteps") else { return nil }
+        _steps = steps
+        _distance = coder.decodeObject(of: NSNumber.self, forKey: "distance")
+        _floorsAscended = coder.decodeObject(of: NSNumber.self, forKey: "floorsAscended")
+        _floorsDescended = coder.decodeObject(of: NSNumber.self, forKey: "floorsDescended")
+        _currentPace = coder.decodeObject(of: NSNumber.self, forKey: "currentPace")
+        _currentCadence = coder.decodeObject(of: NSNumber.self, forKey: "currentCadence")
+        _averageActivePace = coder.decodeObject(of: NSNumber.self, forKey: "averageActivePace")
+        super.init()
+    }
+
+    /// A new object with the same values (through the class's coding).
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
 }
 
 /// CMPedometerEventType.
@@ -55,14 +88,31 @@ public enum CMPedometerEventType: Int, @unchecked Sendable {
     case resume = 1
 }
 
-/// The wearer stopped or started walking.
-open class CMPedometerEvent: NSObject, NSCopying {
+/// The wearer stopped or started walking. `NSCopying` and
+/// `NSSecureCoding`, as Apple's.
+open class CMPedometerEvent: NSObject, NSCopying, NSSecureCoding {
     let _date: Date, _type: CMPedometerEventType
     open var date: Date { _date }
     open var type: CMPedometerEventType { _type }
     public override init() { _date = Date(); _type = .pause; super.init() }
     init(date: Date, type: CMPedometerEventType) { _date = date; _type = type; super.init() }
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(_type.rawValue, forKey: "type")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let type = CMPedometerEventType(rawValue: coder.decodeInteger(forKey: "type")) else { return nil }
+        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _type = type
+        super.init()
+    }
+
+    /// A new object with the same values (through the class's coding).
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
 }
 
 /// Steps, distance, floors, pace and cadence from the agent's pedometer

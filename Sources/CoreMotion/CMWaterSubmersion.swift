@@ -1,7 +1,11 @@
 import EdgeProtocol
 
 /// Whether the device is in water (Apple's `CMWaterSubmersionEvent`).
-open class CMWaterSubmersionEvent: NSObject, NSCopying, @unchecked Sendable {
+///
+/// The three submersion classes are `NSCopying` and `NSSecureCoding`, as
+/// Apple's: `copy()` is a new object with the same values, and
+/// `NSKeyedArchiver` / `NSKeyedUnarchiver` round trips give the same values.
+open class CMWaterSubmersionEvent: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     /// Apple's `CMWaterSubmersionEvent.State`.
     @objc public enum State: Int, @unchecked Sendable {
         case unknown = 0
@@ -14,12 +18,24 @@ open class CMWaterSubmersionEvent: NSObject, NSCopying, @unchecked Sendable {
     open var state: State { _state }
     public override init() { _date = Date(); _state = .unknown; super.init() }
     init(date: Date, state: State) { _date = date; _state = state; super.init() }
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+    open func encode(with coder: NSCoder) {
+        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(_state.rawValue, forKey: "state")
+    }
+    public required init?(coder: NSCoder) {
+        guard let state = State(rawValue: coder.decodeInteger(forKey: "state")) else { return nil }
+        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _state = state
+        super.init()
+    }
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
     open override var description: String { "CMWaterSubmersionEvent state \(state.rawValue) @ \(date)" }
 }
 
 /// Depth and pressure under water (Apple's `CMWaterSubmersionMeasurement`).
-open class CMWaterSubmersionMeasurement: NSObject, NSCopying, @unchecked Sendable {
+open class CMWaterSubmersionMeasurement: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     /// Apple's `CMWaterSubmersionMeasurement.DepthState` (raw values as in the SDK).
     @objc public enum DepthState: Int, @unchecked Sendable {
         case unknown = 0
@@ -54,11 +70,32 @@ open class CMWaterSubmersionMeasurement: NSObject, NSCopying, @unchecked Sendabl
         _date = date; _depth = depth; _pressure = pressure; _surfacePressure = surfacePressure; _state = state
         super.init()
     }
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+    /// Depth in m, pressures in kPa; an absent depth or pressure has no key.
+    open func encode(with coder: NSCoder) {
+        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        if let d = _depth { coder.encode(d.converted(to: .meters).value, forKey: "depthMeters") }
+        if let p = _pressure { coder.encode(p.converted(to: .kilopascals).value, forKey: "pressureKPa") }
+        coder.encode(_surfacePressure.converted(to: .kilopascals).value, forKey: "surfacePressureKPa")
+        coder.encode(_state.rawValue, forKey: "submersionState")
+    }
+    public required init?(coder: NSCoder) {
+        guard let state = DepthState(rawValue: coder.decodeInteger(forKey: "submersionState")) else { return nil }
+        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _depth = coder.containsValue(forKey: "depthMeters")
+            ? Measurement(value: coder.decodeDouble(forKey: "depthMeters"), unit: .meters) : nil
+        _pressure = coder.containsValue(forKey: "pressureKPa")
+            ? Measurement(value: coder.decodeDouble(forKey: "pressureKPa"), unit: .kilopascals) : nil
+        _surfacePressure = Measurement(value: coder.decodeDouble(forKey: "surfacePressureKPa"), unit: .kilopascals)
+        _state = state
+        super.init()
+    }
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
 }
 
 /// Water temperature with its uncertainty (Apple's `CMWaterTemperature`).
-open class CMWaterTemperature: NSObject, NSCopying, @unchecked Sendable {
+open class CMWaterTemperature: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     let _date: Date
     let _temperature: Measurement<UnitTemperature>
     let _uncertainty: Measurement<UnitTemperature>
@@ -77,7 +114,21 @@ open class CMWaterTemperature: NSObject, NSCopying, @unchecked Sendable {
         _uncertainty = Measurement(value: uncertainty, unit: .celsius)
         super.init()
     }
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+    /// °C.
+    open func encode(with coder: NSCoder) {
+        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(_temperature.converted(to: .celsius).value, forKey: "temperatureCelsius")
+        coder.encode(_uncertainty.converted(to: .celsius).value, forKey: "temperatureUncertaintyCelsius")
+    }
+    public required init?(coder: NSCoder) {
+        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _temperature = Measurement(value: coder.decodeDouble(forKey: "temperatureCelsius"), unit: .celsius)
+        _uncertainty = Measurement(value: coder.decodeDouble(forKey: "temperatureUncertaintyCelsius"), unit: .celsius)
+        super.init()
+    }
+    open func copy(with zone: NSZone? = nil) -> Any { codedCopy(self) }
 }
 
 /// Apple's `CMWaterSubmersionManagerDelegate`. All four methods are

@@ -42,6 +42,9 @@ import Testing
             #expect(data.items.contains { abs(($0.currentCadence?.doubleValue ?? 0) - 1.8) < 0.1 })
             #expect(data.errors.isEmpty && events.errors.isEmpty)
             #expect(events.items.map(\.type) == [.resume, .pause])
+            // copies and keyed archives keep every value (CodingAppTests)
+            try Coding.checkPedometerData(last)
+            for e in events.items { try Coding.checkPedometerEvent(e) }
             #expect(zip(data.items, data.items.dropFirst()).allSatisfy { $0.numberOfSteps.intValue <= $1.numberOfSteps.intValue })
 
             #expect(await eventually(seconds: 10) { seen.items.last?.stationary == true })

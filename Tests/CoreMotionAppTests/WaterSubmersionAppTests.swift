@@ -138,6 +138,13 @@ final class SubmersionInbox: NSObject, CMWaterSubmersionManagerDelegate, @unchec
             #expect(given.allSatisfy { $0 <= 6.5 }, "no depth beyond the maximum: \(given.max() ?? 0) m")
             #expect(inbox.events.contains { $0.state == .submerged })
             #expect(inbox.errors.isEmpty, "\(inbox.errors)")
+            // copies and keyed archives keep every value (CodingAppTests):
+            // a measurement with a depth, one past the maximum (none), one
+            // at the surface if it came; the events; a temperature
+            for m in [all.first { $0.depth != nil }, past.first] { try Coding.checkMeasurement(try #require(m)) }
+            if let surface = all.first(where: { $0.submersionState == .notSubmerged }) { try Coding.checkMeasurement(surface) }
+            for e in inbox.events { try Coding.checkSubmersionEvent(e) }
+            try Coding.checkTemperature(try #require(inbox.temperatures.first))
         }
     }
 

@@ -139,6 +139,19 @@ func archiveAndCopy(_ motion: CMDeviceMotion, _ acc: CMAccelerometerData) throws
     withExtendedLifetime(depthOnly) {}
 }
 
+/// The pedometer's and the submersion's data classes are NSCopying and
+/// NSSecureCoding, as Apple's.
+func codedDataClasses(_ p: CMPedometerData, _ e: CMPedometerEvent, _ w: CMWaterSubmersionEvent,
+                      _ m: CMWaterSubmersionMeasurement, _ t: CMWaterTemperature) throws {
+    let items: [any NSSecureCoding & NSCopying] = [p, e, w, m, t]
+    for item in items { _ = try NSKeyedArchiver.archivedData(withRootObject: item, requiringSecureCoding: true) }
+    _ = CMPedometerData.supportsSecureCoding && CMPedometerEvent.supportsSecureCoding
+        && CMWaterSubmersionEvent.supportsSecureCoding && CMWaterSubmersionMeasurement.supportsSecureCoding
+        && CMWaterTemperature.supportsSecureCoding
+    _ = try NSKeyedUnarchiver.unarchivedObject(ofClass: CMPedometerData.self,
+                                               from: try NSKeyedArchiver.archivedData(withRootObject: p, requiringSecureCoding: true))
+}
+
 final class MockAccelerometerData: CMAccelerometerData {
     override var acceleration: CMAcceleration { CMAcceleration(x: 0, y: 0, z: -1) }
     override var timestamp: TimeInterval { 1 }
