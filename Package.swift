@@ -196,6 +196,8 @@ let package = Package(
         .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface"]),
+        // The library's internal pure parts (@testable), on virtual time.
+        .testTarget(name: "CoreMotionTests", dependencies: ["CoreMotion", "EdgeProtocol"]),
         .testTarget(name: "CoreMotionAppTestsSwift5",
                     dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),

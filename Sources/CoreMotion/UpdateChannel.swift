@@ -8,6 +8,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     private let lock = NSLock()
     private var _interval: TimeInterval
     private var source: StreamSource?
+    private var pacing: PacedDelivery?
     private var latest: Data?
     private var active = false
 
@@ -33,35 +34,55 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     /// Starts (or restarts, replacing the handler) the updates: `convert`
     /// makes the app's object from a sample (nil: skip it); with a queue
     /// and a handler each object goes to the handler on the queue, else
-    /// (pull) it is only kept for ``data``.
+    /// (pull) it is only kept for ``data`` (as soon as it arrives).
+    ///
+    /// The motion streams' handler calls are paced (``DeliveryPacing``):
+    /// each goes to the queue at its sample's capture time plus a fixed
+    /// latency, so they come at the update interval as Apple's do, not in
+    /// the agent's delivery bursts. Calls not yet made when the updates
+    /// stop are dropped.
     func start(queue: OperationQueue?, handler: ((Data?, (any Error)?) -> Void)?,
                precheck: (@Sendable () -> NSError?)? = nil, convert: @escaping (Sample) -> Data?) {
         stop()
         let push = Push(queue: queue, handler: handler)
         let make = Converter(convert)
+        let paced = push.delivers && Self.pacedStreams.contains(stream) ? PacedDelivery.onTimer() : nil
         let s = StreamSource(stream: stream, interval: interval, onSample: { [weak self] sample in
             guard let self, let d = make.convert(sample) else { return }
             self.keep(d)
-            push.send(d, nil)
-        }, onError: { e in push.send(nil, e) })
+            if let paced {
+                let item = UncheckedSendable(d)
+                paced.submit(captureNs: sample.timestampNs) { push.send(item.value, nil) }
+            } else {
+                push.send(d, nil)
+            }
+        }, onError: { e in
+            if let paced { paced.submitUnpaced { push.send(nil, e) } } else { push.send(nil, e) }
+        })
         s.precheck = precheck
         lock.withLock {
             source = s
+            pacing = paced
             active = true
         }
         s.start()
     }
 
+    /// The streams whose handler calls are paced: the periodic motion
+    /// streams an app sets an update interval for (batches come once a
+    /// second; altitude, fitness and submersion updates are events).
+    static var pacedStreams: Set<StreamName> { [.accelerometer, .gyroscope, .magnetometer, .deviceMotion, .accessoryMotion] }
+
     private func keep(_ d: Data) { lock.withLock { latest = d } }
 
     func stop() {
-        let s: StreamSource? = lock.withLock {
+        let (s, p): (StreamSource?, PacedDelivery?) = lock.withLock {
             active = false
-            let s = source
-            source = nil
-            return s
+            defer { source = nil; pacing = nil }
+            return (source, pacing)
         }
         s?.stop()
+        p?.cancel()
     }
 }
 
@@ -72,6 +93,8 @@ final class Push<Data>: @unchecked Sendable {
     init(queue: OperationQueue?, handler: ((Data?, (any Error)?) -> Void)?) {
         self.queue = queue; self.handler = handler
     }
+    /// Whether calls go anywhere (a queue and a handler).
+    var delivers: Bool { queue != nil && handler != nil }
     func send(_ d: Data?, _ e: NSError?) {
         guard let queue, let handler else { return }
         deliver(queue, handler, d, e)
