@@ -139,9 +139,15 @@ open class CMMotionManager: NSObject {
 
     open func stopDeviceMotionUpdates() { motion.stop() }
 
-    /// Whether Core Motion shows a device-movement (calibration) display.
-    /// There is no display on this platform: the value is kept and has no
-    /// effect. Calibrate with `edge-agent calibrate mag`.
+    /// Whether Core Motion shows a device-movement (calibration) display
+    /// when the device requires movement (default false). As Apple's, the
+    /// handler of device motion in a north frame gets
+    /// `CMErrorDeviceRequiresMovement` once per start while the
+    /// magnetometer is not calibrated (the agent's field accuracy is
+    /// `uncalibrated`) or gives no field yet, whatever this says, and the
+    /// updates go on. A board has no display: when this is true the prompt
+    /// is one line on standard error, once per start, saying what to do
+    /// (turn the board through a few orientations, or `edge-agent calibrate mag`).
     open var showsDeviceMovementDisplay: Bool {
         get { frameLock.withLock { _showsDeviceMovementDisplay } }
         set { frameLock.withLock { _showsDeviceMovementDisplay = newValue } }
@@ -159,17 +165,24 @@ open class CMMotionManager: NSObject {
         }
         let converter = MotionConversion(FrameConverter(requested: requested, declinationDeg: { MotionService.shared.declinationDeg }),
                                          stream: .deviceMotion, location: .default)
+        let movement = MovementNotice(frame: requested, showsDisplay: showsDeviceMovementDisplay)
         var precheck: (@Sendable () -> NSError?)? = nil
         if requested != .xArbitraryZVertical {
-            precheck = { CMMotionManager.frameError(requested, available: MotionService.shared.availableFrames(waitMs: 5000)) }
+            precheck = {
+                let e = CMMotionManager.frameError(requested, available: MotionService.shared.availableFrames(waitMs: 5000))
+                guard let e, e.code == Int(CMErrorDeviceRequiresMovement.rawValue) else { return e }
+                return movement.tell(e)
+            }
         }
-        motion.start(queue: queue, handler: handler, precheck: precheck, convert: converter.convert)
+        motion.start(queue: queue, handler: handler, precheck: precheck,
+                     notice: requested.hasNorth ? movement.check : nil, convert: converter.convert)
     }
 
     /// Why `requested` cannot be served now (nil: it can), as Apple's
     /// errors: true north without a declination `CMErrorTrueNorthNotAvailable`;
     /// a north with a magnetometer but no current field yet
-    /// `CMErrorDeviceRequiresMovement` (Apple's "calibration needed"); no
+    /// `CMErrorDeviceRequiresMovement` (Apple's "calibration needed": not
+    /// final, the updates go on); no
     /// magnetometer `CMErrorNotAvailable`.
     static func frameError(_ requested: ReferenceFrame, available: CMAttitudeReferenceFrame) -> NSError? {
         guard !available.contains(Wire.frame(requested)) else { return nil }
@@ -182,7 +195,43 @@ open class CMMotionManager: NSObject {
         if requested == .xTrueNorthZVertical, MotionService.shared.declinationDeg == nil {
             return .coreMotion(CMErrorTrueNorthNotAvailable, "true north needs the magnetic declination: set fusion.declination_deg (degrees east) in the agent's configuration")
         }
-        return .coreMotion(CMErrorDeviceRequiresMovement, "\(requested.rawValue) needs a current magnetometer field, and the agent has none now (a magnetometer that is missing, stalled or not yet read: see `edge-agent watch`)")
+        return .coreMotion(CMErrorDeviceRequiresMovement, "\(requested.rawValue) needs a current magnetometer field, and the agent has none now (a magnetometer that is missing, stalled or not yet read: see `edge-agent watch`); the updates go on and deliver once it has one")
+    }
+}
+
+/// Apple's "device requires movement", once per start of device motion in
+/// a north frame (CMMotionManager.showsDeviceMovementDisplay: "When a
+/// device requires movement, the block handler ... reports the
+/// CMErrorDeviceRequiresMovement error once"): when the agent's field is
+/// live but `uncalibrated`, or (at the start) it has none yet. With
+/// `showsDisplay`, the prompt a display would show goes to standard error.
+final class MovementNotice: @unchecked Sendable {
+    let frame: ReferenceFrame
+    let showsDisplay: Bool
+    private let lock = NSLock()
+    private var told = false
+
+    init(frame: ReferenceFrame, showsDisplay: Bool) { self.frame = frame; self.showsDisplay = showsDisplay }
+
+    /// The error for a sample that says the magnetometer needs calibrating
+    /// (the first time only).
+    func check(_ s: Sample) -> NSError? {
+        guard frame.hasNorth, case .deviceMotion(let m) = s, m.northYawState == .live,
+              m.magneticFieldAccuracy == .uncalibrated else { return nil }
+        return tell(.coreMotion(CMErrorDeviceRequiresMovement, "\(frame.rawValue): the magnetometer is not calibrated (field accuracy uncalibrated), so the heading is not to be trusted yet; the updates go on. Turn the board through a few orientations (a figure eight), or calibrate it: `edge-agent calibrate mag`"))
+    }
+
+    /// `e` the first time (and the prompt, with `showsDisplay`); nil after.
+    func tell(_ e: NSError) -> NSError? {
+        let first = lock.withLock { () -> Bool in
+            defer { told = true }
+            return !told
+        }
+        guard first else { return nil }
+        if showsDisplay {
+            FileHandle.standardError.write(Data("CoreMotion: device movement required: \(e.localizedDescription)\n".utf8))
+        }
+        return e
     }
 }
 

@@ -52,7 +52,8 @@ final class StreamSource: @unchecked Sendable {
     }
 
     /// A check of the manager's own, made after the agent answered and
-    /// before subscribing (nil: go on; an error: reported, no subscription).
+    /// before subscribing (nil: go on; an error: reported, no subscription;
+    /// `CMErrorDeviceRequiresMovement`: reported, and the subscription goes on).
     var precheck: (@Sendable () -> NSError?)? {
         get { lock.withLock { _precheck } }
         set { lock.withLock { _precheck = newValue } }
@@ -83,8 +84,15 @@ final class StreamSource: @unchecked Sendable {
                 return
             }
             if let e = precheck?() {
-                report(e)
-                return
+                // Apple reports CMErrorDeviceRequiresMovement once and keeps
+                // the updates (CMMotionManager.showsDeviceMovementDisplay):
+                // the samples come once the field allows
+                if e.domain == CMErrorDomain, e.code == Int(CMErrorDeviceRequiresMovement.rawValue) {
+                    onError(e)
+                } else {
+                    report(e)
+                    return
+                }
             }
         }
         lock.lock()

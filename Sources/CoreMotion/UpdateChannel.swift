@@ -41,14 +41,22 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     /// latency, so they come at the update interval as Apple's do, not in
     /// the agent's delivery bursts. Calls not yet made when the updates
     /// stop are dropped.
+    ///
+    /// `notice` looks at each sample before it is converted: an error it
+    /// returns goes to the handler (before the sample), and the updates go on.
     func start(queue: OperationQueue?, handler: ((Data?, (any Error)?) -> Void)?,
-               precheck: (@Sendable () -> NSError?)? = nil, convert: @escaping (Sample) -> Data?) {
+               precheck: (@Sendable () -> NSError?)? = nil, notice: (@Sendable (Sample) -> NSError?)? = nil,
+               convert: @escaping (Sample) -> Data?) {
         stop()
         let push = Push(queue: queue, handler: handler)
         let make = Converter(convert)
         let paced = push.delivers && Self.pacedStreams.contains(stream) ? PacedDelivery.onTimer() : nil
         let s = StreamSource(stream: stream, interval: interval, onSample: { [weak self] sample in
-            guard let self, let d = make.convert(sample) else { return }
+            guard let self else { return }
+            if let e = notice?(sample) {
+                if let paced { paced.submitUnpaced { push.send(nil, e) } } else { push.send(nil, e) }
+            }
+            guard let d = make.convert(sample) else { return }
             self.keep(d)
             if let paced {
                 let item = UncheckedSendable(d)

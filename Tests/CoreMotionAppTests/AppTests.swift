@@ -197,25 +197,34 @@ enum AtRestApp {
     /// The magnetic field's accuracy follows the agent's calibration: an
     /// app waiting for `.medium` or better starts once `calibrate mag` has
     /// written a good fit and the agent loaded it; without one it is
-    /// `.uncalibrated` (Apple's raw value −1).
+    /// `.uncalibrated` (Apple's raw value −1), and the device requires
+    /// movement: Apple, CMMotionManager.showsDeviceMovementDisplay
+    /// (developer.apple.com/documentation/coremotion/cmmotionmanager/showsdevicemovementdisplay):
+    /// "When a device requires movement, the block handler of type
+    /// CMDeviceMotionHandler reports the CMErrorDeviceRequiresMovement
+    /// error once" - once, whatever the property says, and the samples go on.
     @Test func fieldAccuracyFollowsTheCalibration() async throws {
-        func accuracies() async -> [CMMagneticFieldCalibrationAccuracy] {
+        func accuracies(display: Bool) async -> ([CMMagneticFieldCalibrationAccuracy], [NSError]) {
             let manager = CMMotionManager()
             manager.deviceMotionUpdateInterval = 0.05
+            manager.showsDeviceMovementDisplay = display
             let inbox = Inbox<CMDeviceMotion>()
             manager.startDeviceMotionUpdates(using: .xMagneticNorthZVertical, to: OperationQueue()) { m, e in inbox.take(m, e) }
             _ = await eventually { inbox.count >= 10 }
             manager.stopDeviceMotionUpdates()
-            #expect(inbox.errors.isEmpty, "\(inbox.errors)")
-            return inbox.items.suffix(5).map(\.magneticField.accuracy)
+            return (inbox.items.suffix(5).map(\.magneticField.accuracy), inbox.errors)
         }
         try await withAgent(.restFlat) { _ in
-            let a = await accuracies()
-            #expect(!a.isEmpty && a.allSatisfy { $0 == .uncalibrated }, "\(a)")
+            for display in [false, true] {
+                let (a, errors) = await accuracies(display: display)
+                #expect(!a.isEmpty && a.allSatisfy { $0 == .uncalibrated }, "\(a)")
+                #expect(errors.map(\.code) == [Int(CMErrorDeviceRequiresMovement.rawValue)], "display \(display): \(errors)")
+            }
             #expect(CMMagneticFieldCalibrationAccuracy.uncalibrated.rawValue == -1)
         }
         try await withAgent(.calibratedMagnetometer) { _ in
-            let a = await accuracies()
+            let (a, errors) = await accuracies(display: false)
+            #expect(errors.isEmpty, "\(errors)")
             // Still since start (no reference field from turning yet): medium.
             #expect(!a.isEmpty && a.allSatisfy { $0.rawValue >= CMMagneticFieldCalibrationAccuracy.medium.rawValue }, "\(a)")
         }
