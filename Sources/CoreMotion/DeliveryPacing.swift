@@ -7,10 +7,14 @@ import EdgeValues
 /// the bursts the agent's socket delivers them in (every 20 ms, several
 /// samples back to back at 100 or 200 Hz).
 ///
-/// The latency is the largest lag (arrival − capture) seen, so no sample is
-/// due before it has arrived; it shrinks by 1/32 of the sample spacing per
-/// sample while the lags stay below it (a late wake-up of the agent does
-/// not delay every later call for ever), and never exceeds
+/// The latency is the largest lag (arrival − capture) of the samples
+/// captured in the last ``Settings/windowNs`` (two half-window buckets), so
+/// no sample is due before it has arrived and, while the lags keep their
+/// pattern, every call is exactly its capture spacing after the previous
+/// one. It rises at once with a larger lag; once a larger lag has left the
+/// window it comes down by 1/8 of the sample spacing per sample (a late
+/// wake-up of the agent does not delay the calls for long, and the calls
+/// stay paced while it comes down). It never exceeds
 /// ``Settings/maximumLatencyNs``: a later sample (after a stall) is due on
 /// arrival. No two samples are due closer than a quarter of their capture
 /// spacing, so a backlog is caught up at four times the rate, still paced.
@@ -20,8 +24,10 @@ enum DeliveryPacing {
     struct Settings: Sendable {
         /// The most latency pacing adds, ns.
         var maximumLatencyNs: UInt64 = 100_000_000
-        /// The latency shrinks by the capture spacing divided by this, per sample.
-        var decayDivisor: UInt64 = 32
+        /// How far back (capture time) a lag still counts, ns.
+        var windowNs: UInt64 = 200_000_000
+        /// The latency comes down by the capture spacing divided by this, per sample.
+        var decayDivisor: UInt64 = 8
         /// Two samples are due at least their capture spacing divided by this apart.
         var minimumGapDivisor: UInt64 = 4
     }
@@ -29,6 +35,10 @@ enum DeliveryPacing {
     struct State: Sendable {
         /// The latency added to a sample's capture time, ns.
         var latencyNs: UInt64 = 0
+        /// The largest lag in the current and the previous half window, ns,
+        /// and where the current half window began (capture time).
+        var bucketMaxNs: UInt64 = 0, previousBucketMaxNs: UInt64 = 0
+        var bucketStartNs: UInt64?
         /// Capture and due time of the last sample, ns.
         var last: (captureNs: UInt64, dueNs: UInt64)?
     }
@@ -39,8 +49,25 @@ enum DeliveryPacing {
     static func update(_ state: inout State, _ settings: Settings, captureNs: UInt64, arrivalNs: UInt64) -> UInt64 {
         let lag = arrivalNs > captureNs ? arrivalNs - captureNs : 0
         let spacing: UInt64 = state.last.map { captureNs > $0.captureNs ? captureNs - $0.captureNs : 0 } ?? 0
-        let decayed = state.latencyNs - min(state.latencyNs, spacing / max(settings.decayDivisor, 1))
-        state.latencyNs = min(max(decayed, lag), settings.maximumLatencyNs)
+        // the window's largest lag
+        let half = max(settings.windowNs / 2, 1)
+        if let start = state.bucketStartNs, captureNs >= start {
+            if captureNs - start >= 2 * half {
+                state.previousBucketMaxNs = 0; state.bucketMaxNs = 0; state.bucketStartNs = captureNs
+            } else if captureNs - start >= half {
+                state.previousBucketMaxNs = state.bucketMaxNs; state.bucketMaxNs = 0; state.bucketStartNs = start + half
+            }
+        } else if state.bucketStartNs == nil {
+            state.bucketStartNs = captureNs
+        }
+        state.bucketMaxNs = max(state.bucketMaxNs, lag)
+        let target = min(max(state.bucketMaxNs, state.previousBucketMaxNs), settings.maximumLatencyNs)
+        if target >= state.latencyNs {
+            state.latencyNs = target
+        } else {
+            let step = spacing / max(settings.decayDivisor, 1)
+            state.latencyNs = max(target, state.latencyNs - min(state.latencyNs, step))
+        }
         var due = max(captureNs &+ state.latencyNs, arrivalNs)
         if let last = state.last {
             due = max(due, last.dueNs &+ spacing / max(settings.minimumGapDivisor, 1))
