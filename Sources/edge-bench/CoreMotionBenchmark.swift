@@ -52,17 +52,23 @@ enum CoreMotionBenchmark {
         var samples = 0
         var cpuNs: UInt64 = 0
         var delaysUs: [Double] = []
+        /// Time between one subscriber's consecutive handler calls, µs.
+        var gapsUs: [Double] = []
 
-        /// "samples=N cpu_ns=C" then the delays, µs, one per line after "delays:".
+        /// "samples=N cpu_ns=C" then the delays, µs, one per line after
+        /// "delays:", then the gaps between handler calls after "gaps:".
         var text: String {
-            "samples=\(samples) cpu_ns=\(cpuNs)\ndelays:\n" + delaysUs.map { fixed($0, 1) }.joined(separator: "\n") + "\n"
+            "samples=\(samples) cpu_ns=\(cpuNs)\ndelays:\n" + delaysUs.map { fixed($0, 1) }.joined(separator: "\n")
+                + "\ngaps:\n" + gapsUs.map { fixed($0, 1) }.joined(separator: "\n") + "\n"
         }
 
         static func parse(_ text: String) -> ClientResult? {
             var r = ClientResult()
-            var inDelays = false
+            var inDelays = false, inGaps = false
             var sawHeader = false
             for line in text.split(separator: "\n") {
+                if line == "gaps:" { inGaps = true; inDelays = false; continue }
+                if inGaps { if let d = Double(line) { r.gapsUs.append(d) }; continue }
                 if inDelays { if let d = Double(line) { r.delaysUs.append(d) }; continue }
                 if line == "delays:" { inDelays = true; continue }
                 for field in line.split(separator: " ") {
@@ -111,17 +117,17 @@ enum CoreMotionBenchmark {
             rawSubscription = c.subscribe(.deviceMotion, intervalNs: UInt64(1e9 / rate), onSample: { sample in
                 let now = monotonicNanoseconds()
                 guard case .deviceMotion(let m) = sample else { return }
-                tally.take(now: now, captureNs: Double(m.timestampNs))
+                tally.take(now: now, captureNs: Double(m.timestampNs), subscriber: 0)
             }, onError: { e in tally.fail(e.description) })
         }
-        for _ in 0..<(raw ? 0 : managers) {
+        for index in 0..<(raw ? 0 : managers) {
             let m = CMMotionManager()
             m.deviceMotionUpdateInterval = 1 / rate
             m.startDeviceMotionUpdates(to: OperationQueue()) { motion, error in
                 let now = monotonicNanoseconds()
                 if let error { tally.fail(error.localizedDescription); return }
                 guard let motion else { return }
-                tally.take(now: now, captureNs: motion.timestamp * 1e9)
+                tally.take(now: now, captureNs: motion.timestamp * 1e9, subscriber: index)
             }
             running.append(m)
         }
@@ -132,9 +138,9 @@ enum CoreMotionBenchmark {
         for m in running { m.stopDeviceMotionUpdates() }
         rawSubscription?.cancel()
         rawClient?.close()
-        let (samples, delays, error) = tally.result
+        let (samples, delays, gaps, error) = tally.result
         if let error { throw BenchError("a handler got an error: \(error)") }
-        let result = ClientResult(samples: samples, cpuNs: cpu1 &- cpu0, delaysUs: delays)
+        let result = ClientResult(samples: samples, cpuNs: cpu1 &- cpu0, delaysUs: delays, gapsUs: gaps)
         let text = result.text
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { b in
@@ -154,6 +160,9 @@ enum CoreMotionBenchmark {
         let windowEnd: UInt64
         private let lock = NSLock()
         private var delays: [Double] = []
+        private var gaps: [Double] = []
+        /// Each subscriber's last handler call, ns.
+        private var last: [Int: UInt64] = [:]
         private var samples = 0
         private var error: String?
 
@@ -163,18 +172,23 @@ enum CoreMotionBenchmark {
             delays.reserveCapacity(capacity)
         }
 
-        /// One sample handled at `now` (ns), captured at `captureNs`.
-        func take(now: UInt64, captureNs: Double) {
+        /// One sample handled at `now` (ns), captured at `captureNs`, by
+        /// `subscriber` (a manager, or the raw subscription).
+        func take(now: UInt64, captureNs: Double, subscriber: Int) {
             guard now >= windowStart, now < windowEnd else { return }
             lock.withLock {
                 samples += 1
                 delays.append((Double(now) - captureNs) / 1000)
+                if let l = last[subscriber], now > l { gaps.append(Double(now - l) / 1000) }
+                last[subscriber] = now
             }
         }
 
         func fail(_ message: String) { lock.withLock { if error == nil { error = message } } }
 
-        var result: (samples: Int, delaysUs: [Double], error: String?) { lock.withLock { (samples, delays, error) } }
+        var result: (samples: Int, delaysUs: [Double], gapsUs: [Double], error: String?) {
+            lock.withLock { (samples, delays, gaps, error) }
+        }
     }
 
     // MARK: the benchmark
@@ -186,6 +200,7 @@ enum CoreMotionBenchmark {
         var samples: Int { clients.reduce(0) { $0 + $1.samples } }
         var clientCPUNs: UInt64 { clients.reduce(0) { $0 + $1.cpuNs } }
         var delays: [Double] { clients.flatMap(\.delaysUs).sorted() }
+        var gaps: [Double] { clients.flatMap(\.gapsUs).sorted() }
     }
 
     static func run(_ args: [String]) throws -> Bool {
@@ -272,6 +287,15 @@ enum CoreMotionBenchmark {
         t.add(["capture-to-handler delay p50 (ms)", ms(delaysR, 0.5), ms(delaysA, 0.5), ms(delaysB, 0.5)])
         t.add(["capture-to-handler delay p99 (ms)", ms(delaysR, 0.99), ms(delaysA, 0.99), ms(delaysB, 0.99)])
         t.add(["capture-to-handler delay max (ms)", ms(delaysR, 1), ms(delaysA, 1), ms(delaysB, 1)])
+        let gapsR = ref.flatMap(\.gaps).sorted(), gapsA = a.flatMap(\.gaps).sorted(), gapsB = b.flatMap(\.gaps).sorted()
+        let close = { (g: [Double]) in
+            g.isEmpty ? "-" : fixed(Double(g.filter { $0 < periodMs * 1000 / 4 }.count) / Double(g.count) * 100, 1)
+        }
+        t.add(["handler calls within a quarter period of the previous (%)", close(gapsR), close(gapsA), close(gapsB)])
+        t.add(["gap between handler calls p1 / p50 / p99 (ms)",
+               "\(ms(gapsR, 0.01)) / \(ms(gapsR, 0.5)) / \(ms(gapsR, 0.99))",
+               "\(ms(gapsA, 0.01)) / \(ms(gapsA, 0.5)) / \(ms(gapsA, 0.99))",
+               "\(ms(gapsB, 0.01)) / \(ms(gapsB, 0.5)) / \(ms(gapsB, 0.99))"])
         t.add(["agent CPU, median of rounds (% of one core)", fixed(agentR, 2), fixed(agentA, 2), fixed(agentB, 2)])
         t.add(["client processes' CPU per delivered sample, median (µs)", fixed(cpuPerSample(ref), 1),
                fixed(cpuPerSample(a), 1), fixed(cpuPerSample(b), 1)])
@@ -281,6 +305,8 @@ enum CoreMotionBenchmark {
                fixed(median(b.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2)])
         say(t.text)
         say("   agent: loop lateness p99 \(summary.p99Microseconds) µs, overruns \(summary.overruns) of \(summary.wakeUps) wake-ups, \(summary.droppedInQueues) dropped in client queues")
+        say("   the gaps are between one subscriber's consecutive calls (R: the raw reader thread, in the agent's delivery")
+        say("   bursts; A, B: the library's handlers, paced at the samples' spacing, one delivery tick after capture).")
         say("   the delay is the handler's CLOCK_MONOTONIC minus the sample's capture time: the loop's read, the")
         say("   agent's delivery batching, the socket, the library's reader thread and OperationQueue dispatch.")
         say("   client CPU is every thread of the client process (library, Foundation, the handler storing one number).")
