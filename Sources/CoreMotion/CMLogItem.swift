@@ -47,6 +47,11 @@ func codedCopy<T: NSObject & NSSecureCoding>(_ object: T) -> T {
 }
 
 extension NSCoder {
+    /// A date as seconds since the reference date (2001-01-01 UTC), the one
+    /// form every class of this module codes its dates in.
+    func encode(date: Date, forKey key: String) { encode(date.timeIntervalSinceReferenceDate, forKey: key) }
+    func decodeDate(forKey key: String) -> Date { Date(timeIntervalSinceReferenceDate: decodeDouble(forKey: key)) }
+
     func encode(_ v: CMAcceleration, prefix: String) {
         encode(v.x, forKey: prefix + "X"); encode(v.y, forKey: prefix + "Y"); encode(v.z, forKey: prefix + "Z")
     }

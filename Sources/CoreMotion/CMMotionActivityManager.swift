@@ -28,13 +28,13 @@ open class CMMotionActivity: CMLogItem {
 
     open override func encode(with coder: NSCoder) {
         super.encode(with: coder)
-        coder.encode(_startDate.timeIntervalSinceReferenceDate, forKey: "startDate")
+        coder.encode(date: _startDate, forKey: "startDate")
         coder.encode(Int(_flags.rawValue), forKey: "flags")
         coder.encode(_confidence.rawValue, forKey: "confidence")
     }
 
     public required init?(coder: NSCoder) {
-        _startDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "startDate"))
+        _startDate = coder.decodeDate(forKey: "startDate")
         _flags = ActivityFlags(rawValue: UInt8(truncatingIfNeeded: coder.decodeInteger(forKey: "flags")))
         _confidence = CMMotionActivityConfidence(rawValue: coder.decodeInteger(forKey: "confidence")) ?? .low
         super.init(coder: coder)

@@ -53,8 +53,8 @@ open class CMPedometerData: NSObject, NSCopying, NSSecureCoding {
     public class var supportsSecureCoding: Bool { true }
 
     open func encode(with coder: NSCoder) {
-        coder.encode(_startDate.timeIntervalSinceReferenceDate, forKey: "startDate")
-        coder.encode(_endDate.timeIntervalSinceReferenceDate, forKey: "endDate")
+        coder.encode(date: _startDate, forKey: "startDate")
+        coder.encode(date: _endDate, forKey: "endDate")
         coder.encode(_steps, forKey: "numberOfSteps")
         coder.encode(_distance, forKey: "distance")
         coder.encode(_floorsAscended, forKey: "floorsAscended")
@@ -65,8 +65,8 @@ open class CMPedometerData: NSObject, NSCopying, NSSecureCoding {
     }
 
     public required init?(coder: NSCoder) {
-        _startDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "startDate"))
-        _endDate = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "endDate"))
+        _startDate = coder.decodeDate(forKey: "startDate")
+        _endDate = coder.decodeDate(forKey: "endDate")
         guard let steps = coder.decodeObject(of: NSNumber.self, forKey: "numberOfSteps") else { return nil }
         _steps = steps
         _distance = coder.decodeObject(of: NSNumber.self, forKey: "distance")
@@ -100,13 +100,13 @@ open class CMPedometerEvent: NSObject, NSCopying, NSSecureCoding {
     public class var supportsSecureCoding: Bool { true }
 
     open func encode(with coder: NSCoder) {
-        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(date: _date, forKey: "date")
         coder.encode(_type.rawValue, forKey: "type")
     }
 
     public required init?(coder: NSCoder) {
         guard let type = CMPedometerEventType(rawValue: coder.decodeInteger(forKey: "type")) else { return nil }
-        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _date = coder.decodeDate(forKey: "date")
         _type = type
         super.init()
     }

@@ -21,12 +21,12 @@ open class CMWaterSubmersionEvent: NSObject, NSCopying, NSSecureCoding, @uncheck
 
     public class var supportsSecureCoding: Bool { true }
     open func encode(with coder: NSCoder) {
-        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(date: _date, forKey: "date")
         coder.encode(_state.rawValue, forKey: "state")
     }
     public required init?(coder: NSCoder) {
         guard let state = State(rawValue: coder.decodeInteger(forKey: "state")) else { return nil }
-        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _date = coder.decodeDate(forKey: "date")
         _state = state
         super.init()
     }
@@ -74,7 +74,7 @@ open class CMWaterSubmersionMeasurement: NSObject, NSCopying, NSSecureCoding, @u
     public class var supportsSecureCoding: Bool { true }
     /// Depth in m, pressures in kPa; an absent depth or pressure has no key.
     open func encode(with coder: NSCoder) {
-        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(date: _date, forKey: "date")
         if let d = _depth { coder.encode(d.converted(to: .meters).value, forKey: "depthMeters") }
         if let p = _pressure { coder.encode(p.converted(to: .kilopascals).value, forKey: "pressureKPa") }
         coder.encode(_surfacePressure.converted(to: .kilopascals).value, forKey: "surfacePressureKPa")
@@ -82,7 +82,7 @@ open class CMWaterSubmersionMeasurement: NSObject, NSCopying, NSSecureCoding, @u
     }
     public required init?(coder: NSCoder) {
         guard let state = DepthState(rawValue: coder.decodeInteger(forKey: "submersionState")) else { return nil }
-        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _date = coder.decodeDate(forKey: "date")
         _depth = coder.containsValue(forKey: "depthMeters")
             ? Measurement(value: coder.decodeDouble(forKey: "depthMeters"), unit: .meters) : nil
         _pressure = coder.containsValue(forKey: "pressureKPa")
@@ -118,12 +118,12 @@ open class CMWaterTemperature: NSObject, NSCopying, NSSecureCoding, @unchecked S
     public class var supportsSecureCoding: Bool { true }
     /// °C.
     open func encode(with coder: NSCoder) {
-        coder.encode(_date.timeIntervalSinceReferenceDate, forKey: "date")
+        coder.encode(date: _date, forKey: "date")
         coder.encode(_temperature.converted(to: .celsius).value, forKey: "temperatureCelsius")
         coder.encode(_uncertainty.converted(to: .celsius).value, forKey: "temperatureUncertaintyCelsius")
     }
     public required init?(coder: NSCoder) {
-        _date = Date(timeIntervalSinceReferenceDate: coder.decodeDouble(forKey: "date"))
+        _date = coder.decodeDate(forKey: "date")
         _temperature = Measurement(value: coder.decodeDouble(forKey: "temperatureCelsius"), unit: .celsius)
         _uncertainty = Measurement(value: coder.decodeDouble(forKey: "temperatureUncertaintyCelsius"), unit: .celsius)
         super.init()
