@@ -197,7 +197,7 @@ let package = Package(
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface"]),
         // The library's internal pure parts (@testable), on virtual time.
-        .testTarget(name: "CoreMotionTests", dependencies: ["CoreMotion", "EdgeProtocol"]),
+        .testTarget(name: "CoreMotionTests", dependencies: ["CoreMotion", "EdgeValues"]),
         .testTarget(name: "CoreMotionAppTestsSwift5",
                     dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -10,6 +10,8 @@
 // samples and at 200 Hz four arrive back to back; before pacing each went
 // to the handler's queue on arrival.
 @testable import CoreMotion
+import EdgeValues
+import Foundation
 import Testing
 
 /// A virtual CLOCK_MONOTONIC and the one wake-up a ``PacedDelivery`` asks for.
@@ -157,5 +159,47 @@ func gapsNs(_ t: [UInt64]) -> [Int64] { zip(t.dropFirst(), t).map { Int64($0) - 
         clock.nowNs = 1_030_000_000
         delivery.fire()
         #expect(made == ["a", "b", "error"])
+    }
+}
+
+/// The real timer (`PacedDelivery.onTimer()`): every call is made, in order,
+/// across a cancel and a restart. Only arrival is checked, with a generous
+/// bounded wait; no time is measured (Tests/README.md).
+@Suite struct PacedDeliveryTimerTests {
+    final class Made: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [Int] = []
+        func add(_ i: Int) { lock.withLock { list.append(i) } }
+        var all: [Int] { lock.withLock { list } }
+    }
+
+    static func waitFor(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<1000 {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return condition()
+    }
+
+    @Test func everyCallIsMadeInOrderAcrossACancel() async {
+        let delivery = PacedDelivery.onTimer()
+        let made = Made()
+        // 100 Hz samples that arrive in bursts of two, as from the agent
+        let start = monotonicNowNs()
+        for i in 0..<40 {
+            delivery.submit(captureNs: start - 20_000_000 + UInt64(i / 2) * 20_000_000 + UInt64(i % 2) * 10_000_000) { made.add(i) }
+        }
+        #expect(await Self.waitFor { made.all.count == 40 }, "\(made.all.count) of 40 calls made")
+        #expect(made.all == Array(0..<40))
+        // a call not yet made at the cancel is dropped; this one may be due
+        // at once (its lag is about 0) and made before the cancel, then it
+        // comes before the restart's calls
+        delivery.submit(captureNs: monotonicNowNs()) { made.add(100) }
+        delivery.cancel()
+        let now = monotonicNowNs()
+        for i in 0..<5 { delivery.submit(captureNs: now + UInt64(i) * 10_000_000) { made.add(200 + i) } }
+        #expect(await Self.waitFor { made.all.contains(204) }, "\(made.all)")
+        #expect(Array(made.all.dropFirst(40).filter { $0 != 100 }) == [200, 201, 202, 203, 204], "\(made.all)")
+        #expect(made.all.firstIndex(of: 100).map { $0 == 40 } ?? true, "\(made.all)")
     }
 }
