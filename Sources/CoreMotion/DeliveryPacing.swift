@@ -1,5 +1,7 @@
-import Dispatch
 import EdgeValues
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// When each sample of a paced update reaches its handler: at its capture
 /// time plus one latency, so handler calls come at the samples' own spacing
@@ -19,7 +21,7 @@ import EdgeValues
 /// arrival. No two samples are due closer than a quarter of their capture
 /// spacing, so a backlog is caught up at four times the rate, still paced.
 /// Pure: times in, times out (CLOCK_MONOTONIC ns, the clock of every
-/// sample's `timestamp_ns`); ``PacedDelivery`` runs it on a timer.
+/// sample's `timestamp_ns`); ``PacedDelivery`` runs it, woken by ``PacingThread``.
 enum DeliveryPacing {
     struct Settings: Sendable {
         /// The most latency pacing adds, ns.
@@ -79,11 +81,11 @@ enum DeliveryPacing {
 
 /// Runs ``DeliveryPacing`` for one update: each submitted call runs when
 /// its sample is due, in the order submitted. Time comes from `now` and
-/// wake-ups from `wake` (a timer on the library's pacing queue; a test
-/// passes a virtual clock): `wake(t)` asks for one ``fire()`` at or after
-/// `t` (replacing any earlier request), `wake(nil)` for none; it is called
+/// wake-ups from `wake` (the library's ``PacingThread``; a test passes a
+/// virtual clock): `wake(t)` asks for one ``fire()`` at or after `t`
+/// (replacing any earlier request), `wake(nil)` for none; it is called
 /// under the delivery's lock, so it must not call back. ``fire()`` calls
-/// must not overlap (the timer's queue is serial).
+/// must not overlap (one thread makes them).
 final class PacedDelivery: @unchecked Sendable {
     private let lock = NSLock()
     private let settings: DeliveryPacing.Settings
@@ -93,9 +95,12 @@ final class PacedDelivery: @unchecked Sendable {
     private let now: @Sendable () -> UInt64
     private let wake: @Sendable (UInt64?) -> Void
 
+    /// `register` is called with the new delivery (the pacing thread
+    /// keeps a weak reference to it).
     init(settings: DeliveryPacing.Settings = .init(), now: @escaping @Sendable () -> UInt64,
-         wake: @escaping @Sendable (UInt64?) -> Void) {
+         wake: @escaping @Sendable (UInt64?) -> Void, register: ((PacedDelivery) -> Void)? = nil) {
         self.settings = settings; self.now = now; self.wake = wake
+        register?(self)
     }
 
     /// A sample captured at `captureNs`: `call` runs when it is due.
@@ -120,8 +125,11 @@ final class PacedDelivery: @unchecked Sendable {
     }
 
     /// Runs every call that is due, in order; asks for the next wake-up.
-    func fire() {
-        let t = now()
+    func fire() { fire(until: now()) }
+
+    /// Runs every call due at or before `t`, in order; asks for the next
+    /// wake-up.
+    func fire(until t: UInt64) {
         let ready: [() -> Void] = lock.withLock {
             var ready: [() -> Void] = []
             while head < pending.count, pending[head].dueNs <= t {
@@ -156,36 +164,111 @@ final class PacedDelivery: @unchecked Sendable {
 }
 
 extension PacedDelivery {
-    /// A delivery on the real clock: a timer (no leeway) on the library's
-    /// serial pacing queue.
-    static func onTimer() -> PacedDelivery {
-        let timer = DispatchSource.makeTimerSource(queue: pacingQueue)
-        let box = TimerBox(timer)
-        let delivery = PacedDelivery(now: { monotonicNowNs() }, wake: { at in box.arm(at) })
-        let weakDelivery = WeakBox(delivery)
-        timer.setEventHandler { weakDelivery.value?.fire() }
-        timer.resume()
-        return delivery
+    /// A delivery on the real clock, woken by the library's pacing thread.
+    static func onPacingThread() -> PacedDelivery {
+        let thread = PacingThread.shared
+        let key = PacingThread.Key()
+        return PacedDelivery(now: { monotonicNowNs() }, wake: { at in thread.set(key, dueNs: at) }, register: { d in
+            thread.register(key, d)
+        })
     }
-
-    /// Where paced calls are handed to their queues (one thread, in order).
-    static let pacingQueue = DispatchQueue(label: "CoreMotion.pacing", qos: .userInteractive)
 }
 
-/// The timer of one ``PacedDelivery``: armed for one absolute
-/// CLOCK_MONOTONIC time, cancelled with its delivery.
-final class TimerBox: @unchecked Sendable {
-    private let timer: any DispatchSourceTimer
-    init(_ timer: any DispatchSourceTimer) { self.timer = timer }
-    deinit { timer.cancel() }
+/// The one thread that makes every paced call of the process when it is
+/// due: it sleeps on a CLOCK_MONOTONIC condition until the earliest wake-up
+/// any ``PacedDelivery`` asked for, then fires every delivery due by then
+/// (and those due within ``coalesceNs`` after: the managers of one process
+/// at one rate share a wake-up). A new wake-up wakes it only when it is
+/// earlier than the one it sleeps for, so at a steady rate it wakes once
+/// per sample time and nothing else wakes it.
+final class PacingThread: @unchecked Sendable {
+    static let shared = PacingThread()
+    /// Calls due this soon after the earliest are made in the same wake-up, ns.
+    static let coalesceNs: UInt64 = 250_000
 
-    func arm(_ atNs: UInt64?) {
-        guard let atNs else {
-            timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
+    /// Identifies one delivery's wake-up (made before the delivery exists).
+    final class Key: @unchecked Sendable {}
+
+    private struct Entry {
+        weak var delivery: PacedDelivery?
+        var dueNs: UInt64?
+    }
+
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    /// What the thread sleeps until (nil: not sleeping; `.max`: no wake-up asked for).
+    private var sleepingUntil: UInt64?
+    private var started = false
+
+    private init() {
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    func register(_ key: Key, _ delivery: PacedDelivery) {
+        pthread_mutex_lock(&mutex)
+        entries[ObjectIdentifier(key), default: Entry()].delivery = delivery
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// The wake-up `key`'s delivery asks for (nil: none).
+    func set(_ key: Key, dueNs: UInt64?) {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let id = ObjectIdentifier(key)
+        guard let due = dueNs else {
+            entries[id]?.dueNs = nil
             return
         }
-        let now = monotonicNowNs()
-        let delay = atNs > now ? Int(min(atNs - now, 3_600_000_000_000)) : 0
-        timer.schedule(deadline: .now() + .nanoseconds(delay), leeway: .nanoseconds(0))
+        entries[id, default: Entry()].dueNs = due
+        if !started {
+            started = true
+            let t = Thread { [self] in run() }
+            t.name = "CoreMotion.pacing"
+            t.qualityOfService = .userInteractive
+            t.start()
+        }
+        if let sleeping = sleepingUntil, due < sleeping { pthread_cond_signal(&condition) }
+    }
+
+    private func run() {
+        pthread_mutex_lock(&mutex)
+        while true {
+            let now = monotonicNowNs()
+            var dueNow: [PacedDelivery] = []
+            var earliest = UInt64.max
+            for (id, e) in entries {
+                guard e.delivery != nil else {
+                    entries[id] = nil   // its delivery is gone
+                    continue
+                }
+                guard let due = e.dueNs else { continue }
+                if due <= now &+ Self.coalesceNs, let d = e.delivery {
+                    dueNow.append(d)
+                    entries[id]?.dueNs = nil   // the delivery's fire asks again
+                } else {
+                    earliest = min(earliest, due)
+                }
+            }
+            if !dueNow.isEmpty {
+                pthread_mutex_unlock(&mutex)
+                for d in dueNow { d.fire(until: now &+ Self.coalesceNs) }
+                pthread_mutex_lock(&mutex)
+                continue
+            }
+            sleepingUntil = earliest
+            if earliest == .max {
+                pthread_cond_wait(&condition, &mutex)
+            } else {
+                var deadline = timespec(tv_sec: Int(earliest / 1_000_000_000), tv_nsec: Int(earliest % 1_000_000_000))
+                _ = pthread_cond_timedwait(&condition, &mutex, &deadline)
+            }
+            sleepingUntil = nil
+        }
     }
 }

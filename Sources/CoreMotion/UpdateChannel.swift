@@ -50,7 +50,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
         stop()
         let push = Push(queue: queue, handler: handler)
         let make = Converter(convert)
-        let paced = push.delivers && Self.pacedStreams.contains(stream) ? PacedDelivery.onTimer() : nil
+        let paced = push.delivers && Self.pacedStreams.contains(stream) ? PacedDelivery.onPacingThread() : nil
         let s = StreamSource(stream: stream, interval: interval, onSample: { [weak self] sample in
             guard let self else { return }
             if let e = notice?(sample) {

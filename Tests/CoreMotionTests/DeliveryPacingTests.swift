@@ -162,10 +162,10 @@ func gapsNs(_ t: [UInt64]) -> [Int64] { zip(t.dropFirst(), t).map { Int64($0) - 
     }
 }
 
-/// The real timer (`PacedDelivery.onTimer()`): every call is made, in order,
+/// The real pacing thread (`PacedDelivery.onPacingThread()`): every call is made, in order,
 /// across a cancel and a restart. Only arrival is checked, with a generous
 /// bounded wait; no time is measured (Tests/README.md).
-@Suite struct PacedDeliveryTimerTests {
+@Suite struct PacedDeliveryThreadTests {
     final class Made: @unchecked Sendable {
         private let lock = NSLock()
         private var list: [Int] = []
@@ -182,7 +182,7 @@ func gapsNs(_ t: [UInt64]) -> [Int64] { zip(t.dropFirst(), t).map { Int64($0) - 
     }
 
     @Test func everyCallIsMadeInOrderAcrossACancel() async {
-        let delivery = PacedDelivery.onTimer()
+        let delivery = PacedDelivery.onPacingThread()
         let made = Made()
         // 100 Hz samples that arrive in bursts of two, as from the agent
         let start = monotonicNowNs()
