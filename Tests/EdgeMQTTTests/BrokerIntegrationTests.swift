@@ -545,6 +545,42 @@ private final class Rig: @unchecked Sendable {
         #expect(back[path: "agent", "connected"] as? Bool == true && back.int("agent", "connections") == 2, "\(back)")
     }
 
+    /// One thread of the bridge process reads the agent and publishes: of
+    /// its threads only one wakes per batch of samples, the others on their
+    /// own timers (the signal thread twice a second). The kernel's count of
+    /// each thread's voluntary context switches (a wait that ended) over a
+    /// window of messages the subscriber received is the independent
+    /// measure; a reader thread of its own that hands each message to the
+    /// broker thread wakes as often as that thread does. No clock is read.
+    @Test func oneThreadWakesPerBatchOfSamples() throws {
+        let rig = try Rig("wake")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe(filters: ["edge/n1/#"])
+        let bridge = try rig.bridge(streams: #"[ { stream: "deviceMotion", json_interval_s: 0.05, scalars_interval_s: 1 }, { stream: "altitude", json_interval_s: 0.1, scalars_interval_s: 1 } ]"#)
+        #expect(waitUntil(30) { sub.messages(on: "edge/n1/deviceMotion").count >= 10 }, "\(rig.transcript)")
+        // `edge-mqtt run` supervises the bridge process: the work is in its child.
+        let supervisor = bridge.child.process.processIdentifier
+        var worker: pid_t?
+        _ = waitUntil(10) { worker = childProcesses(of: supervisor).first; return worker != nil }
+        let pid = try #require(worker, "the supervisor's bridge process")
+
+        let before = voluntarySwitchesPerThread(pid)
+        let m0 = sub.messages.count
+        #expect(waitUntil(90) { sub.messages.count >= m0 + 300 }, "\(rig.transcript)")
+        let after = voluntarySwitchesPerThread(pid)
+        let messages = sub.messages.count - m0
+        let woke = after.map { ($0.key, $0.value - (before[$0.key] ?? 0)) }.sorted { $0.1 > $1.1 }
+        // A thread that wakes per batch wakes at least once per 2 messages
+        // here (20 Hz + 10 Hz JSON, scalars at 1 Hz); a timer thread at most
+        // 3 times a second against about 36 messages.
+        let perBatch = woke.filter { $0.1 > messages / 4 }
+        #expect(perBatch.count == 1, "threads (tid, wake-ups) in \(messages) messages: \(woke)")
+    }
+
     /// A bridge whose user holds no entitlement says so and publishes only
     /// its `offline` status: no discovery, no data, no counters.
     @Test func anUnentitledBridgeSaysSoAndPublishesOnlyOffline() throws {
@@ -676,4 +712,27 @@ private final class Rig: @unchecked Sendable {
             ["edge/k1/status", "edge/f1/status"].allSatisfy { late.last(on: $0).map { $0.retained && $0.payload == "offline" } == true }
         }, "a subscriber arriving later is told offline (retained): \(late.messages)")
     }
+}
+
+/// The processes whose parent is `pid` (/proc/N/stat, field 4).
+private func childProcesses(of pid: pid_t) -> [pid_t] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return names.compactMap { name -> pid_t? in
+        guard let child = pid_t(name), let text = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let rest = text[text.index(after: close)...].split(separator: " ")
+        return rest.count > 1 && pid_t(rest[1]) == pid ? child : nil
+    }.sorted()
+}
+
+/// Each thread's voluntary context switches (/proc/PID/task/TID/status).
+private func voluntarySwitchesPerThread(_ pid: pid_t) -> [String: Int] {
+    var out: [String: Int] = [:]
+    for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else { continue }
+        for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+            out[tid] = Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "")
+        }
+    }
+    return out
 }

@@ -26,6 +26,9 @@ public final class BrokerLink: @unchecked Sendable {
     let countersIntervalNs: UInt64
     /// Restarts of the bridge process by its supervisor (nil: unsupervised).
     let workerRestarts: WorkerRestarts?
+    /// The agent's side, driven by this link's thread (nil: a feed with a
+    /// thread of its own pushes on the queue).
+    let feed: (any PolledFeed)?
 
     private let stopRequested = Atomic<Bool>(false)
     private let beats = Atomic<UInt64>(0)
@@ -46,8 +49,9 @@ public final class BrokerLink: @unchecked Sendable {
 
     public init(settings: BrokerSettings, bridge: Bridge, log: BridgeLog, reconnectInitialS: Double, reconnectMaxS: Double,
                 maxInflight: Int, statusServer: StatusServer?, countersIntervalS: Double = 60,
-                workerRestarts: WorkerRestarts? = nil) {
+                workerRestarts: WorkerRestarts? = nil, feed: (any PolledFeed)? = nil) {
         self.workerRestarts = workerRestarts
+        self.feed = feed
         self.settings = settings; self.bridge = bridge; self.log = log
         backoffInitialNs = UInt64(reconnectInitialS * 1e9)
         backoffMaximumNs = UInt64(reconnectMaxS * 1e9)
@@ -190,6 +194,10 @@ private final class Runner {
     // MARK: - the loop
 
     func run() {
+        // Messages this thread pushes need no wake-up of its own.
+        bridge.queue.setConsumerThread()
+        let feed = link.feed
+        var extras = [bridge.queue.wakeup.fd, link.statusServer?.fd ?? -1, -1]
         while phase != .stopped {
             link.beat()
             let now = monotonicNowNs()
@@ -206,12 +214,22 @@ private final class Runner {
                 break
             }
             if case .connected = phase { flush(now) }
-            let extras = [bridge.queue.wakeup.fd] + (link.statusServer.map { [$0.fd] } ?? [])
-            let result = session.service(timeoutMs: timeoutMs(now), extraFD: extras)
-            if result.readable.first == true { bridge.queue.wakeup.drain() }
-            if result.readable.count > 1 && result.readable[1] { link.statusServer?.serve(statusJSON()) }
+            extras[2] = feed?.pollDescriptor ?? -1
+            var timeout = timeoutMs(now)
+            if let at = feed?.wakeAtNs {
+                timeout = min(timeout, Int32(clamping: (at > now ? at - now : 0) / 1_000_000 + 1))
+            }
+            let result = session.service(timeoutMs: timeout, extraFD: extras)
+            if result.readable[0] { bridge.queue.wakeup.drain() }
+            if result.readable[1] { link.statusServer?.serve(statusJSON()) }
             afterService(result.failure)
-            periodic(monotonicNowNs())
+            let after = monotonicNowNs()
+            if let feed, result.readable[2] || feed.wakeAtNs.map({ after >= $0 }) == true || result.readable[0] {
+                // The agent's batch, published in this same turn.
+                feed.service(readable: result.readable[2], nowNs: after)
+                if case .connected = phase { flush(after) }
+            }
+            periodic(after)
         }
         if case .connected = phase {
             session.disconnect()

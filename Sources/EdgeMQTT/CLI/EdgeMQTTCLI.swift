@@ -261,26 +261,28 @@ enum RunCommand {
         let retained = RetainedStore(wakeup: wakeup)
         let bridge = Bridge(config: setup.config, node: setup.node, queue: queue, retained: retained, log: log)
         let b = setup.config.broker
+        // The agent's socket is read by the broker thread itself: one
+        // wake-up per batch the agent delivers, published in the same turn.
+        let feed = PolledAgentFeed(socketPath: setup.agentSocket, wakeup: wakeup)
         let link = BrokerLink(settings: setup.broker, bridge: bridge, log: log, reconnectInitialS: b.reconnectInitialS,
                               reconnectMaxS: b.reconnectMaxS, maxInflight: setup.config.queue.maxInflight,
-                              statusServer: status, workerRestarts: Supervisor.reportFromEnvironment())
+                              statusServer: status, workerRestarts: Supervisor.reportFromEnvironment(), feed: feed)
         let streams = setup.config.enabledStreams.map {
             "\($0.stream.rawValue)" + ($0.json ? " json every \(ScalarCatalog.format($0.jsonIntervalS, decimals: 3)) s" : "")
                 + ($0.scalars && !ScalarCatalog.entities(of: $0.stream).isEmpty ? ", scalars every \(ScalarCatalog.format($0.scalarsIntervalS, decimals: 3)) s" : "")
         }
         log.info("node \(setup.node)\(setup.nodeFromHostName ? " (the host name)" : ""); broker \(setup.broker.address) (MQTT \(setup.broker.protocolVersion.rawValue)\(setup.broker.tls == nil ? "" : ", TLS")\(setup.broker.username.map { ", user \($0)" } ?? "")); topics \(bridge.plan.base)/…; status socket \(setup.statusSocket); streams: \(streams.isEmpty ? "none" : streams.joined(separator: "; "))")
+        bridge.attach(feed)
         do { try link.start() } catch {
             printError("edge-mqtt: \(error.description)")
             return 2
         }
-        let feed = AgentClientFeed(socketPath: setup.agentSocket)
-        bridge.attach(feed)
 
         let environment = SystemdNotify.processEnvironment(["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"])
         let notify = SystemdNotify(environment: environment)
         try? notify.ready(status: "publishing \(bridge.plan.base)/… to \(setup.broker.address)")
         let watchdog = SystemdNotify.watchdogInterval(environment: environment, pid: getpid())
-        var lastBeats = (feed.heartbeat, link.heartbeat)
+        var lastBeats = link.heartbeat
         var lastPingNs: UInt64 = 0
         var reason = "SIGTERM"
         let supervised = Supervisor.isWorker
@@ -298,8 +300,8 @@ enum RunCommand {
                 reason = sig == SIGTERM ? "SIGTERM" : "SIGINT"
                 break
             }
-            // The stall watchdog: from this thread, so a hung feed thread
-            // is found too (its samples stop).
+            // The stall watchdog: from this thread, so a hung broker thread
+            // (it reads the agent too) is found as well (its samples stop).
             bridge.checkLiveness()
             log.flushSuppressed()
             if sig == SIGHUP {
@@ -308,9 +310,10 @@ enum RunCommand {
             if let watchdog {
                 let now = monotonicNowNs()
                 let interval = UInt64(watchdog.components.seconds) * 1_000_000_000 + UInt64(watchdog.components.attoseconds / 1_000_000_000)
-                let beats = (feed.heartbeat, link.heartbeat)
-                // Both threads must have turned since the last ping.
-                if now - lastPingNs >= interval / 2, beats.0 != lastBeats.0, beats.1 != lastBeats.1 {
+                let beats = link.heartbeat
+                // The broker thread (which also reads the agent) must have
+                // turned since the last ping.
+                if now - lastPingNs >= interval / 2, beats != lastBeats {
                     try? notify.watchdog()
                     lastPingNs = now
                     lastBeats = beats

@@ -75,6 +75,9 @@ public final class OutboundQueue: Sendable {
         var dropped = 0
         var droppedSinceMark = 0
         var highWater = 0
+        /// The thread that pops (``setConsumerThread()``): its own pushes
+        /// wake nothing, it publishes them in the same turn.
+        var consumer: pthread_t?
     }
     private let state: Locked<State>
     public let capacity: Int
@@ -90,8 +93,9 @@ public final class OutboundQueue: Sendable {
     /// Adds `message`; drops the oldest when full. Returns true when one was dropped.
     @discardableResult
     public func push(_ message: OutboundMessage) -> Bool {
-        let (wasEmpty, dropped) = state.withLock { s -> (Bool, Bool) in
-            let wasEmpty = s.count == 0
+        let me = pthread_self()
+        let (wake, dropped) = state.withLock { s -> (Bool, Bool) in
+            let wake = s.count == 0 && s.consumer.map({ pthread_equal($0, me) == 0 }) ?? true
             var dropped = false
             if s.count == capacity {
                 s.ring[s.head] = nil
@@ -105,10 +109,17 @@ public final class OutboundQueue: Sendable {
             s.count += 1
             s.pushed += 1
             s.highWater = max(s.highWater, s.count)
-            return (wasEmpty, dropped)
+            return (wake, dropped)
         }
-        if wasEmpty { wakeup.signal() }
+        if wake { wakeup.signal() }
         return dropped
+    }
+
+    /// Makes the calling thread the one that pops: what it pushes itself
+    /// does not signal ``wakeup`` (it is awake, and flushes after pushing).
+    public func setConsumerThread() {
+        let me = pthread_self()
+        state.withLock { $0.consumer = me }
     }
 
     /// The oldest message, removed; nil when empty.
