@@ -10,7 +10,7 @@ import EdgeValues
 enum MQTTBenchmark {
     static let help = """
     Usage: edge-bench mqtt [--seconds S] [--fleet N] [--fleet-seconds S] [--outage S]
-                           [--skip-fleet] [--skip-restart] [--bridge PATH] [--root DIR] [--agent PATH]
+                           [--skip-fleet] [--skip-restart] [--bridge [NAME=]PATH,...] [--root DIR] [--agent PATH]
 
     The bridge (edge-mqtt run, next to edge-bench) between the real agent on
     the simulated board (device motion at 100 Hz) and a real mosquitto on a
@@ -21,11 +21,12 @@ enum MQTTBenchmark {
          scalars at 1 Hz, altitude JSON at 10 Hz with its scalars at 1 Hz
          (QoS 0). Capture-to-subscriber delay (the subscriber's
          CLOCK_MONOTONIC at receipt minus the sample's timestamp_ns) p50 /
-         p99 / max per stream; the bridge's CPU (all its threads,
+         p99 / max per stream; the bridge's CPU (all threads of the bridge
+         process that `edge-mqtt run` supervises, and of the supervisor,
          /proc/PID/task/*/schedstat) as a share of one core next to the
-         agent's and the broker's; the bridge's RSS and its peak (VmHWM).
-      2. the same with JSON at 100 Hz (every device-motion sample): the
-         bridge's cost per message, for scale.
+         agent's and the broker's; the bridge's RSS and its peak (VmHWM);
+         its threads' wake-ups (voluntary context switches) per message.
+      2. the same with JSON at 100 Hz (every device-motion sample).
       3. fleet: N bridges (one agent, N node names) into one broker for S s,
          data and scalars at QoS 1; messages the subscriber got against
          what each bridge says it published (none may be lost while the
@@ -36,9 +37,11 @@ enum MQTTBenchmark {
          (a subscriber arriving after the restart sees them retained), data
          must resume, and the drops (queue capacity 20) must be reported.
 
-    Targets: bridge CPU ≤ 0.5 % of one core (part 1), RSS ≤ 10 MB, fleet
-    delivered = published at QoS 1, restart: reconnected within the cap,
-    retained state and discovery back, drops reported.
+    Targets (issue 22): part 1 bridge CPU (supervisor included) ≤ 0.3 % of
+    one core, the bridge process's RSS ≤ 10 MB; part 2 CPU ≤ 0.5 %, device
+    motion p99 delay ≤ 11 ms; fleet delivered = published at QoS 1;
+    restart: reconnected within the cap, retained state and discovery back,
+    drops reported.
 
     Options:
       --seconds S        length of parts 1 and 2 (default 20)
@@ -51,6 +54,9 @@ enum MQTTBenchmark {
                          with --static-swift-stdlib as the README builds it:
                            swift build -c release --static-swift-stdlib --scratch-path .build/static --product edge-mqtt
                            edge-bench mqtt --bridge .build/static/release/edge-mqtt
+                         Several, comma-separated, each NAME=PATH or PATH:
+                         parts 1 and 2 run for each in turn, in the same run
+                         (before/after comparisons); parts 3 and 4 use the first.
     \(CommonOptions.help)
     """
 
@@ -67,15 +73,16 @@ enum MQTTBenchmark {
         let common = try CommonOptions.parse(&o)
         try o.finish("mqtt")
         let paths = try common.paths()
-        let bridgeBinary = bridgeOption ?? dirname(paths.agent) + "/edge-mqtt"
-        guard isExecutable(bridgeBinary) else {
-            throw BenchError("no edge-mqtt at \(bridgeBinary); build it: swift build -c release --product edge-mqtt")
+        let bridges = bridgeList(bridgeOption ?? dirname(paths.agent) + "/edge-mqtt")
+        for (_, path) in bridges where !isExecutable(path) {
+            throw BenchError("no edge-mqtt at \(path); build it: swift build -c release --product edge-mqtt")
         }
+        let bridgeBinary = bridges[0].path
         guard let mosquitto = findOnPath("mosquitto") else {
             throw BenchError("mosquitto is not installed: apt-get install -y mosquitto mosquitto-clients")
         }
         say("== mqtt: edge-mqtt between edge-agent (simulated board, 100 Hz) and mosquitto on loopback")
-        say("   bridge: \(bridgeBinary); broker: \(mosquitto); load: \(loadAverage())")
+        say("   bridge: \(bridges.map { "\($0.name)=\($0.path)" }.joined(separator: ", ")); broker: \(mosquitto); load: \(loadAverage())")
         var ok = true
         let dir = try TempDirectory(prefix: "edge-bench-mqtt")
         var setup = AgentSetup()
@@ -85,12 +92,18 @@ enum MQTTBenchmark {
         let broker = try BenchBroker(mosquitto, dir: dir)
 
         say()
-        say("-- 1. delay and footprint: deviceMotion and altitude JSON at 10 Hz, scalars at 1 Hz, QoS 0, \(fixed(seconds, 0)) s")
-        let part1 = try delayRun(bridgeBinary, agent: agent, broker: broker, dir: dir, seconds: seconds, jsonInterval: 0.1, tag: "d10")
-        ok = part1 && ok
-        say()
-        say("-- 2. for scale: deviceMotion JSON at 100 Hz (every sample), altitude 10 Hz, \(fixed(seconds, 0)) s")
-        _ = try delayRun(bridgeBinary, agent: agent, broker: broker, dir: dir, seconds: seconds, jsonInterval: 0.01, tag: "d100")
+        for (i, b) in bridges.enumerated() {
+            say("-- 1. delay and footprint: deviceMotion and altitude JSON at 10 Hz, scalars at 1 Hz, QoS 0, \(fixed(seconds, 0)) s [\(b.name)]")
+            let part1 = try delayRun(b.path, agent: agent, broker: broker, dir: dir, seconds: seconds, jsonInterval: 0.1, tag: "d10n\(i)")
+            if i == 0 { ok = part1 && ok }
+            say()
+        }
+        for (i, b) in bridges.enumerated() {
+            say("-- 2. deviceMotion JSON at 100 Hz (every sample), altitude 10 Hz, \(fixed(seconds, 0)) s [\(b.name)]")
+            let part2 = try delayRun(b.path, agent: agent, broker: broker, dir: dir, seconds: seconds, jsonInterval: 0.01, tag: "d100n\(i)")
+            if i == 0 { ok = part2 && ok }
+            say()
+        }
         if !skipFleet {
             say()
             say("-- 3. fleet: \(fleet) bridges into one broker, QoS 1, \(fixed(fleetSeconds, 0)) s")
@@ -122,17 +135,26 @@ enum MQTTBenchmark {
         guard waitFor(20, { reader.count(suffix: "/deviceMotion") > 0 && reader.count(suffix: "/altitude") > 0 }) else {
             throw BenchError("no data from the bridge within 20 s:\n\(bridge.process.stderrText)")
         }
+        // `edge-mqtt run` supervises the bridge process (since issue 16):
+        // the work is in its child; the supervisor is counted beside it.
+        let supervisor = bridge.process.pid
+        let worker = childProcesses(of: supervisor).first ?? supervisor
         // Warm-up done: measure a window.
         reader.resetDelays()
-        let cpu0 = (ProcFS.schedCPUNanoseconds(bridge.process.pid) ?? 0, ProcFS.schedCPUNanoseconds(agent.pid) ?? 0,
-                    ProcFS.schedCPUNanoseconds(broker.pid) ?? 0)
+        let sent0 = reader.total()
+        let wakes0 = voluntarySwitches(worker)
+        let cpu0 = (ProcFS.schedCPUNanoseconds(worker) ?? 0, ProcFS.schedCPUNanoseconds(agent.pid) ?? 0,
+                    ProcFS.schedCPUNanoseconds(broker.pid) ?? 0, ProcFS.schedCPUNanoseconds(supervisor) ?? 0)
         let t0 = monotonicNanoseconds()
         sleepSeconds(seconds)
         let t1 = monotonicNanoseconds()
-        let cpu1 = (ProcFS.schedCPUNanoseconds(bridge.process.pid) ?? 0, ProcFS.schedCPUNanoseconds(agent.pid) ?? 0,
-                    ProcFS.schedCPUNanoseconds(broker.pid) ?? 0)
-        let mem = ProcFS.status(bridge.process.pid)
-        let rollup = ProcFS.parseStatus(readTextFile("/proc/\(bridge.process.pid)/smaps_rollup"))
+        let cpu1 = (ProcFS.schedCPUNanoseconds(worker) ?? 0, ProcFS.schedCPUNanoseconds(agent.pid) ?? 0,
+                    ProcFS.schedCPUNanoseconds(broker.pid) ?? 0, ProcFS.schedCPUNanoseconds(supervisor) ?? 0)
+        let wakes1 = voluntarySwitches(worker)
+        let sent1 = reader.total()
+        let mem = ProcFS.status(worker)
+        let supervisorMem = ProcFS.status(supervisor)
+        let rollup = ProcFS.parseStatus(readTextFile("/proc/\(worker)/smaps_rollup"))
         let delays = reader.delays()
         let wall = Double(t1 - t0)
         func share(_ a: UInt64, _ b: UInt64) -> Double { Double(b &- a) / wall * 100 }
@@ -144,19 +166,35 @@ enum MQTTBenchmark {
         }
         say("   capture → subscriber delay (\(fixed(wall / 1e9, 1)) s window):")
         say(t.text)
-        let bridgeCPU = share(cpu0.0, cpu1.0)
+        let workerCPU = share(cpu0.0, cpu1.0)
+        let supervisorCPU = worker == supervisor ? 0 : share(cpu0.3, cpu1.3)
+        let bridgeCPU = workerCPU + supervisorCPU
         let rss = mem["VmRSS"] ?? 0, hwm = mem["VmHWM"] ?? 0
         var c = Table(["process", "CPU % of one core"])
-        c.add(["edge-mqtt (bridge)", fixed(bridgeCPU, 3)])
+        c.add(["edge-mqtt (bridge process + supervisor)", fixed(bridgeCPU, 3)])
+        c.add(["  the bridge process", fixed(workerCPU, 3)])
+        c.add(["  its supervisor", worker == supervisor ? "none" : fixed(supervisorCPU, 3)])
         c.add(["edge-agent (100 Hz loop, all clients)", fixed(share(cpu0.1, cpu1.1), 3)])
         c.add(["mosquitto", fixed(share(cpu0.2, cpu1.2), 3)])
         say(c.text)
         say("   bridge RSS \(mb(rss)) (peak \(mb(hwm))): anonymous \(mb(mem["RssAnon"] ?? 0)), file-backed \(mb(mem["RssFile"] ?? 0)) (shared libraries' pages; PSS \(mb(rollup["Pss"] ?? 0))); threads \(mem["Threads"] ?? 0)")
+        if worker != supervisor {
+            say("   supervisor RSS \(mb(supervisorMem["VmRSS"] ?? 0)) (peak \(mb(supervisorMem["VmHWM"] ?? 0))): anonymous \(mb(supervisorMem["RssAnon"] ?? 0)), file-backed \(mb(supervisorMem["RssFile"] ?? 0))")
+        }
         let total = delays.values.reduce(0) { $0 + $1.count }
-        if total > 0 { say("   bridge CPU per message delivered: \(fixed(Double(cpu1.0 &- cpu0.0) / Double(total) / 1000, 1)) µs") }
-        if jsonInterval < 0.1 { return true }
-        let cpuOK = bridgeCPU <= 0.5, rssOK = hwm <= 10 * 1024
-        say("   target bridge CPU ≤ 0.5 %: \(verdict(cpuOK)); RSS ≤ 10 MB: \(verdict(rssOK))")
+        let messages = sent1 - sent0
+        if total > 0 { say("   bridge CPU per message delivered: \(fixed(Double(cpu1.0 &- cpu0.0 &+ cpu1.3 &- cpu0.3) / Double(total) / 1000, 1)) µs") }
+        if messages > 0 {
+            say("   bridge process wake-ups (voluntary context switches, all threads): \(wakes1 - wakes0), \(fixed(Double(wakes1 - wakes0) / Double(messages), 2)) per message received (\(messages))")
+        }
+        if jsonInterval < 0.1 {
+            let p99 = delays["deviceMotion"].map { pct($0.sorted(), 0.99) / 1e6 } ?? .infinity
+            let cpuOK = bridgeCPU <= 0.5, delayOK = p99 <= 11
+            say("   target bridge CPU ≤ 0.5 %: \(verdict(cpuOK)); deviceMotion p99 ≤ 11 ms: \(verdict(delayOK)) (\(fixed(p99, 2)) ms)")
+            return cpuOK && delayOK
+        }
+        let cpuOK = bridgeCPU <= 0.3, rssOK = hwm <= 10 * 1024
+        say("   target bridge CPU ≤ 0.3 %: \(verdict(cpuOK)); RSS ≤ 10 MB: \(verdict(rssOK))")
         return cpuOK && rssOK
     }
 
@@ -270,6 +308,35 @@ enum MQTTBenchmark {
     }
 
     // MARK: - helpers
+
+    /// `NAME=PATH,PATH,...` → (name, path); a bare path is named by its place.
+    static func bridgeList(_ option: String) -> [(name: String, path: String)] {
+        option.split(separator: ",").enumerated().map { i, item in
+            if let eq = item.firstIndex(of: "=") { return (String(item[..<eq]), String(item[item.index(after: eq)...])) }
+            return (i == 0 ? "bridge" : "bridge\(i + 1)", String(item))
+        }
+    }
+
+    /// The processes whose parent is `pid` (/proc/N/stat field 4).
+    static func childProcesses(of pid: pid_t) -> [pid_t] {
+        guard let d = opendir("/proc") else { return [] }
+        defer { closedir(d) }
+        var out: [pid_t] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            guard let child = pid_t(name), let text = readTextFile("/proc/\(child)/stat"),
+                  let close = text.lastIndex(of: ")") else { continue }
+            let rest = text[text.index(after: close)...].split(separator: " ")
+            if rest.count > 1, pid_t(rest[1]) == pid { out.append(child) }
+        }
+        return out.sorted()
+    }
+
+    /// Voluntary context switches of every thread of `pid` (each one a
+    /// wait that ended in a wake-up).
+    static func voluntarySwitches(_ pid: pid_t) -> Int {
+        ProcFS.threadCPUNanoseconds(pid).keys.reduce(0) { $0 + (ProcFS.status(pid, task: $1)["voluntary_ctxt_switches"] ?? 0) }
+    }
 
     static func pct(_ sorted: [Double], _ q: Double) -> Double {
         guard !sorted.isEmpty else { return .nan }
@@ -492,5 +559,7 @@ final class BenchSubscriber: @unchecked Sendable {
     /// The last payload on `topic`, retained or live.
     func last(exact topic: String) -> String? { state.withLock { $0.last[topic] } }
     func delays() -> [String: [Double]] { state.withLock { $0.delays } }
+    /// Messages received on every topic.
+    func total() -> Int { state.withLock { $0.counts.values.reduce(0, +) } }
     func resetDelays() { state.withLock { $0.delays = [:] } }
 }
