@@ -551,7 +551,8 @@ private final class Rig: @unchecked Sendable {
     /// each thread's voluntary context switches (a wait that ended) over a
     /// window of messages the subscriber received is the independent
     /// measure; a reader thread of its own that hands each message to the
-    /// broker thread wakes as often as that thread does. No clock is read.
+    /// broker thread wakes as often as that thread does. The supervisor
+    /// process wakes only for signals (and now and then). No clock is read.
     @Test func oneThreadWakesPerBatchOfSamples() throws {
         let rig = try Rig("wake")
         defer { rig.stop() }
@@ -569,9 +570,11 @@ private final class Rig: @unchecked Sendable {
         let pid = try #require(worker, "the supervisor's bridge process")
 
         let before = voluntarySwitchesPerThread(pid)
+        let supervisorBefore = voluntarySwitchesPerThread(supervisor).values.reduce(0, +)
         let m0 = sub.messages.count
         #expect(waitUntil(90) { sub.messages.count >= m0 + 300 }, "\(rig.transcript)")
         let after = voluntarySwitchesPerThread(pid)
+        let supervisorWoke = voluntarySwitchesPerThread(supervisor).values.reduce(0, +) - supervisorBefore
         let messages = sub.messages.count - m0
         let woke = after.map { ($0.key, $0.value - (before[$0.key] ?? 0)) }.sorted { $0.1 > $1.1 }
         // A thread that wakes per batch wakes at least once per 2 messages
@@ -579,6 +582,9 @@ private final class Rig: @unchecked Sendable {
         // 3 times a second against about 36 messages.
         let perBatch = woke.filter { $0.1 > messages / 4 }
         #expect(perBatch.count == 1, "threads (tid, wake-ups) in \(messages) messages: \(woke)")
+        // The supervisor sleeps until a signal or its child's end (SIGCHLD),
+        // not a few times a second: fewer wake-ups than a tenth of the messages.
+        #expect(supervisorWoke < messages / 10, "the supervisor woke \(supervisorWoke) times in \(messages) messages")
     }
 
     /// A bridge whose user holds no entitlement says so and publishes only

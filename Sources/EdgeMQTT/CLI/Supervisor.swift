@@ -70,6 +70,11 @@ struct SpawnFailure: Error { var errno: Int32 }
     /// `arguments` are `run`'s own (without the program and the command).
     static func run(arguments: [String], backoff initial: Backoff, log: BridgeLog) -> Int32 {
         var set = blockShutdownSignals()
+        // The worker's end arrives as SIGCHLD (blocked, so it stays pending
+        // for sigtimedwait): the supervisor sleeps until something happens
+        // instead of looking ten times a second.
+        sigaddset(&set, SIGCHLD)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
 
         let executable = selfExecutable()
         var backoff = initial
@@ -91,9 +96,9 @@ struct SpawnFailure: Error { var errno: Int32 }
             // Wait for it, passing signals on.
             var status: Int32 = 0
             while true {
-                var ts = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+                var ts = timespec(tv_sec: 5, tv_nsec: 0)
                 let sig = sigtimedwait(&set, nil, &ts)
-                if sig > 0 {
+                if sig > 0 && sig != SIGCHLD {
                     kill(pid, sig)
                     if sig != SIGHUP { stopping = sig }
                 }
