@@ -587,6 +587,60 @@ private final class Rig: @unchecked Sendable {
         #expect(supervisorWoke < messages / 10, "the supervisor woke \(supervisorWoke) times in \(messages) messages")
     }
 
+    /// The bridge process reads its configuration in a child process: the
+    /// JSON5 decoder (FoundationEssentials' JSONDecoder) never runs in it.
+    /// With the shared Swift libraries (the tests' build) the kernel's
+    /// count of libFoundationEssentials.so's resident pages in the running
+    /// bridge process (/proc/PID/smaps) is compared with the same count in
+    /// an `edge-mqtt status` that has only started and connected (it reads
+    /// no file): what loading the library costs. Decoding the file in the
+    /// process adds 1.4 MB there (main's release build: 2948 kB against
+    /// 1572 kB); the rest of the bridge's work about 0.5 MB (release) or
+    /// nothing (debug). (A --static-swift-stdlib build maps no such
+    /// library: the test then compares zeros.)
+    @Test func theBridgeProcessKeepsNoJSON5DecoderResident() throws {
+        let rig = try Rig("rss")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe(filters: ["edge/n1/#"])
+        let bridge = try rig.bridge()
+        #expect(waitUntil(30) { sub.messages(on: "edge/n1/deviceMotion").count >= 3 }, "\(rig.transcript)")
+        let supervisor = bridge.child.process.processIdentifier
+        var worker: pid_t?
+        _ = waitUntil(10) { worker = childProcesses(of: supervisor).first; return worker != nil }
+        let pid = try #require(worker, "the supervisor's bridge process")
+        let library = "/libFoundationEssentials.so"
+        let inBridge = residentKilobytes(pid: pid, mappingSuffix: library)
+        let inSupervisor = residentKilobytes(pid: supervisor, mappingSuffix: library)
+
+        // The baseline: `status` waiting for a socket that never answers.
+        let path = rig.directory + "/silent.sock"
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in raw.copyBytes(from: Array(path.utf8)) }
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 4) == 0, "listen on \(path)")
+        let status = Child("status-baseline", executable: Paths.bridgeBinary, arguments: ["status", "--socket", path],
+                           directory: rig.directory)
+        try status.start()
+        defer { status.stop() }
+        // Readable: `status` has connected, and now only waits (3 s).
+        var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&p, 1, 30_000) == 1, "edge-mqtt status connected")
+        let baseline = residentKilobytes(pid: status.process.processIdentifier, mappingSuffix: library)
+        let swiftCore = residentKilobytes(pid: status.process.processIdentifier, mappingSuffix: "/libswiftCore.so")
+        #expect(swiftCore > 0 || !isSharedBuild, "the baseline's smaps were read (libswiftCore.so is resident in a shared build)")
+        #expect(inBridge <= baseline + 900, "the bridge process holds \(inBridge) kB of \(library), a process that only loaded it \(baseline) kB")
+        #expect(inSupervisor <= baseline + 900, "the supervisor holds \(inSupervisor) kB of \(library), a process that only loaded it \(baseline) kB")
+    }
+
     /// A bridge whose user holds no entitlement says so and publishes only
     /// its `offline` status: no discovery, no data, no counters.
     @Test func anUnentitledBridgeSaysSoAndPublishesOnlyOffline() throws {
@@ -741,4 +795,36 @@ private func voluntarySwitchesPerThread(_ pid: pid_t) -> [String: Int] {
         }
     }
     return out
+}
+
+/// Whether the bridge under test links the Swift libraries dynamically.
+private var isSharedBuild: Bool {
+    (try? String(contentsOfFile: Paths.bridgeBinary, encoding: .isoLatin1))?.contains("libswiftCore.so") ?? true
+}
+
+/// Resident kB of the mappings of `pid` whose file ends in `suffix` (/proc/PID/smaps).
+private func residentKilobytes(pid: pid_t, mappingSuffix suffix: String) -> Int {
+    // read(2) to the end: /proc files say size 0, and smaps is many pages.
+    let fd = open("/proc/\(pid)/smaps", O_RDONLY)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
+    var inside = false
+    var total = 0
+    for line in text.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if let first = fields.first, first.contains("-"), first.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+            inside = fields.count >= 6 && fields.last!.hasSuffix(suffix)
+        } else if inside, line.hasPrefix("Rss:"), fields.count >= 2, let kB = Int(fields[1]) {
+            total += kB
+        }
+    }
+    return total
 }

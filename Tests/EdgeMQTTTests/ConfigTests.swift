@@ -148,4 +148,54 @@ import EdgeProtocol
         let o = try BridgeSetup.resolve(configPath: dir + "/b.json5", overrides: BridgeOverrides(node: "n2"))
         #expect(o.node == "n2" && o.broker.clientID == "edge-mqtt-n2")
     }
+
+    /// What `run` reads in a child process (BridgeSetup.resolveInChild)
+    /// comes back through the wire form whole: every key of the file set
+    /// away from its default, and the repository's files, resolved by the
+    /// JSON5 loader, then written and read back with the project's own JSON
+    /// writer and parser (fork is exercised by every test that runs
+    /// `edge-mqtt run`; a test process has threads, so it does not fork here).
+    @Test func theResolvedConfigurationSurvivesTheWireForm() throws {
+        let dir = NSTemporaryDirectory() + "edge-mqtt-wire-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let full = dir + "/full.json5"
+        try """
+        { node: "boat-7", agent: { socket_path: "agent.sock" },
+          broker: { host: "::1", port: 8884, protocol: "5", keepalive_s: 17, client_id: "cid", username: "u",
+                    password_file: "pw", tls: { ca_file: "ca.pem", cert_file: "c.pem", key_file: "k.pem" },
+                    reconnect_initial_s: 0.25, reconnect_max_s: 7.5, connect_timeout_s: 3.3 },
+          topics: { prefix: "site/boat", discovery: false, discovery_prefix: "ha", retain_scalars: true },
+          qos: { data: 1, scalars: 2, state: 0, discovery: 2 },
+          queue: { capacity: 77, max_inflight: 5 },
+          streams: [ { stream: "altitude", enabled: false, json: false, json_interval_s: 0.3, scalars_interval_s: 0.7 },
+                     { stream: "deviceMotion", json_interval_s: 0.01, scalars_interval_s: 2 } ],
+          status_socket: "status.sock" }
+        """.write(toFile: full, atomically: true, encoding: .utf8)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        for path in [full, root + "/config/edge-mqtt.json5", root + "/deploy/edge-mqtt.json5"] {
+            let direct = try BridgeSetup.resolve(configPath: path, overrides: BridgeOverrides(agentSocket: path == full ? nil : dir + "/a.sock"),
+                                                 readPassword: false)
+            var w = JSONWriter()
+            direct.encode(into: &w)
+            let back = try ResolvedBridge(wire: try JSONValue.parse(w.bytes))
+            #expect(back.config == direct.config, "\(path)")
+            #expect(back.node == direct.node && back.nodeFromHostName == direct.nodeFromHostName)
+            #expect(back.configPath == direct.configPath && back.configSource == direct.configSource
+                    && back.agentSocketSource == direct.agentSocketSource)
+            #expect(back.agentSocket == direct.agentSocket && back.statusSocket == direct.statusSocket)
+            let (a, b) = (back.broker, direct.broker)
+            #expect(a.host == b.host && a.port == b.port && a.protocolVersion == b.protocolVersion && a.keepaliveS == b.keepaliveS
+                    && a.clientID == b.clientID && a.username == b.username && a.tls == b.tls && a.connectTimeoutS == b.connectTimeoutS,
+                    "\(path)")
+        }
+        // The fully set file really is away from the defaults, key by key.
+        let c = try BridgeSetup.resolve(configPath: full, readPassword: false).config
+        #expect(c.broker.tls?.keyFile == "k.pem" && c.broker.reconnectInitialS == 0.25 && c.qos.scalars == 2 && c.queue.maxInflight == 5)
+        #expect(c.streams.first?.enabled == false && c.topics.retainScalars && c.agent.socketPathGiven)
+        // A wire form that lacks a member is refused, not read as defaults.
+        var w = JSONWriter()
+        w.beginObject(); w.key("node"); w.string("x"); w.endObject()
+        #expect(throws: SetupFailure.self) { try ResolvedBridge(wire: try JSONValue.parse(w.bytes)) }
+    }
 }

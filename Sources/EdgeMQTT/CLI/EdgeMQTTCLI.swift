@@ -230,8 +230,9 @@ enum RunCommand {
     /// be read: the worker then says why and exits 2).
     static func restartBackoff(_ options: Options) -> Backoff {
         var initial = 0.5, maximum = 30.0
-        if let setup = try? BridgeSetup.resolve(config: options.config, overrides: options.overrides,
-                                                readPassword: false) {
+        // In a child: the supervisor stays small (BridgeSetup.resolveInChild).
+        if let setup = try? BridgeSetup.resolveInChild(config: options.config, overrides: options.overrides,
+                                                       readPassword: false) {
             initial = setup.config.broker.reconnectInitialS
             maximum = setup.config.broker.reconnectMaxS
         }
@@ -241,7 +242,9 @@ enum RunCommand {
     static func run(_ options: Options, log defaultLog: BridgeLog) -> Int32 {
         let log = options.verbose ? BridgeLog(verbose: true) : defaultLog
         let setup: ResolvedBridge
-        do { setup = try BridgeSetup.resolve(config: options.config, overrides: options.overrides) } catch {
+        // Read in a child process, so the JSON5 decoder's pages never
+        // become part of this long-running one (BridgeSetup.resolveInChild).
+        do { setup = try BridgeSetup.resolveInChild(config: options.config, overrides: options.overrides) } catch {
             printError("edge-mqtt: \(error.description)")
             return 2
         }
