@@ -10,7 +10,8 @@ import EdgeValues
 enum MQTTBenchmark {
     static let help = """
     Usage: edge-bench mqtt [--seconds S] [--fleet N] [--fleet-seconds S] [--outage S]
-                           [--skip-fleet] [--skip-restart] [--bridge [NAME=]PATH,...] [--root DIR] [--agent PATH]
+                           [--skip-fleet] [--skip-restart] [--bridge [NAME=]PATH,...] [--delivery-ms MS]
+                           [--root DIR] [--agent PATH]
 
     The bridge (edge-mqtt run, next to edge-bench) between the real agent on
     the simulated board (device motion at 100 Hz) and a real mosquitto on a
@@ -48,6 +49,10 @@ enum MQTTBenchmark {
       --fleet N          bridges in part 3 (default 20)
       --fleet-seconds S  length of part 3 (default 60)
       --outage S         broker down in part 4 (default 3)
+      --delivery-ms MS   the agent's service.delivery_interval_ms (default: the
+                         agent's, 20 ms: at 100 Hz the agent sends two samples
+                         every 20 ms, so half the samples wait 10-20 ms before
+                         they leave the agent, whatever the bridge does)
       --skip-fleet, --skip-restart
       --bridge PATH      the edge-mqtt to run (default: next to edge-bench). The
                          RSS target is judged on the deployed build, linked
@@ -70,6 +75,7 @@ enum MQTTBenchmark {
         let skipFleet = o.flag("--skip-fleet")
         let skipRestart = o.flag("--skip-restart")
         let bridgeOption = try o.string("--bridge")
+        let deliveryText = try o.string("--delivery-ms")
         let common = try CommonOptions.parse(&o)
         try o.finish("mqtt")
         let paths = try common.paths()
@@ -87,6 +93,10 @@ enum MQTTBenchmark {
         let dir = try TempDirectory(prefix: "edge-bench-mqtt")
         var setup = AgentSetup()
         setup.rateHz = 100
+        if let d = deliveryText {
+            guard let v = Double(d), v >= 0, v <= 1000 else { throw BenchError("--delivery-ms takes 0...1000, not \(d)") }
+            setup.deliveryIntervalMs = v
+        }
         let agent = try AgentRun(paths: paths, setup: setup, duration: nil)
         defer { _ = try? agent.stop() }
         let broker = try BenchBroker(mosquitto, dir: dir)
