@@ -10,7 +10,7 @@ import EdgeValues
 enum MQTTBenchmark {
     static let help = """
     Usage: edge-bench mqtt [--seconds S] [--fleet N] [--fleet-seconds S] [--outage S]
-                           [--skip-fleet] [--skip-restart] [--bridge [NAME=]PATH,...] [--delivery-ms MS]
+                           [--skip-fleet] [--skip-restart] [--bridge [NAME=]PATH,...] [--delivery-ms MS] [--broker-nodelay]
                            [--root DIR] [--agent PATH]
 
     The bridge (edge-mqtt run, next to edge-bench) between the real agent on
@@ -49,6 +49,11 @@ enum MQTTBenchmark {
       --fleet N          bridges in part 3 (default 20)
       --fleet-seconds S  length of part 3 (default 60)
       --outage S         broker down in part 4 (default 3)
+      --broker-nodelay   set_tcp_nodelay true in mosquitto's configuration: without
+                         it the broker's writes to the subscriber wait for
+                         Nagle's algorithm and the subscriber's delayed ACK (up
+                         to 40 ms) whenever messages come faster than the ACKs,
+                         as at 100 Hz: part 2's p99 is then the broker's
       --delivery-ms MS   the agent's service.delivery_interval_ms (default: the
                          agent's, 20 ms: at 100 Hz the agent sends two samples
                          every 20 ms, so half the samples wait 10-20 ms before
@@ -76,6 +81,7 @@ enum MQTTBenchmark {
         let skipRestart = o.flag("--skip-restart")
         let bridgeOption = try o.string("--bridge")
         let deliveryText = try o.string("--delivery-ms")
+        let brokerNoDelay = o.flag("--broker-nodelay")
         let common = try CommonOptions.parse(&o)
         try o.finish("mqtt")
         let paths = try common.paths()
@@ -99,7 +105,7 @@ enum MQTTBenchmark {
         }
         let agent = try AgentRun(paths: paths, setup: setup, duration: nil)
         defer { _ = try? agent.stop() }
-        let broker = try BenchBroker(mosquitto, dir: dir)
+        let broker = try BenchBroker(mosquitto, dir: dir, noDelay: brokerNoDelay)
 
         say()
         for (i, b) in bridges.enumerated() {
@@ -410,8 +416,10 @@ final class BenchBroker {
     private var process: ChildProcess?
     private var generation = 0
 
-    init(_ binary: String, dir: TempDirectory) throws {
-        self.binary = binary; self.dir = dir
+    let noDelay: Bool
+
+    init(_ binary: String, dir: TempDirectory, noDelay: Bool = false) throws {
+        self.binary = binary; self.dir = dir; self.noDelay = noDelay
         port = try freeLoopbackPort()
         try start()
     }
@@ -429,6 +437,7 @@ final class BenchBroker {
             log_type warning
             user \(user)
             max_queued_messages 100000
+            \(noDelay ? "set_tcp_nodelay true" : "")
             listener \(port) 127.0.0.1
             allow_anonymous true
 
