@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A message from the agent, decoded (the client side of ``MessageEncoder``:
 /// the `CoreMotion` library and tools read the socket through this).
 public enum ServerMessage: Sendable, Hashable {
@@ -43,8 +49,19 @@ public enum ServerMessage: Sendable, Hashable {
         public var description: String { reason }
     }
 
-    /// Decodes one line (without its newline).
+    /// Decodes one line (without its newline). A `sample` line as the
+    /// agent writes it is decoded straight into its ``Sample`` with no
+    /// allocation (``SampleScan``); anything else goes through the JSON tree.
     public static func decode<C: Collection>(line: C) throws(DecodeError) -> ServerMessage where C.Element == UInt8 {
+        if let fast = line.withContiguousStorageIfAvailable({ SampleScan.decode($0) }), let sample = fast {
+            return .sample(sample)
+        }
+        return try decodeWithTree(line: line)
+    }
+
+    /// ``decode(line:)`` through the JSON tree only (every class; the
+    /// reference the sample fast path is tested against).
+    static func decodeWithTree<C: Collection>(line: C) throws(DecodeError) -> ServerMessage where C.Element == UInt8 {
         let v: JSONValue
         do { v = try JSONValue.parse(line) } catch { throw DecodeError(reason: "not JSON: \(error)") }
         let r = Reader(value: v)
@@ -215,10 +232,6 @@ public enum ServerMessage: Sendable, Hashable {
             }
             return out
         }
-        func vector(_ key: String) throws(DecodeError) -> Vector3 {
-            let r = Reader(value: try member(key))
-            return Vector3(x: try r.double("x"), y: try r.double("y"), z: try r.double("z"))
-        }
         func stream() throws(DecodeError) -> StreamName {
             let name = try string("stream")
             guard let s = StreamName(rawValue: name) else { throw DecodeError(reason: "unknown stream \(name)") }
@@ -237,100 +250,424 @@ public enum ServerMessage: Sendable, Hashable {
             throw DecodeError(reason: "unknown \(key) \"\(s)\"")
         }
 
-        func quaternion(_ key: String) throws(DecodeError) -> Quaternion {
-            let q = Reader(value: try member(key))
-            return Quaternion(w: try q.double("w"), x: try q.double("x"), y: try q.double("y"), z: try q.double("z"))
-        }
-
-        func motion(_ ts: UInt64) throws(DecodeError) -> DeviceMotionSample {
-            let attitude = try quaternion("attitude")
-            var heading: Double?
-            if case .number(let h, _)? = value["heading_deg"] { heading = h }
-            let frame: ReferenceFrame = try named("frame", \ReferenceFrame.wireName)
-            // attitude6D / northYaw_deg / northYawState: agents before them
-            // sent only the attitude in `frame`: read it as the 6D attitude
-            // of a filter whose north is where that frame's X is (north
-            // frames) or unknown (arbitrary frames).
-            var attitude6D = attitude
-            var northYaw: Double? = frame.hasNorth ? 0 : nil
-            var northState: NorthYawState = frame.hasNorth ? .live : .none
-            if value["attitude6D"] != nil {
-                attitude6D = try quaternion("attitude6D")
-                northYaw = nil
-                if case .number(let y, _)? = value["northYaw_deg"] { northYaw = y }
-                northState = try named("northYawState", \NorthYawState.wireName)
+        // SampleMembers (the keys of sample lines, for ``SampleMembers/sample()``).
+        func number(_ key: StaticString) -> SampleMemberNumber {
+            switch value[key.description] {
+            case nil: return .missing
+            case .null?: return .null
+            case .number(let d, let literal)?: return .number(d, unsigned: UInt64(literal), signed: Int(literal))
+            default: return .other
             }
-            return DeviceMotionSample(
-                timestampNs: ts, attitude: attitude,
-                gravity: try vector("gravity_mps2"), userAcceleration: try vector("userAcceleration_mps2"),
-                rotationRate: try vector("rotationRate_radps"), magneticField: try vector("magneticField_uT"),
-                magneticFieldAccuracy: try named("magneticFieldAccuracy", \MagneticFieldCalibrationAccuracy.wireName),
-                headingDeg: heading, referenceFrame: frame,
-                attitude6D: attitude6D, northYawDeg: northYaw, northYawState: northState)
         }
+        func flag(_ key: StaticString) -> Bool? {
+            if case .bool(let b)? = value[key.description] { return b }
+            return nil
+        }
+        func has(_ key: StaticString) -> Bool { value[key.description] != nil }
+        func nested(_ key: StaticString) -> Reader? {
+            if let m = value[key.description], case .object = m { return Reader(value: m) }
+            return nil
+        }
+        func name<E: CaseIterable>(_ key: StaticString, _ wireName: (E) -> StaticString) throws(DecodeError) -> E {
+            try named(key.description, wireName)
+        }
+        func streamName() throws(DecodeError) -> StreamName { try stream() }
+    }
+}
 
-        func sample() throws(DecodeError) -> Sample {
-            let ts = try uint64("timestamp_ns")
-            switch try stream() {
-            case .accelerometer:
-                return .accelerometer(AccelerometerSample(timestampNs: ts, acceleration: try vector("acceleration_mps2")))
-            case .accelerometerBatch:
-                return .accelerometerBatch(AccelerometerSample(timestampNs: ts, acceleration: try vector("acceleration_mps2")))
-            case .gyroscope:
-                return .gyroscope(GyroscopeSample(timestampNs: ts, rotationRate: try vector("rotationRate_radps")))
-            case .magnetometer:
-                return .magnetometer(MagnetometerSample(timestampNs: ts, magneticField: try vector("magneticField_uT")))
-            case .deviceMotion: return .deviceMotion(try motion(ts))
-            case .deviceMotionBatch: return .deviceMotionBatch(try motion(ts))
-            case .accessoryMotion: return .accessoryMotion(try motion(ts))
-            case .altitude:
-                return .altitude(AltitudeSample(timestampNs: ts, relativeAltitude: try double("relativeAltitude_m"),
-                                                pressure: try double("pressure_pa"), temperature: try double("temperature_c")))
-            case .absoluteAltitude:
-                return .absoluteAltitude(AbsoluteAltitudeSample(timestampNs: ts, altitude: try double("altitude_m"),
-                                                                accuracy: try double("accuracy_m"),
-                                                                precision: try double("precision_m")))
-            case .submersion:
-                return .submersion(SubmersionSample(timestampNs: ts, depth: try double("depth_m"),
-                                                    pressure: try double("pressure_pa"),
-                                                    surfacePressure: try double("surfacePressure_pa"),
-                                                    temperature: try double("temperature_c"),
-                                                    state: try named("state", \SubmersionState.wireName),
-                                                    depthState: value["depthState"] == nil ? .unknown
-                                                        : try named("depthState", \SubmersionDepthState.wireName),
-                                                    maximumDepth: optionalDouble("maximumDepth_m") ?? SubmersionSample.fullMaximumDepth,
-                                                    temperatureUncertainty: optionalDouble("temperatureUncertainty_c") ?? 0))
-            case .pedometer:
-                func count(_ key: String) throws(DecodeError) -> UInt32 {
-                    let v = try int(key)
-                    guard v >= 0 && v <= Int(UInt32.max) else { throw DecodeError(reason: "\(key) out of range") }
-                    return UInt32(v)
+// MARK: - samples: one mapping from keys to values, two readers
+
+/// A number member of a sample line, as a reader sees it.
+enum SampleMemberNumber {
+    case missing
+    case null
+    /// Present, but not a number.
+    case other
+    /// `unsigned` / `signed`: the literal as an integer, when it is one.
+    case number(Double, unsigned: UInt64?, signed: Int?)
+}
+
+/// What ``SampleMembers/sample()`` needs of an object: the JSON tree's
+/// ``ServerMessage/Reader``, or ``SampleScan`` over the line's bytes.
+protocol SampleMembers {
+    associatedtype Nested: SampleMembers
+    func number(_ key: StaticString) -> SampleMemberNumber
+    /// A boolean member; nil when missing or not a boolean.
+    func flag(_ key: StaticString) -> Bool?
+    func has(_ key: StaticString) -> Bool
+    /// An object member; nil when missing or not an object.
+    func nested(_ key: StaticString) -> Nested?
+    func name<E: CaseIterable>(_ key: StaticString, _ wireName: (E) -> StaticString) throws(ServerMessage.DecodeError) -> E
+    func streamName() throws(ServerMessage.DecodeError) -> StreamName
+}
+
+extension SampleMembers {
+    func mDouble(_ key: StaticString) throws(ServerMessage.DecodeError) -> Double {
+        switch number(key) {
+        case .number(let d, _, _): return d
+        case .null: return .nan // the agent writes null for a value it could not compute
+        case .missing: throw ServerMessage.DecodeError(reason: "missing key \"\(key)\"")
+        case .other: throw ServerMessage.DecodeError(reason: "\"\(key)\" is not a number")
+        }
+    }
+    func mOptionalDouble(_ key: StaticString) -> Double? {
+        if case .number(let d, _, _) = number(key) { return d }
+        return nil
+    }
+    /// Exact for integers beyond 2^53 (timestamps after ~104 days of uptime).
+    func mUInt64(_ key: StaticString) throws(ServerMessage.DecodeError) -> UInt64 {
+        switch number(key) {
+        case .number(_, let u?, _): return u
+        case .missing: throw ServerMessage.DecodeError(reason: "missing key \"\(key)\"")
+        default: throw ServerMessage.DecodeError(reason: "\"\(key)\" is not an unsigned integer")
+        }
+    }
+    func mInt(_ key: StaticString) throws(ServerMessage.DecodeError) -> Int {
+        switch number(key) {
+        case .number(_, _, let i?): return i
+        case .missing: throw ServerMessage.DecodeError(reason: "missing key \"\(key)\"")
+        default: throw ServerMessage.DecodeError(reason: "\"\(key)\" is not an integer")
+        }
+    }
+    func mBool(_ key: StaticString) throws(ServerMessage.DecodeError) -> Bool {
+        if let b = flag(key) { return b }
+        if !has(key) { throw ServerMessage.DecodeError(reason: "missing key \"\(key)\"") }
+        throw ServerMessage.DecodeError(reason: "\"\(key)\" is not a boolean")
+    }
+    func mObject(_ key: StaticString) throws(ServerMessage.DecodeError) -> Nested {
+        if let n = nested(key) { return n }
+        if !has(key) { throw ServerMessage.DecodeError(reason: "missing key \"\(key)\"") }
+        throw ServerMessage.DecodeError(reason: "\"\(key)\" is not an object")
+    }
+    func mVector(_ key: StaticString) throws(ServerMessage.DecodeError) -> Vector3 {
+        let r = try mObject(key)
+        return Vector3(x: try r.mDouble("x"), y: try r.mDouble("y"), z: try r.mDouble("z"))
+    }
+    func mQuaternion(_ key: StaticString) throws(ServerMessage.DecodeError) -> Quaternion {
+        let q = try mObject(key)
+        return Quaternion(w: try q.mDouble("w"), x: try q.mDouble("x"), y: try q.mDouble("y"), z: try q.mDouble("z"))
+    }
+
+    func motion(_ ts: UInt64) throws(ServerMessage.DecodeError) -> DeviceMotionSample {
+        let attitude = try mQuaternion("attitude")
+        let heading = mOptionalDouble("heading_deg")
+        let frame: ReferenceFrame = try name("frame", \ReferenceFrame.wireName)
+        // attitude6D / northYaw_deg / northYawState: agents before them
+        // sent only the attitude in `frame`: read it as the 6D attitude
+        // of a filter whose north is where that frame's X is (north
+        // frames) or unknown (arbitrary frames).
+        var attitude6D = attitude
+        var northYaw: Double? = frame.hasNorth ? 0 : nil
+        var northState: NorthYawState = frame.hasNorth ? .live : .none
+        if has("attitude6D") {
+            attitude6D = try mQuaternion("attitude6D")
+            northYaw = mOptionalDouble("northYaw_deg")
+            northState = try name("northYawState", \NorthYawState.wireName)
+        }
+        return DeviceMotionSample(
+            timestampNs: ts, attitude: attitude,
+            gravity: try mVector("gravity_mps2"), userAcceleration: try mVector("userAcceleration_mps2"),
+            rotationRate: try mVector("rotationRate_radps"), magneticField: try mVector("magneticField_uT"),
+            magneticFieldAccuracy: try name("magneticFieldAccuracy", \MagneticFieldCalibrationAccuracy.wireName),
+            headingDeg: heading, referenceFrame: frame,
+            attitude6D: attitude6D, northYawDeg: northYaw, northYawState: northState)
+    }
+
+    func sample() throws(ServerMessage.DecodeError) -> Sample {
+        let ts = try mUInt64("timestamp_ns")
+        switch try streamName() {
+        case .accelerometer:
+            return .accelerometer(AccelerometerSample(timestampNs: ts, acceleration: try mVector("acceleration_mps2")))
+        case .accelerometerBatch:
+            return .accelerometerBatch(AccelerometerSample(timestampNs: ts, acceleration: try mVector("acceleration_mps2")))
+        case .gyroscope:
+            return .gyroscope(GyroscopeSample(timestampNs: ts, rotationRate: try mVector("rotationRate_radps")))
+        case .magnetometer:
+            return .magnetometer(MagnetometerSample(timestampNs: ts, magneticField: try mVector("magneticField_uT")))
+        case .deviceMotion: return .deviceMotion(try motion(ts))
+        case .deviceMotionBatch: return .deviceMotionBatch(try motion(ts))
+        case .accessoryMotion: return .accessoryMotion(try motion(ts))
+        case .altitude:
+            return .altitude(AltitudeSample(timestampNs: ts, relativeAltitude: try mDouble("relativeAltitude_m"),
+                                            pressure: try mDouble("pressure_pa"), temperature: try mDouble("temperature_c")))
+        case .absoluteAltitude:
+            return .absoluteAltitude(AbsoluteAltitudeSample(timestampNs: ts, altitude: try mDouble("altitude_m"),
+                                                            accuracy: try mDouble("accuracy_m"),
+                                                            precision: try mDouble("precision_m")))
+        case .submersion:
+            return .submersion(SubmersionSample(timestampNs: ts, depth: try mDouble("depth_m"),
+                                                pressure: try mDouble("pressure_pa"),
+                                                surfacePressure: try mDouble("surfacePressure_pa"),
+                                                temperature: try mDouble("temperature_c"),
+                                                state: try name("state", \SubmersionState.wireName),
+                                                depthState: !has("depthState") ? .unknown
+                                                    : try name("depthState", \SubmersionDepthState.wireName),
+                                                maximumDepth: mOptionalDouble("maximumDepth_m") ?? SubmersionSample.fullMaximumDepth,
+                                                temperatureUncertainty: mOptionalDouble("temperatureUncertainty_c") ?? 0))
+        case .pedometer:
+            func count(_ key: StaticString) throws(ServerMessage.DecodeError) -> UInt32 {
+                let v = try mInt(key)
+                guard v >= 0 && v <= Int(UInt32.max) else { throw ServerMessage.DecodeError(reason: "\(key) out of range") }
+                return UInt32(v)
+            }
+            return .pedometer(PedometerSample(timestampNs: ts, startNs: try mUInt64("startDate_ns"), steps: try count("steps"),
+                                              distance: try mDouble("distance_m"),
+                                              floorsAscended: try count("floorsAscended"),
+                                              floorsDescended: try count("floorsDescended"),
+                                              currentCadence: try mDouble("currentCadence_stepsps"),
+                                              currentPace: try mDouble("currentPace_spm"),
+                                              averageActivePace: try mDouble("averageActivePace_spm")))
+        case .humidity:
+            return .humidity(HumiditySample(timestampNs: ts, relativeHumidity: try mDouble("relativeHumidity_pct")))
+        case .pedometerEvent:
+            return .pedometerEvent(PedometerEventSample(timestampNs: ts, type: try name("type", \PedometerEventType.wireName)))
+        case .activity:
+            var flags = ActivityFlags()
+            if try mBool("stationary") { flags.insert(.stationary) }
+            if try mBool("walking") { flags.insert(.walking) }
+            if try mBool("running") { flags.insert(.running) }
+            if try mBool("cycling") { flags.insert(.cycling) }
+            if try mBool("automotive") { flags.insert(.automotive) }
+            if try mBool("unknown") { flags.insert(.unknown) }
+            return .activity(ActivitySample(timestampNs: ts, startNs: try mUInt64("startDate_ns"), flags: flags,
+                                            confidence: try name("confidence", \ActivityConfidence.wireName)))
+        case .accessoryConnection:
+            throw ServerMessage.DecodeError(reason: "accessoryConnection carries no samples")
+        }
+    }
+}
+
+extension ServerMessage.Reader: SampleMembers {}
+
+/// A `sample` line read in place: no JSON tree, no allocation. It reads
+/// the subset of JSON the agent writes for samples (``MessageEncoder``):
+/// one object of members whose values are numbers, plain strings (no
+/// escapes), booleans, null, or objects of numbers, with no whitespace and
+/// no repeated key. Anything else makes ``decode(_:)`` answer nil, and the
+/// line goes through the JSON tree (which also says what is wrong).
+struct SampleScan: SampleMembers {
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The object's `{` and one past its `}`.
+    let start: Int
+    let end: Int
+
+    static let prefix: StaticString = #"{"class":"sample","#
+
+    /// The sample on `line`; nil when the line is not a plain sample line.
+    static func decode(_ line: UnsafeBufferPointer<UInt8>) -> Sample? {
+        let p = prefix
+        guard line.count > p.utf8CodeUnitCount,
+              memcmp(line.baseAddress!, p.utf8Start, p.utf8CodeUnitCount) == 0 else { return nil }
+        var i = 0
+        guard validateObject(line, &i, nested: false), i == line.count else { return nil }
+        let scan = SampleScan(bytes: line, start: 0, end: line.count)
+        do { return try scan.sample() } catch { return nil }
+    }
+
+    // MARK: validation (once per line)
+
+    /// An object at `i` (moved past it): members as described above.
+    private static func validateObject(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, nested: Bool) -> Bool {
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
+        let open = i
+        i += 1
+        if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return true }
+        while true {
+            let keyStart = i
+            guard skipString(b, &i) else { return false }
+            // A key met before in this object: the tree keeps the last, so leave it to the tree.
+            var j = open + 1
+            while j < keyStart {
+                let otherStart = j
+                _ = skipString(b, &j)
+                if j - otherStart == i - keyStart, memcmp(b.baseAddress! + otherStart, b.baseAddress! + keyStart, i - keyStart) == 0 {
+                    return false
                 }
-                return .pedometer(PedometerSample(timestampNs: ts, startNs: try uint64("startDate_ns"), steps: try count("steps"),
-                                                  distance: try double("distance_m"),
-                                                  floorsAscended: try count("floorsAscended"),
-                                                  floorsDescended: try count("floorsDescended"),
-                                                  currentCadence: try double("currentCadence_stepsps"),
-                                                  currentPace: try double("currentPace_spm"),
-                                                  averageActivePace: try double("averageActivePace_spm")))
-            case .humidity:
-                return .humidity(HumiditySample(timestampNs: ts, relativeHumidity: try double("relativeHumidity_pct")))
-            case .pedometerEvent:
-                return .pedometerEvent(PedometerEventSample(timestampNs: ts, type: try named("type", \PedometerEventType.wireName)))
-            case .activity:
-                var flags = ActivityFlags()
-                if try bool("stationary") { flags.insert(.stationary) }
-                if try bool("walking") { flags.insert(.walking) }
-                if try bool("running") { flags.insert(.running) }
-                if try bool("cycling") { flags.insert(.cycling) }
-                if try bool("automotive") { flags.insert(.automotive) }
-                if try bool("unknown") { flags.insert(.unknown) }
-                return .activity(ActivitySample(timestampNs: ts, startNs: try uint64("startDate_ns"), flags: flags,
-                                                confidence: try named("confidence", \ActivityConfidence.wireName)))
-            case .accessoryConnection:
-                throw DecodeError(reason: "accessoryConnection carries no samples")
+                j += 1 // ':'
+                _ = skipValue(b, &j)
+                j += 1 // ','
+            }
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
+            i += 1
+            guard i < b.count else { return false }
+            switch b[i] {
+            case UInt8(ascii: "{"):
+                guard !nested, validateObject(b, &i, nested: true) else { return false }
+            case UInt8(ascii: "\""):
+                guard !nested, skipString(b, &i) else { return false }
+            case UInt8(ascii: "t"), UInt8(ascii: "f"):
+                guard !nested, skipLiteral(b, &i) else { return false }
+            case UInt8(ascii: "n"):
+                guard skipLiteral(b, &i) else { return false }
+            default:
+                guard numberEnd(b, i).map({ i = $0 }) != nil else { return false }
+            }
+            guard i < b.count else { return false }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { i += 1; return true }
+            return false
+        }
+    }
+
+    /// A string with no escapes and no control characters.
+    private static func skipString(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return false }
+        i += 1
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { i += 1; return true }
+            if c == UInt8(ascii: "\\") || c < 0x20 { return false }
+            i += 1
+        }
+        return false
+    }
+
+    private static func skipLiteral(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
+        for word in ["true", "false", "null"] as [StaticString] {
+            let n = word.utf8CodeUnitCount
+            if i + n <= b.count, memcmp(b.baseAddress! + i, word.utf8Start, n) == 0 { i += n; return true }
+        }
+        return false
+    }
+
+    /// Past a value already validated.
+    private static func skipValue(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
+        switch b[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            if b[i] == UInt8(ascii: "}") { i += 1; return true }
+            while true {
+                _ = skipString(b, &i)
+                i += 1 // ':'
+                _ = skipValue(b, &i)
+                if b[i] == UInt8(ascii: "}") { i += 1; return true }
+                i += 1 // ','
+            }
+        case UInt8(ascii: "\""): return skipString(b, &i)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"): return skipLiteral(b, &i)
+        default:
+            guard let e = numberEnd(b, i) else { return false }
+            i = e
+            return true
+        }
+    }
+
+    /// The end of a JSON number starting at `i` (RFC 8259 grammar); nil if none.
+    private static func numberEnd(_ b: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
+        var i = start
+        func digits() -> Int {
+            let s = i
+            while i < b.count, b[i] >= UInt8(ascii: "0"), b[i] <= UInt8(ascii: "9") { i += 1 }
+            return i - s
+        }
+        if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < b.count else { return nil }
+        if b[i] == UInt8(ascii: "0") { i += 1 } else if digits() == 0 { return nil }
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { return nil }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { return nil }
+        }
+        return i
+    }
+
+    // MARK: members (the object is valid)
+
+    /// The value of `key`: its first byte and one past its last.
+    private func find(_ key: StaticString) -> (Int, Int)? {
+        let n = key.utf8CodeUnitCount
+        var i = start + 1
+        guard i < end, bytes[i] != UInt8(ascii: "}") else { return nil }
+        while i < end {
+            let keyStart = i + 1
+            _ = Self.skipString(bytes, &i)
+            let match = i - 1 - keyStart == n && memcmp(bytes.baseAddress! + keyStart, key.utf8Start, n) == 0
+            i += 1 // ':'
+            let valueStart = i
+            _ = Self.skipValue(bytes, &i)
+            if match { return (valueStart, i) }
+            i += 1 // ',' or '}'
+        }
+        return nil
+    }
+
+    func number(_ key: StaticString) -> SampleMemberNumber {
+        guard let (s, e) = find(key) else { return .missing }
+        switch bytes[s] {
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "\""), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "{"): return .other
+        default: break
+        }
+        // Integers as the tree reads them (UInt64(literal), Int(literal)).
+        var unsigned: UInt64? = 0
+        var magnitude: UInt64? = 0
+        let negative = bytes[s] == UInt8(ascii: "-")
+        if negative { unsigned = nil }
+        for k in (negative ? s + 1 : s)..<e {
+            let c = bytes[k]
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { unsigned = nil; magnitude = nil; break }
+            if let m = magnitude {
+                let (m10, o1) = m.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = m10.addingReportingOverflow(UInt64(c - UInt8(ascii: "0")))
+                magnitude = o1 || o2 ? nil : sum
             }
         }
+        if !negative { unsigned = magnitude }
+        var signed: Int?
+        if let m = magnitude {
+            if negative { signed = m <= UInt64(Int.max) + 1 ? (m == UInt64(Int.max) + 1 ? Int.min : -Int(m)) : nil }
+            else { signed = m <= UInt64(Int.max) ? Int(m) : nil }
+        }
+        // The double: strtod on a copy on the stack (the line has no NUL),
+        // which must take the whole literal (a locale with a decimal comma
+        // would stop at '.': then the tree reads the line).
+        let length = e - s
+        guard length < 64 else { return .other }
+        let d: Double? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
+            let base = buf.baseAddress!
+            UnsafeMutableRawPointer(base).copyMemory(from: bytes.baseAddress! + s, byteCount: length)
+            base[length] = 0
+            var endPointer: UnsafeMutablePointer<CChar>?
+            let v = strtod(base, &endPointer)
+            return endPointer == base + length ? v : nil
+        }
+        guard let d else { return .other }
+        return .number(d, unsigned: unsigned, signed: signed)
+    }
+
+    func flag(_ key: StaticString) -> Bool? {
+        guard let (s, _) = find(key) else { return nil }
+        if bytes[s] == UInt8(ascii: "t") { return true }
+        if bytes[s] == UInt8(ascii: "f") { return false }
+        return nil
+    }
+
+    func has(_ key: StaticString) -> Bool { find(key) != nil }
+
+    func nested(_ key: StaticString) -> SampleScan? {
+        guard let (s, e) = find(key), bytes[s] == UInt8(ascii: "{") else { return nil }
+        return SampleScan(bytes: bytes, start: s, end: e)
+    }
+
+    /// Whether the string value of `key` is `word`.
+    private func string(_ key: StaticString, is word: StaticString) -> Bool? {
+        guard let (s, e) = find(key), bytes[s] == UInt8(ascii: "\"") else { return nil }
+        let n = word.utf8CodeUnitCount
+        return e - s - 2 == n && memcmp(bytes.baseAddress! + s + 1, word.utf8Start, n) == 0
+    }
+
+    func name<E: CaseIterable>(_ key: StaticString, _ wireName: (E) -> StaticString) throws(ServerMessage.DecodeError) -> E {
+        for c in E.allCases where string(key, is: wireName(c)) == true { return c }
+        throw ServerMessage.DecodeError(reason: "unknown \(key)")
+    }
+
+    func streamName() throws(ServerMessage.DecodeError) -> StreamName {
+        for s in StreamName.allCases where string("stream", is: MessageEncoder.streamName(s)) == true { return s }
+        throw ServerMessage.DecodeError(reason: "unknown stream")
     }
 }
 
