@@ -4,6 +4,8 @@
 import CoreMotion
 import EdgeClient
 import EdgeProtocol
+import CAllocCount
+import EdgeValues
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,6 +36,8 @@ enum CoreMotionBenchmark {
     Targets (issue 9):
       * capture-to-handler delay p99 <= one loop period + 1 ms (set-up A);
       * agent CPU in B <= 1.2 x agent CPU in A;
+      * 0 heap allocations per decoded sample line (issue 22; counted
+        before the rounds, on ServerMessage.decode of a device-motion line);
     and shown: the library's CPU per delivered sample (A and B).
     The agent's delivery batching (`service.delivery_interval_ms`, default
     20: the service thread wakes every other tick at 100 Hz) adds up to one
@@ -208,6 +212,33 @@ enum CoreMotionBenchmark {
         var gaps: [Double] { clients.flatMap(\.gapsUs).sorted() }
     }
 
+    /// Heap allocations per decoded device-motion line, counted on this
+    /// thread (CAllocCount): the sample fast path, and the JSON tree for
+    /// the same line with a space after `{"class":"sample",`.
+    static func decodeAllocations(_ n: Int = 10_000) -> (fast: Double, tree: Double, lines: Int) {
+        let q = Quaternion(w: 0.9238795325112867, x: 0.3826834323650898, y: -0.012345678901234567, z: 0.000123456789)
+        let v = Vector3(x: -0.12345678901234567, y: 9.701234567890123, z: 0.31415926535897931)
+        let s = Sample.deviceMotion(DeviceMotionSample(
+            timestampNs: 123_456_789_012_345, attitude: q, gravity: v, userAcceleration: v, rotationRate: v, magneticField: v,
+            magneticFieldAccuracy: MagneticFieldCalibrationAccuracy.allCases.last!, headingDeg: 123.45678901234567,
+            referenceFrame: ReferenceFrame.allCases.last!, attitude6D: q, northYawDeg: 1.5, northYawState: .live))
+        var w = JSONWriter(capacity: 1024)
+        MessageEncoder.sample(s, into: &w)
+        var line = w.bytes
+        line.removeLast()
+        var spaced = line
+        spaced.insert(UInt8(ascii: " "), at: Array(#"{"class":"sample","#.utf8).count)
+        func count(_ bytes: [UInt8]) -> Double {
+            let slice = bytes[...]
+            var decoded = 0
+            edge_alloc_count_begin()
+            for _ in 0..<n { if case .sample? = try? ServerMessage.decode(line: slice) { decoded += 1 } }
+            let allocations = edge_alloc_count_end()
+            return decoded == n ? Double(allocations) / Double(n) : .nan
+        }
+        return (count(line), count(spaced), n)
+    }
+
     static func run(_ args: [String]) throws -> Bool {
         var o = Options(args)
         if o.wantsHelp { say(help); return true }
@@ -232,6 +263,10 @@ enum CoreMotionBenchmark {
         say("   agent: \(paths.agent) run --config <generated: simulated board, sample_rate_hz \(rate), delivery_interval_ms \(setup.deliveryIntervalMs.map { fixed($0, 0) } ?? "default (20)")> --quiet")
         say("   clients: \(me) coremotion-client (this executable, linked with the CoreMotion library)")
         say("   load: \(loadAverage())")
+        // The decode path of every client (issue 22): heap allocations per line.
+        let decode = decodeAllocations()
+        let decodeOK = decode.fast == 0
+        say("   decoding a device-motion line (ServerMessage.decode, \(decode.lines) lines): \(fixed(decode.fast, 2)) heap allocations per line on the sample fast path, \(fixed(decode.tree, 2)) through the JSON tree (the same line with a space, which the fast path leaves to the tree); target 0: \(verdict(decodeOK))")
         let total = Double(rounds) * 2 * (seconds + warmup + 3) + 30
         let agent = try AgentRun(paths: paths, setup: setup, duration: total)
         defer { _ = try? agent.stop() }
@@ -324,7 +359,8 @@ enum CoreMotionBenchmark {
         var v = Table(["target", "figure", "verdict"])
         v.add(["delay p99 <= one loop period + 1 ms (\(fixed(periodMs + 1, 1)) ms), A", fixed(percentile(delaysA, 0.99) / 1000, 2) + " ms", verdict(delayOK)])
         v.add(["agent CPU, 8 managers in 2 processes <= 1.2 x one subscriber's", fixed(ratio, 2) + " x", verdict(costOK)])
+        v.add(["heap allocations per decoded sample line == 0 (issue 22)", fixed(decode.fast, 2), verdict(decodeOK)])
         say(v.text)
-        return delayOK && costOK
+        return delayOK && costOK && decodeOK
     }
 }
