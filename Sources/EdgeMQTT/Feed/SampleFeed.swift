@@ -3,8 +3,10 @@ import EdgeProtocol
 // The seam between the bridge and the agent's socket.
 //
 // The bridge is a client of the agent like any app, through the project's
-// one client library: ``AgentClientFeed`` implements this protocol over
-// EdgeClient's `AgentClient`. The protocol stays so the bridge's logic can
+// one client library: `edge-mqtt run` uses ``PolledAgentFeed`` (over
+// EdgeClient's `AgentConnection`, driven by the broker thread: one wake-up
+// per batch), `edge-mqtt check` ``AgentClientFeed`` (over `AgentClient`,
+// with a thread of its own). The protocol stays so the bridge's logic can
 // be driven by a scripted feed in tests.
 
 /// A stream the bridge wants, and how often (capture time between samples).
