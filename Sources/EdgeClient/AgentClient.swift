@@ -549,21 +549,34 @@ public final class AgentClient: @unchecked Sendable {
         return a
     }()
 
+    /// Handlers of the socket thread's current sample (reused, as ``ringDue``).
+    private var lineDue: [SampleHandler] = {
+        var a: [SampleHandler] = []
+        a.reserveCapacity(16)
+        return a
+    }()
+
+    /// With `lock` held: appends the handlers of the subscribers that
+    /// `sample` is due for (each one's decimation, advanced in place: no copy
+    /// of the stream's state, no allocation).
+    private func dueHandlersLocked(_ sample: Sample, into due: inout [SampleHandler]) {
+        guard let si = streams.index(forKey: sample.stream) else { return }
+        let t = sample.timestampNs
+        var k = streams.values[si].subscribers.values.startIndex
+        while k != streams.values[si].subscribers.values.endIndex {
+            if streams.values[si].subscribers.values[k].decimator.admit(t) {
+                due.append(streams.values[si].subscribers.values[k].onSample)
+            }
+            streams.values[si].subscribers.values.formIndex(after: &k)
+        }
+    }
+
     private func deliverFromRing(_ sample: Sample) {
         ringDue.removeAll(keepingCapacity: true)
         lock.withLock {
             counters.ringSamples += 1
             counters.samples += 1
-            guard let si = streams.index(forKey: sample.stream) else { return }
-            let t = sample.timestampNs
-            // In place: no copy of the stream's state per sample.
-            var k = streams.values[si].subscribers.values.startIndex
-            while k != streams.values[si].subscribers.values.endIndex {
-                if streams.values[si].subscribers.values[k].decimator.admit(t) {
-                    ringDue.append(streams.values[si].subscribers.values[k].onSample)
-                }
-                streams.values[si].subscribers.values.formIndex(after: &k)
-            }
+            dueHandlersLocked(sample, into: &ringDue)
             counters.delivered += ringDue.count
         }
         deliveryLock.withLock { for h in ringDue { h.call(sample) } }
@@ -580,19 +593,14 @@ public final class AgentClient: @unchecked Sendable {
     private func handle(_ message: ServerMessage) -> String? {
         switch message {
         case .sample(let sample):
-            var due: [SampleHandler] = []
+            lineDue.removeAll(keepingCapacity: true)
             lock.withLock {
                 counters.lines += 1
                 counters.samples += 1
-                guard var s = streams[sample.stream] else { return }
-                let t = sample.timestampNs
-                for k in Array(s.subscribers.keys) where s.subscribers[k]!.decimator.admit(t) {
-                    due.append(s.subscribers[k]!.onSample)
-                }
-                counters.delivered += due.count
-                streams[sample.stream] = s
+                dueHandlersLocked(sample, into: &lineDue)
+                counters.delivered += lineDue.count
             }
-            deliveryLock.withLock { for h in due { h.call(sample) } }
+            deliveryLock.withLock { for h in lineDue { h.call(sample) } }
             return nil
         case .subscribed(let stream, _, let id):
             lock.withLock {

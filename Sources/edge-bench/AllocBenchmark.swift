@@ -206,7 +206,7 @@ enum AllocBenchmark {
         }
         let seamAllocations = seams.map(\.1.0).reduce(0, +)
         print("  client decode path, ring (EdgeClient)  " + String(ringPath.allocations).leftPad(11) + "  " + String(Double(ringPath.allocations) / Double(ringPath.samples)).leftPad(9) + "  per sample, \(ringPath.samples) device-motion samples handed to a handler")
-        print("  client decode path, lines (EdgeClient) " + String(linePath.allocations).leftPad(11) + "  " + String(Double(linePath.allocations) / Double(linePath.samples)).leftPad(9) + "  per sample (JSON tree per line; for comparison)")
+        print("  client decode path, lines (EdgeClient) " + String(linePath.allocations).leftPad(11) + "  " + String(Double(linePath.allocations) / Double(linePath.samples)).leftPad(9) + "  per sample (JSON lines; for comparison)")
         let ok = a1 == 0 && a3 == 0 && seamAllocations == 0
         print("  target: the loop allocates nothing in steady state, delivering to clients included: \(ok ? "PASS" : "FAIL") (\(a1), \(a3) and \(seamAllocations) allocations)")
         let ringOK = ringPath.allocations == 0
