@@ -543,18 +543,10 @@ public final class AgentClient: @unchecked Sendable {
 
     /// Handlers of the ring thread's current sample (kept to avoid an
     /// allocation per sample; only the ring thread touches it).
-    private var ringDue: [SampleHandler] = {
-        var a: [SampleHandler] = []
-        a.reserveCapacity(16)
-        return a
-    }()
+    private var ringDue = SampleHandler.list()
 
     /// Handlers of the socket thread's current sample (reused, as ``ringDue``).
-    private var lineDue: [SampleHandler] = {
-        var a: [SampleHandler] = []
-        a.reserveCapacity(16)
-        return a
-    }()
+    private var lineDue = SampleHandler.list()
 
     /// With `lock` held: appends the handlers of the subscribers that
     /// `sample` is due for (each one's decimation, advanced in place: no copy
@@ -673,6 +665,13 @@ extension AgentConnection {
 final class SampleHandler: Sendable {
     let call: @Sendable (Sample) -> Void
     init(_ call: @escaping @Sendable (Sample) -> Void) { self.call = call }
+
+    /// An empty list with room for the handlers of one sample.
+    static func list() -> [SampleHandler] {
+        var a: [SampleHandler] = []
+        a.reserveCapacity(16)
+        return a
+    }
 }
 
 /// One subscriber's subscription; ``cancel()`` ends it (idempotent).

@@ -201,7 +201,10 @@ public enum MessageEncoder {
     }
 
     /// `{"class":"subscribed","stream":…,"interval_s":…,"entitlement":…}`
-    public static func subscribed(_ stream: StreamName, intervalS: Double, id: RequestID? = nil,
+    /// With `ring`: the shared-memory ring offered for the subscription
+    /// (`"ring":{"slots":1024,"record_bytes":248,"layout":"…","start":N}`;
+    /// docs/protocol.md, "Shared-memory rings").
+    public static func subscribed(_ stream: StreamName, intervalS: Double, ring: RingOffer? = nil, id: RequestID? = nil,
                                   into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("subscribed")
@@ -209,6 +212,14 @@ public enum MessageEncoder {
         w.key("stream"); w.name(streamName(stream))
         w.key("interval_s"); w.double(intervalS)
         w.key("entitlement"); w.string(stream.entitlement.rawValue)
+        if let ring {
+            w.key("ring"); w.beginObject()
+            w.key("slots"); w.int(ring.slots)
+            w.key("record_bytes"); w.int(ring.recordBytes)
+            w.key("layout"); w.string(SampleRingFormat.hex(ring.layoutID))
+            w.key("start"); w.int(ring.start)
+            w.endObject()
+        }
         w.endObject(); w.endLine()
     }
 

@@ -129,24 +129,3 @@ extension ServerMessage {
 
     private static let subscribedPrefix = Array(#"{"class":"subscribed""#.utf8)
 }
-
-extension MessageEncoder {
-    /// `subscribed` with the ring it offers:
-    /// `{"class":"subscribed",…,"ring":{"slots":1024,"record_bytes":216,"layout":"…","start":N}}`.
-    public static func subscribed(_ stream: StreamName, intervalS: Double, ring: RingOffer, id: RequestID? = nil,
-                                  into w: inout JSONWriter) {
-        w.beginObject()
-        w.key("class"); w.name("subscribed")
-        requestID(id, &w)
-        w.key("stream"); w.name(streamName(stream))
-        w.key("interval_s"); w.double(intervalS)
-        w.key("entitlement"); w.string(stream.entitlement.rawValue)
-        w.key("ring"); w.beginObject()
-        w.key("slots"); w.int(ring.slots)
-        w.key("record_bytes"); w.int(ring.recordBytes)
-        w.key("layout"); w.string(SampleRingFormat.hex(ring.layoutID))
-        w.key("start"); w.int(ring.start)
-        w.endObject()
-        w.endObject(); w.endLine()
-    }
-}
