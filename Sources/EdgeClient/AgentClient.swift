@@ -563,15 +563,19 @@ public final class AgentClient: @unchecked Sendable {
         }
     }
 
-    private func deliverFromRing(_ sample: Sample) {
-        ringDue.removeAll(keepingCapacity: true)
+    private func deliverFromRing(_ sample: Sample) { deliver(sample, fromRing: true, &ringDue) }
+
+    /// Hands `sample` to the subscribers it is due for, `due` being the
+    /// calling thread's reused list (``ringDue`` or ``lineDue``).
+    private func deliver(_ sample: Sample, fromRing: Bool, _ due: inout [SampleHandler]) {
+        due.removeAll(keepingCapacity: true)
         lock.withLock {
-            counters.ringSamples += 1
+            if fromRing { counters.ringSamples += 1 } else { counters.lines += 1 }
             counters.samples += 1
-            dueHandlersLocked(sample, into: &ringDue)
-            counters.delivered += ringDue.count
+            dueHandlersLocked(sample, into: &due)
+            counters.delivered += due.count
         }
-        deliveryLock.withLock { for h in ringDue { h.call(sample) } }
+        deliveryLock.withLock { for h in due { h.call(sample) } }
     }
 
     private func ringLost(_ stream: StreamName, _ n: Int) {
@@ -585,14 +589,7 @@ public final class AgentClient: @unchecked Sendable {
     private func handle(_ message: ServerMessage) -> String? {
         switch message {
         case .sample(let sample):
-            lineDue.removeAll(keepingCapacity: true)
-            lock.withLock {
-                counters.lines += 1
-                counters.samples += 1
-                dueHandlersLocked(sample, into: &lineDue)
-                counters.delivered += lineDue.count
-            }
-            deliveryLock.withLock { for h in lineDue { h.call(sample) } }
+            deliver(sample, fromRing: false, &lineDue)
             return nil
         case .subscribed(let stream, _, let id):
             lock.withLock {
