@@ -506,6 +506,11 @@ public final class AgentClient: @unchecked Sendable {
         }
         let failure: String?
         if let passed = reader.takeDescriptor() {
+            // Unsubscribed since (the unsubscribe is on its way): the ring is not needed.
+            if lock.withLock({ streams[stream]?.wireNs == nil }) {
+                Glibc.close(passed)
+                return
+            }
             if offer.isReadable {
                 switch rings().add(stream, fd: passed, start: offer.start) {
                 case .success: failure = nil
