@@ -352,10 +352,10 @@ final class ServiceLoop: @unchecked Sendable {
             rings[slot] = r
             return r
         case .failure(let e):
-            // Served as lines; the statistics count it (and say why nowhere
-            // else: it is EMFILE or ENOMEM, which the agent's own log shows).
-            _ = e
+            // Served as lines; the statistics count it and keep why
+            // (memfd_create, ftruncate or mmap: EMFILE, ENOMEM).
             core.ringFailures.wrappingAdd(1, ordering: .relaxed)
+            core.shared.withLock { $0.lastRingFailure = e.description }
             return nil
         }
     }

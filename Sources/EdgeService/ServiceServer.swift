@@ -49,6 +49,8 @@ public struct ServiceStatistics: Sendable, Hashable {
     /// Rings the kernel would not make (out of descriptors or memory); those
     /// subscriptions were served as lines.
     public var ringFailures: Int = 0
+    /// Why the last ring could not be made (nil: none failed).
+    public var lastRingFailure: String? = nil
 }
 
 /// Server-wide counters that outlive the connections that add to them.
@@ -122,6 +124,8 @@ final class ServiceCore: Sendable {
 
     struct Shared {
         var devices: [DeviceInfo] = []
+        /// Why the last shared-memory ring could not be made.
+        var lastRingFailure: String?
         var pendingEvents: [ConnectionEvent] = []
         var stopReason = "agent stopping"
         /// Fastest requested interval per stream, ns (nil: nobody subscribes).
@@ -339,7 +343,8 @@ public final class ServiceServer: Sendable {
                                  clients: clients.map(\.snapshot),
                                  droppedTotal: core.totals.dropped.load(ordering: .relaxed),
                                  deliveredTotal: core.totals.delivered.load(ordering: .relaxed),
-                                 ringFailures: core.ringFailures.load(ordering: .relaxed))
+                                 ringFailures: core.ringFailures.load(ordering: .relaxed),
+                                 lastRingFailure: core.shared.withLock { $0.lastRingFailure })
     }
 
     /// Stops the server: every client gets `{"class":"shutdown","reason":…}`
