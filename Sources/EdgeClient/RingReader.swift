@@ -28,6 +28,9 @@ final class RingReader: @unchecked Sendable {
         let inode: UInt64
         /// The next record to read.
         var next: UInt64
+        /// The wake word's value this reader last passed a wake on for: at
+        /// most one relay per delivery, so a chain of relays ends.
+        var relayed: UInt32 = 0
     }
 
     private let lock = ConditionLock()
@@ -140,8 +143,11 @@ final class RingReader: @unchecked Sendable {
         var seen = [UInt32](repeating: 0, count: Self.maximumRings)
         var lostCounts = [Int](repeating: 0, count: StreamName.count)
         var closedStreams = [Bool](repeating: false, count: StreamName.count)
-        /// The ring whose wake ended the last wait: if this pass finds news,
-        /// the wake is passed on to the next reader (edge_ring_signal wakes one).
+        /// The ring whose wake ended the last wait: the wake is passed on to
+        /// the next reader (edge_ring_signal wakes one), once per delivery.
+        /// Not only when this pass found news: a reader can read a delivery
+        /// just before it sleeps and then take the agent's wake meant for
+        /// another, which would otherwise sleep to the next delivery.
         var wokenBy: UnsafeRawPointer?
         while true {
             lock.lock()
@@ -189,7 +195,13 @@ final class RingReader: @unchecked Sendable {
                 i += 1
             }
             if let w = wokenBy {
-                if !batch.isEmpty && rings.contains(where: { $0.base == w }) { _ = edge_ring_relay(w) }
+                if let k = rings.firstIndex(where: { $0.base == w }) {
+                    let word = edge_ring_wake_word(w)
+                    if word != rings[k].relayed {
+                        rings[k].relayed = word
+                        _ = edge_ring_relay(w)
+                    }
+                }
                 wokenBy = nil
             }
             lock.unlock()

@@ -38,13 +38,13 @@ void edge_ring_publish(void *base, const void *record);
 
 /// Bumps the wake word and wakes one reader waiting on it (one futex call
 /// that wakes one thread, whatever the number of readers: the kernel's work
-/// for a wake grows with the threads it wakes). Each reader woken with news
-/// passes the wake on (edge_ring_relay), so every reader wakes once per
-/// delivery and the agent pays for one. Returns the number woken, or -errno.
+/// for a wake grows with the threads it wakes). Each reader woken passes the
+/// wake on (edge_ring_relay), once per value of the word, so every reader
+/// wakes once per delivery and the agent pays for one. Returns the number woken, or -errno.
 int edge_ring_signal(void *base);
 
 /// Wakes one more reader waiting on the ring's wake word without changing
-/// it: what a reader that was woken and found news does first.
+/// it: what a reader that was woken does first (once per value of the word).
 int edge_ring_relay(const void *base);
 
 /// Marks the ring closed (the agent let go of it: unsubscribed, stopping)
