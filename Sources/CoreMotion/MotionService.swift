@@ -334,12 +334,30 @@ final class MotionService: @unchecked Sendable {
         }
     }
 
-    /// A rate measured from delivered samples, Hz.
+    /// A rate measured from delivered samples, Hz. Within
+    /// ``nominalRateTolerance`` of the device's rate in the agent's report
+    /// it is that nominal rate: the samples' capture stamps jitter by a few
+    /// ms (FIFO reads), so 200 samples over a second measure 199 or 201 Hz
+    /// while the chip runs at 200 (a loaded CI run read 199 here).
     func noteRate(_ hz: Int, of stream: StreamName) {
         guard hz > 0 else { return }
+        let reported = Int((snapshot()?.devices?.first { $0.streams.contains(stream) }?.rateHz ?? 0).rounded())
+        let known = Self.nominal(measured: hz, reported: reported)
         let now = monotonicNowNs()
-        ratesLock.withLock { knownRates[stream] = KnownRate(hz: hz, atNs: now, measured: true) }
+        ratesLock.withLock { knownRates[stream] = KnownRate(hz: known, atNs: now, measured: true) }
     }
+
+    /// The rate to report for a measured one: the agent's `reported` rate
+    /// when the two agree within ``nominalRateTolerance``, else the measured.
+    static func nominal(measured: Int, reported: Int) -> Int {
+        guard reported > 0, abs(Double(measured - reported)) <= nominalRateTolerance * Double(reported) else { return measured }
+        return reported
+    }
+
+    /// How far, as a fraction, a measured rate may sit from the reported
+    /// one and still be that rate (a sample lost or a few ms of stamp
+    /// jitter over a one-second batch).
+    static let nominalRateTolerance = 0.03
 
     /// How long a rate measured from samples outranks the agent's report,
     /// ns (batches come once a second while they run).
