@@ -330,41 +330,39 @@ public struct StepDetector: Sendable {
 
     /// The median interval per step of the newest `n` pending candidates, if
     /// each interval is within ±regularity of it and the signal's own period
-    /// agrees; nil otherwise. No allocation (n ≤ 8 intervals on the stack).
+    /// agrees; nil otherwise. No allocation (n ≤ 8 intervals in an InlineArray
+    /// on the stack; no unsafe pointer).
     func regular(last n: Int) -> Double? {
         let k = min(n - 1, 8)
-        var per = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var v = InlineArray<8, Double>(repeating: 0)
         let base = state.pending.count - k
-        return withUnsafeMutableBytes(of: &per) { raw -> Double? in
-            let v = raw.bindMemory(to: Double.self)
-            for j in 0..<k {
-                let i = base + j
-                v[j] = (state.pending[i] - state.pending[i - 1]) / Double(state.pendingUnits[i])
-            }
-            // strides: each pair of consecutive intervals (two humps of one
-            // limb's swing may be unevenly spaced while the stride is regular)
-            var stridesRegular = k >= 3
-            var unitCount = 0
-            for j in 0..<k { unitCount += state.pendingUnits[base + j] }
-            let strideMean = 2 * (state.pending[state.pending.count - 1] - state.pending[base - 1]) / Double(max(unitCount, 1))
-            for j in 0..<(k - 1) where abs(v[j] + v[j + 1] - strideMean) > settings.regularity * strideMean { stridesRegular = false }
-            // insertion sort of k values
-            for a in 1..<max(k, 1) { var b = a; while b > 0 && v[b - 1] > v[b] { v.swapAt(b - 1, b); b -= 1 } }
-            let median = stridesRegular ? strideMean / 2 : v[k / 2]
-            guard median >= settings.minIntervalSeconds && median <= 1.25 * settings.gait.maxStepSeconds else { return nil }
-            if !stridesRegular {
-                for j in 0..<k where abs(v[j] - median) > settings.regularity * median { return nil }
-            }
-            // and the signal itself is periodic at that interval
-            guard let T = trustedPeriod, abs(median - T) <= settings.regularity * T else { return nil }
-            // the rhythm has held for a while (a car's bouncing looks periodic for a moment)
-            guard state.pending[state.pending.count - 1] - state.rhythmSince >= settings.rhythmSeconds else { return nil }
-            // with heel strikes in it when the board swings like a limb
-            guard impactsAgree else { return nil }
-            // and its strides are alike in strength
-            guard steadyStrides(stepSeconds: T, since: -.infinity, now: state.pending[state.pending.count - 1]) else { return nil }
-            return median
+        for j in 0..<k {
+            let i = base + j
+            v[j] = (state.pending[i] - state.pending[i - 1]) / Double(state.pendingUnits[i])
         }
+        // strides: each pair of consecutive intervals (two humps of one
+        // limb's swing may be unevenly spaced while the stride is regular)
+        var stridesRegular = k >= 3
+        var unitCount = 0
+        for j in 0..<k { unitCount += state.pendingUnits[base + j] }
+        let strideMean = 2 * (state.pending[state.pending.count - 1] - state.pending[base - 1]) / Double(max(unitCount, 1))
+        for j in 0..<(k - 1) where abs(v[j] + v[j + 1] - strideMean) > settings.regularity * strideMean { stridesRegular = false }
+        // insertion sort of k values
+        for a in 1..<max(k, 1) { var b = a; while b > 0 && v[b - 1] > v[b] { v.swapAt(b - 1, b); b -= 1 } }
+        let median = stridesRegular ? strideMean / 2 : v[k / 2]
+        guard median >= settings.minIntervalSeconds && median <= 1.25 * settings.gait.maxStepSeconds else { return nil }
+        if !stridesRegular {
+            for j in 0..<k where abs(v[j] - median) > settings.regularity * median { return nil }
+        }
+        // and the signal itself is periodic at that interval
+        guard let T = trustedPeriod, abs(median - T) <= settings.regularity * T else { return nil }
+        // the rhythm has held for a while (a car's bouncing looks periodic for a moment)
+        guard state.pending[state.pending.count - 1] - state.rhythmSince >= settings.rhythmSeconds else { return nil }
+        // with heel strikes in it when the board swings like a limb
+        guard impactsAgree else { return nil }
+        // and its strides are alike in strength
+        guard steadyStrides(stepSeconds: T, since: -.infinity, now: state.pending[state.pending.count - 1]) else { return nil }
+        return median
     }
 
     /// Whether the last `steadyStrideCount` strides (2T each, on the grid,
