@@ -11,10 +11,23 @@ import PackageDescription
 /// executable; without this the generic code runs unspecialised (runtime
 /// metadata look-ups on every tick).
 ///
-/// Release builds also optimise for size (-Osize): the engine's work per tick
-/// is a few microseconds, and fewer code pages keep the agent inside its
-/// resident-memory budget (edge-bench footprint, docs/benchmarks.md).
-let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization", "-Osize"], .when(configuration: .release))]
+/// Per-module optimisation (issue 22): the modules on the loop's and the
+/// decode path's every sample are built for speed (-O), the rest (files,
+/// command line, configuration, SQLite, the bridge's plumbing) for size
+/// (-Osize), chosen by measurement (docs/benchmarks.md, "Per-module
+/// optimisation": 31 % fewer instructions in the agent). The attitude
+/// filter measured 23 % slower at -O (`bench/vqf-compare.py --cost`), so
+/// EdgeFusion is built for size. A generic
+/// specialised across modules is compiled in the module that uses it, so
+/// the runtime that instantiates the engine over its bus is on the speed
+/// side too. EDGE_OPTIMIZE=size or EDGE_OPTIMIZE=speed in the environment
+/// builds every module one way, for that comparison.
+let optimize = Context.environment["EDGE_OPTIMIZE"]
+func releaseFlags(_ mode: String) -> [SwiftSetting] {
+    [.unsafeFlags(["-cross-module-optimization", mode], .when(configuration: .release))]
+}
+let forSpeed = releaseFlags(optimize == "size" ? "-Osize" : "-O")
+let forSize = releaseFlags(optimize == "speed" ? "-O" : "-Osize")
 
 
 let package = Package(
@@ -66,78 +79,78 @@ let package = Package(
         // The value types every layer shares, defined once: Vector3,
         // Quaternion, Matrix3, ReferenceFrame, Attitude, field accuracy,
         // standard gravity. Imports nothing of the package.
-        .target(name: "EdgeValues", swiftSettings: crossModule),
+        .target(name: "EdgeValues", swiftSettings: forSpeed),
         // Pedometer, floors, activity recognition: pure, sample by sample, no I/O.
-        .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeActivity", dependencies: ["EdgeValues"], swiftSettings: forSpeed),
         // Attitude filter, calibration, altitude: no I/O.
-        .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeFusion", dependencies: ["EdgeValues"], swiftSettings: forSize),
 
         // The chips as data and pure functions: register maps, configuration
         // values and their register tables, variant tables, decoders and the
         // BMP280 compensation, register-dump parsing. Imports nothing but
         // EdgeValues: testable and reusable with no bus, no libi2c, no libgpiod.
-        .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeChipsCore", dependencies: ["EdgeValues"], swiftSettings: forSpeed),
 
         // Where the agent's files are, wherever a tool or app runs from: the
         // configuration lookup, data directories, board and scenario
         // references, the client's two keys of a configuration
         // (service.socket_path and socket_group), bounded file reads.
         // EdgeValues, FoundationEssentials and Glibc only: every layer may use it.
-        .target(name: "EdgeLocations", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeLocations", dependencies: ["EdgeValues"], swiftSettings: forSize),
 
         // The one command-line reader of edge-agent, edge-mqtt and
         // dive-logger: options with values, flags, positionals, usage errors
         // (unknown option, with did-you-mean). Imports nothing.
-        .target(name: "EdgeCommandLine", swiftSettings: crossModule),
+        .target(name: "EdgeCommandLine", swiftSettings: forSize),
 
         // --- I/O layers -----------------------------------------------------
         // systemd and POSIX process plumbing every daemon shares (edge-agent,
         // edge-mqtt): sd_notify readiness, watchdog, reload, stopping. Glibc
         // only: imports no Foundation and no other module of the package.
-        .target(name: "EdgeSystem", swiftSettings: crossModule),
+        .target(name: "EdgeSystem", swiftSettings: forSize),
         // I2CBus protocol, clocks, scripted / recording / replaying / retrying
         // buses, the data-ready seam: no device files.
-        .target(name: "EdgeBus", dependencies: ["EdgeValues", "EdgeLocations", "CEdgeShims"], swiftSettings: crossModule),
+        .target(name: "EdgeBus", dependencies: ["EdgeValues", "EdgeLocations", "CEdgeShims"], swiftSettings: forSpeed),
         // The Linux implementations: /dev/i2c-N (libi2c), GPIO lines
         // (libgpiod 1.6), the per-bus lock.
-        .target(name: "EdgeLinux", dependencies: ["EdgeBus", "CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: crossModule),
+        .target(name: "EdgeLinux", dependencies: ["EdgeBus", "CI2C", "CGPIOD", "CEdgeShims"], swiftSettings: forSpeed),
         // Chip drivers generic over I2CBus: probe, reset, configure, read
         // (re-exports EdgeChipsCore).
-        .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeChipsCore"], swiftSettings: crossModule),
+        .target(name: "EdgeChips", dependencies: ["EdgeBus", "EdgeChipsCore"], swiftSettings: forSpeed),
         // Register-accurate chip simulators and scenarios. Must NOT import
         // EdgeChips: the simulators transcribe the datasheets independently;
         // nor EdgeFusion: the truth model must not depend on the estimator.
-        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeSim", dependencies: ["EdgeBus", "EdgeValues"], swiftSettings: forSpeed),
         // Client protocol: message and stream types, wire encoding (shared with
         // the CoreMotion library later).
-        .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: crossModule),
+        .target(name: "EdgeProtocol", dependencies: ["EdgeValues"], swiftSettings: forSpeed),
         // The one client of the agent's socket: connect, version check, typed
         // requests and samples, replies matched by id; the shared,
         // multiplexed, reconnecting client used by CoreMotion, watch, poll and
         // the benchmarks. Glibc sockets, no Foundation.
-        .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations", "CEdgeShims"], swiftSettings: crossModule),
+        .target(name: "EdgeClient", dependencies: ["EdgeProtocol", "EdgeLocations", "CEdgeShims"], swiftSettings: forSpeed),
         // The agent's services: Unix-socket server, entitlements, fan-out.
-        .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
+        .target(name: "EdgeService", dependencies: ["EdgeProtocol", "CEdgeShims"], swiftSettings: forSpeed),
         // The engine: sensor hub, fixed-rate loop, multi-rate scheduling,
         // fusion and altitude, faults; publishes to a SampleSink.
         .target(name: "EdgeEngine",
-                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: crossModule),
+                dependencies: ["EdgeBus", "EdgeChips", "EdgeFusion", "EdgeActivity", "EdgeProtocol", "CEdgeShims"], swiftSettings: forSpeed),
         // Board profiles and configuration files (JSON5), validation.
         // Reading a JSON5 configuration file: the bounded read, the strict
         // decoding and the errors that name the file, line and key. Imports
         // nothing of the agent, so a client (the bridge, the dive logger)
         // reads its own file without linking the estimator or the chips.
-        .target(name: "EdgeConfigFiles", dependencies: ["EdgeLocations"], swiftSettings: crossModule),
+        .target(name: "EdgeConfigFiles", dependencies: ["EdgeLocations"], swiftSettings: forSize),
         .target(name: "EdgeConfig", dependencies: ["EdgeConfigFiles", "EdgeLocations", "EdgeBus", "EdgeChipsCore", "EdgeFusion"],
-                swiftSettings: crossModule),
+                swiftSettings: forSize),
         // The one SQLite layer: a connection (open read-only or read-write,
         // mode of a new file, busy timeout, extended result codes), prepared
         // statements, binding, stepping, and one typed error keeping the
         // file, the call, SQLite's code, errno and what to do. The only
         // importer of CSQLite; imports nothing else of the package.
-        .target(name: "EdgeSQLite", dependencies: ["CSQLite"], swiftSettings: crossModule),
+        .target(name: "EdgeSQLite", dependencies: ["CSQLite"], swiftSettings: forSize),
         // The fitness history: SQLite (WAL, synchronous=FULL), retention, range queries.
-        .target(name: "EdgeHistory", dependencies: ["EdgeSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: crossModule),
+        .target(name: "EdgeHistory", dependencies: ["EdgeSQLite", "EdgeValues", "EdgeProtocol"], swiftSettings: forSize),
         // The agent as one value (AgentRuntime): board selection and
         // session, calibration loading, policy, server, history, hub, loop
         // and thread, with start, stop, reload and statistics. `run` is the
@@ -146,13 +159,13 @@ let package = Package(
         .target(name: "EdgeRuntime",
                 dependencies: ["EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeValues", "EdgeLocations",
                                "EdgeProtocol", "EdgeService", "EdgeEngine", "EdgeActivity", "EdgeHistory", "CEdgeShims"],
-                swiftSettings: crossModule),
+                swiftSettings: forSpeed),
         // The command-line tool's subcommands, as a library so tests can run them.
         .target(name: "EdgeAgentCLI",
                 dependencies: ["EdgeRuntime", "EdgeBus", "EdgeLinux", "EdgeChips", "EdgeSim", "EdgeFusion", "EdgeConfig", "EdgeLocations",
                                "EdgeProtocol", "EdgeClient", "EdgeService", "EdgeSystem", "EdgeEngine", "EdgeActivity", "EdgeHistory",
-                               "EdgeCommandLine", "CEdgeShims"], swiftSettings: crossModule),
-        .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: crossModule),
+                               "EdgeCommandLine", "CEdgeShims"], swiftSettings: forSize),
+        .executableTarget(name: "edge-agent", dependencies: ["EdgeAgentCLI"], swiftSettings: forSize),
         // The MQTT bridge: topics, Home Assistant discovery, the bounded
         // queue between the agent's socket and the broker, libmosquitto
         // behind one session type, the bridge's configuration and commands.
@@ -160,8 +173,8 @@ let package = Package(
         // import EdgeService (the agent's server), EdgeFusion or EdgeEngine.
         .target(name: "EdgeMQTT",
                 dependencies: ["EdgeProtocol", "EdgeClient", "EdgeConfigFiles", "EdgeLocations", "EdgeValues", "EdgeSystem", "EdgeCommandLine", "CMosquitto", "CEdgeShims"],
-                swiftSettings: crossModule),
-        .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: crossModule),
+                swiftSettings: forSize),
+        .executableTarget(name: "edge-mqtt", dependencies: ["EdgeMQTT"], swiftSettings: forSize),
         // The dive logger: a client of the agent logging dives into SQLite,
         // with Subsurface/UDDF/CSV exports and an SVG plot.
         .target(name: "DiveLog", dependencies: ["EdgeSQLite", "EdgeProtocol", "EdgeClient", "EdgeCommandLine"]),
