@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import EdgeProtocol
+import EdgeValues
+
+/// The agent's sensor recorder (Core Motion's `CMSensorRecorder`): while
+/// some user's recording window is open it takes the accelerometer samples
+/// the engine publishes (on the loop thread: a short lock, no I/O),
+/// decimated to 50 Hz by capture time, and commits them to its
+/// ``AccelerometerStore`` every `flushSeconds` on its own thread.
+///
+/// Windows are kept in the store, so a recording asked for before the agent
+/// stopped goes on when it starts again (Apple: "even if your app is
+/// suspended or terminated"). With no window open it takes nothing, and
+/// ``demand`` asks the engine for no accelerometer: the IMU is not kept
+/// awake for it.
+///
+/// One connection serves the flushing thread and the service thread's
+/// queries, under a lock; a query commits what is pending first, so it sees
+/// every sample recorded up to the moment it asks.
+public final class AccelerometerRecorder: @unchecked Sendable {
+    /// Apple's recording rate, Hz (CMSensorRecorder.recordAccelerometer(forDuration:)).
+    public static let rateHz = 50.0
+    /// The longest window one request opens, s (Apple: 43,200 s, 12 hours).
+    public static let maxDurationSeconds = 43_200.0
+
+    struct Pending {
+        var samples: [(unixNs: Int64, acceleration: Vector3)] = []
+        var decimator = Decimator(intervalNs: UInt64(1e9 / AccelerometerRecorder.rateHz))
+        var dropped = 0
+    }
+    private let store: Locked<AccelerometerStore>
+    private let pending = Locked(Pending())
+    public let flushSeconds: Double
+    /// Most samples kept in memory while commits fail (then the oldest go).
+    public let maxPending: Int
+    /// Until when (CLOCK_REALTIME ns) some window is open; 0: none.
+    private let activeUntilNs = Atomic<Int64>(0)
+    /// Whether samples are taken now (read on the loop thread per sample).
+    private let active = Atomic<Bool>(false)
+    private let generation = Atomic<Int>(0)
+    private let status = Locked<(error: HistoryError?, commits: Int, trimmed: Int, expired: Int)>((nil, 0, 0, 0))
+    let nowUnixNs: @Sendable () -> Int64
+    let clockOffsetNs: @Sendable () -> Int64
+    private var thread: pthread_t?
+    private let stopFlag = Atomic<Bool>(false)
+
+    /// `nowUnixNs`: the wall clock (windows, retention); `clockOffsetNs`:
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC (how a capture time becomes a date).
+    /// Tests pass their own.
+    public init(store: AccelerometerStore, flushSeconds: Double = 2, maxPending: Int = 100_000,
+                nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs,
+                clockOffsetNs: @escaping @Sendable () -> Int64 = { HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs() })
+        throws(HistoryError)
+    {
+        self.flushSeconds = flushSeconds; self.maxPending = maxPending
+        self.nowUnixNs = nowUnixNs; self.clockOffsetNs = clockOffsetNs
+        activeUntilNs.store(try store.latestWindowEnd() ?? 0, ordering: .relaxed)
+        self.store = Locked(store)
+        updateActive()
+    }
+
+    /// Bumped whenever ``demand`` changes.
+    public var demandGeneration: Int { generation.load(ordering: .acquiring) }
+    /// What the recorder asks of the engine: the accelerometer at 50 Hz
+    /// while a window is open, nothing otherwise.
+    public var demand: [StreamName: Double] {
+        active.load(ordering: .acquiring) ? [.accelerometer: 1 / Self.rateHz] : [:]
+    }
+    public var isRecording: Bool { active.load(ordering: .acquiring) }
+
+    /// Sets ``isRecording`` from the windows and the clock; bumps the generation on a change.
+    private func updateActive() {
+        let on = nowUnixNs() < activeUntilNs.load(ordering: .acquiring)
+        if active.exchange(on, ordering: .acquiringAndReleasing) != on {
+            generation.add(1, ordering: .releasing)
+            if on { pending.withLock { $0.decimator.reset() } }
+        }
+    }
+
+    /// A sample from the engine (loop thread). Only accelerometer samples
+    /// while recording; one per 20 ms of capture time.
+    public func offer(_ sample: Sample) {
+        guard case .accelerometer(let a) = sample, active.load(ordering: .relaxed) else { return }
+        let unix = Int64(truncatingIfNeeded: a.timestampNs) &+ clockOffsetNs()
+        pending.withLock { p in
+            guard p.decimator.admit(a.timestampNs) else { return }
+            if p.samples.count >= maxPending { p.samples.removeFirst(); p.dropped += 1 }
+            p.samples.append((unix, a.acceleration))
+        }
+    }
+
+    /// Opens (or extends) `uid`'s window for `durationSeconds` (at most
+    /// ``maxDurationSeconds``) from now.
+    public func record(uid: UInt32, durationSeconds: Double) throws(HistoryError) -> RecordingWindow {
+        let d = min(max(0, durationSeconds), Self.maxDurationSeconds)
+        let w = try store.withLock { s in
+            Result { () throws(HistoryError) in try s.openWindow(uid: uid, nowUnixNs: nowUnixNs(), durationNs: Int64(d * 1e9)) }
+        }.get()
+        _ = activeUntilNs.max(w.endUnixNs, ordering: .acquiringAndReleasing)
+        updateActive()
+        return w
+    }
+
+    /// The samples of `uid`'s windows captured in [from, to] (ns since
+    /// 1970), at most `limit`, and where the rest begins. Commits what is
+    /// pending first.
+    public func recorded(uid: UInt32, fromUnixNs from: Int64, toUnixNs to: Int64,
+                         limit: Int) throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) {
+        flush()
+        return try store.withLock { s in
+            Result { () throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) in
+                let windows = try s.windows(uid: uid, fromUnixNs: from, toUnixNs: to)
+                if windows.isEmpty { return ([], nil) }
+                return try s.samples(fromUnixNs: max(from, windows[0].startUnixNs), toUnixNs: to, within: windows, limit: limit)
+            }
+        }.get()
+    }
+
+    /// Commits what is pending (and applies retention and the size bound).
+    public func flush() {
+        updateActive()
+        store.withLock { s in
+            let batch = pending.withLock { p -> [(unixNs: Int64, acceleration: Vector3)] in
+                var b: [(unixNs: Int64, acceleration: Vector3)] = []
+                swap(&b, &p.samples)
+                return b
+            }
+            do throws(HistoryError) {
+                let r = try s.commit(batch, nowUnixNs: nowUnixNs())
+                status.withLock { $0.commits += 1; $0.trimmed += r.rowsTrimmedForSize; $0.expired += r.rowsExpired; $0.error = nil }
+            } catch {
+                pending.withLock { p in
+                    p.samples = batch + p.samples
+                    if p.samples.count > maxPending {
+                        p.dropped += p.samples.count - maxPending
+                        p.samples.removeFirst(p.samples.count - maxPending)
+                    }
+                }
+                status.withLock { $0.error = error }
+            }
+        }
+    }
+
+    /// The last commit's failure (nil after a success), commits, rows
+    /// deleted for the size bound and for the retention.
+    public var health: (error: HistoryError?, commits: Int, trimmed: Int, expired: Int) { status.withLock { $0 } }
+    /// Samples dropped because more waited in memory than `maxPending`.
+    public var dropped: Int { pending.withLock { $0.dropped } }
+
+    /// Starts the flushing thread.
+    public func start() {
+        let box = Unmanaged.passRetained(self)
+        var t = pthread_t()
+        let rc = pthread_create(&t, nil, { arg in
+            Unmanaged<AccelerometerRecorder>.fromOpaque(arg!).takeRetainedValue().runLoop()
+            return nil
+        }, box.toOpaque())
+        if rc == 0 { thread = t } else { box.release() }
+    }
+
+    func runLoop() {
+        var next = HistoryRecorder.monotonicNs()
+        let period = Int64(flushSeconds * 1e9)
+        while !stopFlag.load(ordering: .acquiring) {
+            next += period
+            while !stopFlag.load(ordering: .acquiring) && HistoryRecorder.monotonicNs() < next {
+                var nap = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+                nanosleep(&nap, nil)
+            }
+            flush()
+        }
+    }
+
+    /// Stops the thread after a last commit.
+    public func stop() {
+        stopFlag.store(true, ordering: .releasing)
+        if let t = thread { pthread_join(t, nil); thread = nil }
+        flush()
+    }
+
+    public func close() { store.withLock { $0.close() } }
+}
