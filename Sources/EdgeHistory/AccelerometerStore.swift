@@ -3,35 +3,9 @@ import Glibc
 #endif
 import EdgeSQLite
 import EdgeValues
+import EdgeProtocol
 
-/// One recorded accelerometer sample: Core Motion's
-/// `CMRecordedAccelerometerData` in SI.
-public struct RecordedAccelerometerSample: Sendable, Equatable {
-    /// Unique and increasing in time within one store: the row's id × 64 +
-    /// the sample's place in the row (Apple: `identifier`).
-    public var identifier: UInt64
-    /// CLOCK_REALTIME of the capture, ns since 1970 (Apple: `startDate`),
-    /// to ``AccelerometerStore/timeQuantumNs``.
-    public var unixNs: Int64
-    /// Specific force, m/s², board frame (as the accelerometer stream), to
-    /// ``AccelerometerStore/accelerationQuantumMps2``.
-    public var acceleration: Vector3
-    public init(identifier: UInt64, unixNs: Int64, acceleration: Vector3) {
-        self.identifier = identifier; self.unixNs = unixNs; self.acceleration = acceleration
-    }
-}
-
-/// A span of time a client's user asked the recorder to record
-/// (`CMSensorRecorder.recordAccelerometer(forDuration:)`), ns since 1970.
-public struct RecordingWindow: Sendable, Equatable {
-    public var uid: UInt32
-    public var startUnixNs: Int64
-    public var endUnixNs: Int64
-    public init(uid: UInt32, startUnixNs: Int64, endUnixNs: Int64) {
-        self.uid = uid; self.startUnixNs = startUnixNs; self.endUnixNs = endUnixNs
-    }
-    public func contains(_ t: Int64) -> Bool { t >= startUnixNs && t <= endUnixNs }
-}
+// RecordedAccelerometerSample and RecordingWindow are EdgeProtocol's (one definition for the store and the wire).
 
 /// The sensor recorder's store: 50 Hz accelerometer samples and the
 /// recording windows users asked for, in an SQLite file (the system's

@@ -19,6 +19,10 @@ public enum ServerMessage: Sendable, Hashable {
     case stats(queued: Int, delivered: Int, dropped: Int, queueCapacity: Int, id: RequestID?)
     case pong(timestampNs: UInt64, id: RequestID?)
     case history(HistoryReply, id: RequestID?)
+    /// The reply to `record`: the client's uid's recording window (its `uid` is 0: the wire does not carry it).
+    case recording(RecordingWindow, id: RequestID?)
+    /// The reply to `recorded`: one page of recorded accelerometer samples.
+    case recorded(RecordedPage, id: RequestID?)
     case shutdown(reason: String)
     /// A class this build does not know; clients ignore it.
     case unknown(className: String)
@@ -160,7 +164,7 @@ public enum ServerMessage: Sendable, Hashable {
         case "shutdown":
             return .shutdown(reason: try r.string("reason"))
         default:
-            return .unknown(className: cls)
+            return try decodeRecorder(cls, r, id: id) ?? .unknown(className: cls)
         }
     }
 
@@ -691,6 +695,10 @@ extension Request {
             w.name("history"); w.key("stream"); w.name(MessageEncoder.streamName(s))
             w.key("from_ns"); w.int(from)
             w.key("to_ns"); w.int(to)
+        case .record(let d):
+            w.name("record"); w.key("duration_s"); w.double(d)
+        case .recorded(let from, let to):
+            w.name("recorded"); w.key("from_ns"); w.int(from); w.key("to_ns"); w.int(to)
         }
         MessageEncoder.requestID(id, &w)
         w.endObject(); w.endLine()

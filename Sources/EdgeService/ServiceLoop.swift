@@ -698,6 +698,8 @@ final class ServiceLoop: @unchecked Sendable {
             case .success(let h): reply(c) { MessageEncoder.history(h, id: id, into: &$0) }
             case .failure(let e): reply(c) { MessageEncoder.error(.noHistory, message: e.message, stream: stream, id: id, into: &$0) }
             }
+        case .record, .recorded:
+            handleRecorder(request, from: c)
         }
         flush(c)
     }
