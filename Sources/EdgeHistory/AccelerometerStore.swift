@@ -36,7 +36,7 @@ public final class AccelerometerStore {
     /// Resolution of a stored sample's time, ns.
     public static let timeQuantumNs: Int64 = 100_000
     /// One count of a stored acceleration, m/s² (1/2048 g).
-    public static let accelerationQuantumMps2 = 9.80665 / 2048
+    public static let accelerationQuantumMps2 = standardGravity / 2048
     /// A row spans less than this, ns.
     public static let rowSpanNs: Int64 = 1_000_000_000
 

@@ -1,13 +1,5 @@
 import EdgeProtocol
 
-extension Entitlement {
-    /// The sensor recorder: record the accelerometer at 50 Hz while the app
-    /// is not running, and read back what was recorded for its user
-    /// (Apple's CMSensorRecorder; Apple asks for the motion permission,
-    /// the agent for this entitlement of its own, because it records to disk).
-    public static let recorder: Entitlement = "recorder"
-}
-
 extension ServiceLoop {
     /// `record` and `recorded`: for clients whose uid holds the `recorder`
     /// entitlement, each uid's own windows only.
