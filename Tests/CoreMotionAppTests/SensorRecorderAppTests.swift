@@ -60,11 +60,12 @@ import Glibc
                         "\(d)")
             }
             // 50 Hz: the samples of the first run span their count / 50 s (within 5 %)
-            let span = before.last!.startDate.timeIntervalSince(before.first!.startDate)
+            let first = try #require(before.first), last = try #require(before.last)
+            let span = last.startDate.timeIntervalSince(first.startDate)
             let rate = Double(before.count - 1) / span
             #expect(abs(rate - 50) < 2.5, "\(rate) Hz over \(span) s")
             // timestamp is the same instant as startDate, on this boot's monotonic clock
-            let d = after.last!
+            let d = try #require(after.last)
             let uptime = ProcessInfo.processInfo.systemUptime
             #expect(abs((uptime - d.timestamp) - Date().timeIntervalSince(d.startDate)) < 0.5)
             // Apple: a range over 12 hours is refused
