@@ -88,10 +88,12 @@ open class CMSensorDataList: NSObject, Sequence {
 /// user's own recording windows. The app's user needs the agent's
 /// `recorder` entitlement.
 open class CMSensorRecorder: NSObject {
-    /// Whether the agent this process talks to has an accelerometer. (An
-    /// agent with no `recorder` configured answers `accelerometerData` with
-    /// nil.) Never blocks.
-    open class func isAccelerometerRecordingAvailable() -> Bool { MotionService.shared.isAvailable(.accelerometer) }
+    /// Whether the agent this process talks to keeps a sensor recorder
+    /// (`recorder` in its configuration) and has an accelerometer. Never blocks.
+    open class func isAccelerometerRecordingAvailable() -> Bool {
+        guard let snap = MotionService.shared.snapshot(), snap.recorder else { return false }
+        return snap.devices?.contains { $0.streams.contains(.accelerometer) } ?? false
+    }
 
     /// From the agent's entitlements for this user: `recorder` held →
     /// authorized; not held → denied; no agent → notDetermined. Never blocks.

@@ -45,6 +45,8 @@ public enum ServerMessage: Sendable, Hashable {
         public var declinationDeg: Double? = nil
         /// The wire convention in words (``EdgeProtocolInfo/convention``).
         public var convention: String? = nil
+        /// Whether the agent keeps a sensor recorder (`record`, `recorded`).
+        public var recorder: Bool = false
     }
 
     /// Why a line could not be decoded.
@@ -80,7 +82,7 @@ public enum ServerMessage: Sendable, Hashable {
                 entitlements: try r.strings("entitlements").map(Entitlement.init(rawValue:)),
                 maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity"),
                 frame: r.optionalString("frame"), declinationDeg: r.optionalDouble("declination_deg"),
-                convention: r.optionalString("convention")))
+                convention: r.optionalString("convention"), recorder: r.value["recorder"] == .bool(true)))
         case "sample":
             return .sample(try r.sample())
         case "devices":

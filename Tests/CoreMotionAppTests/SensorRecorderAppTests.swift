@@ -96,4 +96,14 @@ import Glibc
             #expect(agent.reply(to: #"{"class":"ping","id":"p"}"#, id: "p")?.contains("pong") == true)
         }
     }
+
+    /// An agent with no `recorder` section: recording is not available
+    /// (while the accelerometer is), and a query answers nil.
+    @Test func anAgentWithoutARecorderOffersNoRecording() async throws {
+        try await withSharedAgent { _ in
+            #expect(await eventually(seconds: 20) { CMMotionManager().isAccelerometerAvailable })
+            #expect(!CMSensorRecorder.isAccelerometerRecordingAvailable())
+            #expect(CMSensorRecorder().accelerometerData(from: Date().addingTimeInterval(-10), to: Date()) == nil)
+        }
+    }
 }

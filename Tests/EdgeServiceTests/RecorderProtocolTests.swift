@@ -60,6 +60,23 @@ final class StubRecorder: RecorderSource, @unchecked Sendable {
         #expect(try ServerMessage.decode(line: w.bytes.dropLast()) == .recording(window, id: .number("7")))
     }
 
+    /// The version line says whether the agent keeps a recorder (the
+    /// library's `isAccelerometerRecordingAvailable()` reads it).
+    @Test func theVersionLineSaysWhetherTheAgentRecords() throws {
+        for recorder in [true, false] {
+            var w = JSONWriter()
+            MessageEncoder.version(agentVersion: "t", uid: 1, gid: 1, entitlements: [.recorder], maxLineBytes: 4096,
+                                   queueCapacity: 256, recorder: recorder, into: &w)
+            guard case .version(let v) = try ServerMessage.decode(line: w.bytes.dropLast()) else { Issue.record("not a version line"); continue }
+            #expect(v.recorder == recorder)
+        }
+        let server = try makeServer("rec2", policy: EntitlementPolicy(byUID: [getuid(): [.recorder]]))
+        defer { server.stop() }
+        server.setRecorderSource(StubRecorder())
+        let c = try TestClient(path: server.socketPath)
+        #expect(try #require(c.readMessage())["recorder"] == .bool(true))
+    }
+
     /// Only a uid holding `recorder` reaches the recorder, which is asked
     /// for that uid; an agent without a recorder says so; the source's
     /// failure reaches the client in words; the connection stays.
