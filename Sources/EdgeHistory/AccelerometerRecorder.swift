@@ -41,7 +41,15 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     /// Whether samples are taken now (read on the loop thread per sample).
     private let active = Atomic<Bool>(false)
     private let generation = Atomic<Int>(0)
-    private let status = Locked<(error: HistoryError?, commits: Int, trimmed: Int, expired: Int)>((nil, 0, 0, 0))
+    private let status = Locked<(error: HistoryError?, commits: Int, trimmed: Int, expired: Int, failedInARow: Int)>((nil, 0, 0, 0, 0))
+    private let healthHandler = Locked<HealthHandlerBox>(HealthHandlerBox())
+    struct HealthHandlerBox { var handler: (@Sendable (String) -> Void)? }
+    /// Called (on the flushing or the service thread) with a line for the
+    /// agent's log when commits start failing and when they succeed again.
+    public var onHealthChange: (@Sendable (String) -> Void)? {
+        get { healthHandler.withLock { $0.handler } }
+        set { healthHandler.withLock { $0.handler = newValue } }
+    }
     let nowUnixNs: @Sendable () -> Int64
     let clockOffsetNs: @Sendable () -> Int64
     private var thread: pthread_t?
@@ -106,7 +114,8 @@ public final class AccelerometerRecorder: @unchecked Sendable {
 
     /// The samples of `uid`'s windows captured in [from, to] (ns since
     /// 1970), at most `limit`, and where the rest begins. Commits what is
-    /// pending first.
+    /// pending first; while commits fail (a full disk) the samples waiting
+    /// in memory are not in the answer until they are written.
     public func recorded(uid: UInt32, fromUnixNs from: Int64, toUnixNs to: Int64,
                          limit: Int) throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) {
         flush()
@@ -119,10 +128,13 @@ public final class AccelerometerRecorder: @unchecked Sendable {
         }.get()
     }
 
-    /// Commits what is pending (and applies retention and the size bound).
-    public func flush() {
+    /// Commits what is pending (and applies retention and the size bound);
+    /// false when the commit failed (the samples stay pending, up to
+    /// `maxPending`, for the next try).
+    @discardableResult
+    public func flush() -> Bool {
         updateActive()
-        store.withLock { s in
+        let (ok, message) = store.withLock { s -> (Bool, String?) in
             let batch = pending.withLock { p -> [(unixNs: Int64, acceleration: Vector3)] in
                 var b: [(unixNs: Int64, acceleration: Vector3)] = []
                 swap(&b, &p.samples)
@@ -130,7 +142,15 @@ public final class AccelerometerRecorder: @unchecked Sendable {
             }
             do throws(HistoryError) {
                 let r = try s.commit(batch, nowUnixNs: nowUnixNs())
-                status.withLock { $0.commits += 1; $0.trimmed += r.rowsTrimmedForSize; $0.expired += r.rowsExpired; $0.error = nil }
+                let failed = status.withLock { st -> Int in
+                    st.commits += 1; st.trimmed += r.rowsTrimmedForSize; st.expired += r.rowsExpired; st.error = nil
+                    defer { st.failedInARow = 0 }
+                    return st.failedInARow
+                }
+                guard failed > 0 else { return (true, nil) }
+                let dropped = pending.withLock { $0.dropped }
+                return (true, "sensor recorder: commits resumed after \(failed) failed attempt(s); "
+                    + (dropped == 0 ? "nothing was lost" : "\(dropped) sample(s) dropped since the agent started (more waited than fit in memory)"))
             } catch {
                 pending.withLock { p in
                     p.samples = batch + p.samples
@@ -139,14 +159,21 @@ public final class AccelerometerRecorder: @unchecked Sendable {
                         p.samples.removeFirst(p.samples.count - maxPending)
                     }
                 }
-                status.withLock { $0.error = error }
+                let first = status.withLock { st -> Bool in st.error = error; st.failedInARow += 1; return st.failedInARow == 1 }
+                guard first else { return (false, nil) }
+                let kept = pending.withLock { $0.samples.count }
+                return (false, "sensor recorder: a commit failed: \(error); \(kept) sample(s) kept in memory and retried every flush (is the disk full? df)")
             }
         }
+        if let message { onHealthChange?(message) }
+        return ok
     }
 
     /// The last commit's failure (nil after a success), commits, rows
     /// deleted for the size bound and for the retention.
-    public var health: (error: HistoryError?, commits: Int, trimmed: Int, expired: Int) { status.withLock { $0 } }
+    public var health: (error: HistoryError?, commits: Int, trimmed: Int, expired: Int) {
+        status.withLock { ($0.error, $0.commits, $0.trimmed, $0.expired) }
+    }
     /// Samples dropped because more waited in memory than `maxPending`.
     public var dropped: Int { pending.withLock { $0.dropped } }
 

@@ -189,6 +189,7 @@ public final class AgentRuntime: @unchecked Sendable {
                 server.stop(reason: "agent failed to start")
                 throw RunError("sensor recorder: \(error)")
             }
+            sensorRecorder?.onHealthChange = { line in o.log("edge-agent: " + line) }
             report.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
             server.setRecorderSource(SensorRecorderSource(sensorRecorder!))
         }

@@ -191,4 +191,37 @@ import EdgeSQLite
         again.flush()
         #expect(!again.isRecording && again.demand.isEmpty)
     }
+
+    /// A full disk (the database may not grow) is reported once; the
+    /// samples wait in memory and are written when there is room again.
+    @Test func aFullDiskIsReportedOnceAndTheSamplesAreWrittenWhenThereIsRoom() throws {
+        let path = tempPath()
+        let store = try AccelerometerStore(path: path, maxBytes: 64 << 20)
+        let clock = Locked<Int64>(base)
+        let rec = try AccelerometerRecorder(store: store, nowUnixNs: { clock.withLock { $0 } }, clockOffsetNs: { 0 })
+        let lines = Locked<[String]>([])
+        rec.onHealthChange = { l in lines.withLock { $0.append(l) } }
+        _ = try rec.record(uid: 1, durationSeconds: 3600)
+        func feed(_ from: Int, _ n: Int) {
+            for i in from..<(from + n) {
+                rec.offer(.accelerometer(AccelerometerSample(timestampNs: UInt64(base) + UInt64(i) * 20_000_000, acceleration: Vector3(0, 0, -g))))
+            }
+        }
+        feed(0, 50)
+        #expect(rec.flush())
+        let pages = try run("/usr/bin/sqlite3", [path, "PRAGMA page_count"])
+        try store.db.execute("PRAGMA max_page_count=\(pages)")
+        feed(50, 3000)   // a minute: more pages than the file may have
+        #expect(!rec.flush())
+        feed(3050, 50)
+        #expect(!rec.flush())
+        let failing = lines.withLock { $0 }
+        #expect(failing.count == 1 && failing[0].contains("a commit failed") && failing[0].lowercased().contains("full"), "\(failing)")
+        #expect(rec.health.error != nil)
+        try store.db.execute("PRAGMA max_page_count=1073741823")
+        #expect(rec.flush())
+        #expect(lines.withLock { $0 }.last?.contains("resumed after 2 failed attempt(s); nothing was lost") == true)
+        #expect(try run("/usr/bin/sqlite3", [path, "SELECT sum(n) FROM accel"]) == "3100")
+        #expect(try rec.recorded(uid: 1, fromUnixNs: base, toUnixNs: base + 3600 * s, limit: 10_000).samples.count == 3100)
+    }
 }
