@@ -18,8 +18,8 @@ import EdgeValues
 /// awake for it.
 ///
 /// One connection serves the flushing thread and the service thread's
-/// queries, under a lock; a query commits what is pending first, so it sees
-/// every sample recorded up to the moment it asks.
+/// queries, under a lock; a query reads what is committed (samples are
+/// readable within `flushSeconds` of their capture).
 public final class AccelerometerRecorder: @unchecked Sendable {
     /// Apple's recording rate, Hz (CMSensorRecorder.recordAccelerometer(forDuration:)).
     public static let rateHz = 50.0
@@ -113,12 +113,13 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     }
 
     /// The samples of `uid`'s windows captured in [from, to] (ns since
-    /// 1970), at most `limit`, and where the rest begins. Commits what is
-    /// pending first; while commits fail (a full disk) the samples waiting
-    /// in memory are not in the answer until they are written.
+    /// 1970), at most `limit`, and where the rest begins: those committed,
+    /// so a sample is readable within `flushSeconds` of its capture (the
+    /// service thread that asks never waits for a disk sync of its own; it
+    /// waits for a commit in progress). While commits fail (a full disk)
+    /// the samples waiting in memory are not in the answer until written.
     public func recorded(uid: UInt32, fromUnixNs from: Int64, toUnixNs to: Int64,
                          limit: Int) throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) {
-        flush()
         return try store.withLock { s in
             Result { () throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) in
                 let windows = try s.windows(uid: uid, fromUnixNs: from, toUnixNs: to)

@@ -175,6 +175,9 @@ import EdgeSQLite
         #expect(rec!.isRecording && rec!.demand == [.accelerometer: 0.02] && rec!.demandGeneration != gen)
         clock.withLock { $0 = base + 1 * s }
         feed(rec!, monotonicFrom: 6 * s, seconds: 2)
+        #expect(try rec!.recorded(uid: 1000, fromUnixNs: base, toUnixNs: base + 10 * s, limit: 10_000).samples.isEmpty,
+                "readable once committed")
+        #expect(rec!.flush())
         let mine = try rec!.recorded(uid: 1000, fromUnixNs: base, toUnixNs: base + 10 * s, limit: 10_000)
         #expect(mine.samples.count == 100)    // 2 s at 50 Hz
         #expect(mine.samples.allSatisfy { abs($0.acceleration.z + g) < 0.005 })
@@ -185,6 +188,7 @@ import EdgeSQLite
                                               nowUnixNs: { clock.withLock { $0 } }, clockOffsetNs: { offset })
         #expect(again.isRecording)
         feed(again, monotonicFrom: 10 * s, seconds: 1)
+        again.flush()
         #expect(try again.recorded(uid: 1000, fromUnixNs: base, toUnixNs: base + 10 * s, limit: 10_000).samples.count == 150)
         // past the window's end: recording stops, the demand goes
         clock.withLock { $0 = base + 43_201 * s }
