@@ -73,6 +73,19 @@ import Glibc
         }
     }
 
+    /// The recorder wakes the IMU only while a window is open: idle before,
+    /// running during a 3 s recording, idle again after it (no client
+    /// subscribes to anything meanwhile).
+    @Test func theIMURunsOnlyWhileAWindowIsOpen() async throws {
+        try await withAgent(.recorder(entitled: true)) { agent in
+            #expect(await eventually(seconds: 20) { agent.imuRateHz() == 0 }, "idle with no window: \(String(describing: agent.imuRateHz()))")
+            #expect(await eventually(seconds: 20) { CMSensorRecorder.authorizationStatus() == .authorized })
+            CMSensorRecorder().recordAccelerometer(forDuration: 3)
+            #expect(await eventually(seconds: 20) { (agent.imuRateHz() ?? 0) >= 50 }, "running for the window")
+            #expect(await eventually(seconds: 30) { agent.imuRateHz() == 0 }, "idle again after the window")
+        }
+    }
+
     /// A user without the `recorder` entitlement is denied, with the
     /// agent's typed error on the wire; a malformed request gets a typed
     /// error; the agent keeps serving.
