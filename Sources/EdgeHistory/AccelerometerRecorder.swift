@@ -24,7 +24,7 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     /// Apple's recording rate, Hz (CMSensorRecorder.recordAccelerometer(forDuration:)).
     public static let rateHz = 50.0
     /// The longest window one request opens, s (Apple: 43,200 s, 12 hours).
-    public static let maxDurationSeconds = 43_200.0
+    public static var maxDurationSeconds: Double { Request.maxRecordingSeconds }
 
     struct Pending {
         var samples: [(unixNs: Int64, acceleration: Vector3)] = []

@@ -109,7 +109,8 @@ public final class AccelerometerStore {
                     Self.pack(offsetNs: samples[i].unixNs - start, samples[i].acceleration, into: &blob)
                     n += 1; i += 1
                 }
-                if n == 0 { i += 1; continue }   // a sample older than the one before: dropped
+                // (n ≥ 1: a sample older than the one before - the wall
+                // clock stepped back - begins a row of its own)
                 try insertRow.bind([.int(start), .int(Int64(n))])
                 try insertRow.bindBlob(3, blob)
                 try insertRow.run()
