@@ -86,6 +86,70 @@ import Glibc
         }
     }
 
+    /// What a second user (uid 65534, through setpriv) reads from the
+    /// recorder, in one Python process: the samples before it asked for
+    /// any, its window, and (once at least 100 are there) its samples.
+    static let otherUserScript = """
+        import socket, sys, json, time
+        s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); f = s.makefile('rwb')
+        f.readline()
+        def ask(req):
+            req['id'] = 'x'
+            f.write((json.dumps(req) + '\\n').encode()); f.flush()
+            while True:
+                o = json.loads(f.readline())
+                if o.get('id') == 'x': return o
+        t0 = int(sys.argv[2])
+        before = ask({'class': 'recorded', 'from_ns': t0, 'to_ns': time.time_ns()})
+        print('before', len(before['samples']))
+        window = ask({'class': 'record', 'duration_s': 600})
+        print('window', window['from_ns'])
+        end = time.time() + 60
+        while time.time() < end:
+            r = ask({'class': 'recorded', 'from_ns': t0, 'to_ns': time.time_ns()})
+            if len(r['samples']) >= 100: break
+            time.sleep(0.2)
+        print('after', len(r['samples']), min(x[1] for x in r['samples']) if r['samples'] else -1)
+        """
+
+    /// Each user reads only its own windows: a second user gets nothing of
+    /// what was recorded for this one, and then only what was recorded
+    /// since it asked (the agent tells users apart by their credentials on
+    /// one socket).
+    @Test(.enabled(if: getuid() == 0, "needs root to run a process as a second uid (CI runs the tests as root)"))
+    func aSecondUserReadsOnlyItsOwnWindows() async throws {
+        let other: UInt32 = 65534
+        try await withAgent(.recorder(entitled: true, otherUID: other)) { agent in
+            #expect(await eventually(seconds: 20) { CMSensorRecorder.authorizationStatus() == .authorized })
+            let recorder = CMSensorRecorder()
+            let t0 = Date()
+            recorder.recordAccelerometer(forDuration: 600)
+            #expect(await eventually(seconds: 60) { (recorder.accelerometerData(from: t0, to: Date()).map { Array($0).count } ?? 0) >= 100 })
+
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid", "\(other)", "--regid", "\(other)", "--clear-groups", "/usr/bin/python3", "-c", Self.otherUserScript,
+                           agent.socketPath, String(Int64(t0.timeIntervalSince1970 * 1e9))]
+            let out = Pipe(); p.standardOutput = out; p.standardError = out
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            let fields = Dictionary(text.split(separator: "\n").map { line in
+                let f = line.split(separator: " ")
+                return (String(f[0]), f.dropFirst().compactMap { Int64($0) })
+            }, uniquingKeysWith: { a, _ in a })
+            #expect(p.terminationStatus == 0, "\(text)")
+            #expect(fields["before"] == [0], "nothing of this user's recording: \(text)")
+            let windowStart = try #require(fields["window"]?.first, "\(text)")
+            let after = try #require(fields["after"], "\(text)")
+            #expect(after.count == 2 && after[0] >= 100 && after[1] >= windowStart, "only since its own window began: \(text)")
+            // this user's recording began before the other's window
+            let mine = try #require(recorder.accelerometerData(from: t0, to: Date()).map(Array.init)?.first)
+            #expect(Int64(mine.startDate.timeIntervalSince1970 * 1e9) < windowStart)
+        }
+    }
+
     /// A user without the `recorder` entitlement is denied, with the
     /// agent's typed error on the wire; a malformed request gets a typed
     /// error; the agent keeps serving.

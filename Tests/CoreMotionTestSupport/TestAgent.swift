@@ -57,8 +57,9 @@ public enum TestAgentKind: Sendable, Equatable {
     /// IMU and barometer at rest, flat, face up (ideal chips); the sensor
     /// recorder keeps `recorder.sqlite3` next to the configuration (8 MB at
     /// most); this user holds `motion` and `altitude`, and `recorder` when
-    /// `entitled`.
-    case recorder(entitled: Bool)
+    /// `entitled`; a second user `otherUID` (when given) holds `recorder`,
+    /// and reaches the socket as with ``secondUser(uid:)``.
+    case recorder(entitled: Bool, otherUID: UInt32? = nil)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -94,7 +95,10 @@ public final class TestAgent: @unchecked Sendable {
         try Self.files(kind).forEach { name, text in
             try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
         }
-        if case .secondUser = kind {
+        var reachable = false
+        if case .secondUser = kind { reachable = true }
+        if case .recorder(_, _?) = kind { reachable = true }
+        if reachable {
             // The other user may enter the directory (not list it) and read the files.
             guard chmod(directory, 0o711) == 0 else { throw TestAgentError("chmod \(directory): errno \(errno)") }
             for name in ["board.json5", "scenario.json5", "edge-agent.json5"] { _ = chmod(directory + "/" + name, 0o644) }
@@ -334,8 +338,12 @@ public final class TestAgent: @unchecked Sendable {
                   "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
                 """)]
         }
-        if case .recorder(let entitled) = kind {
+        if case .recorder(let entitled, let other) = kind {
             entitlements = entitled ? #"["motion", "altitude", "recorder"]"# : #"["motion", "altitude"]"#
+            if let other {
+                otherClients = ", { uid: \(other), entitlements: [\"recorder\"] }"
+                socketGroup = ", socket_group: \"nogroup\""
+            }
             recorder = #"recorder: { path: "recorder.sqlite3", max_mb: 8 },"#
         }
         var yaw = 0.0
