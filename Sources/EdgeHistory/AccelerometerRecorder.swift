@@ -33,6 +33,10 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     }
     private let store: Locked<AccelerometerStore>
     private let pending = Locked(Pending())
+    /// Each uid's open window (the service thread's answers to `record`
+    /// come from here, with no disk write of their own), and the uids whose
+    /// window the next commit writes.
+    private let open = Locked<(byUID: [UInt32: RecordingWindow], dirty: Set<UInt32>)>(([:], []))
     public let flushSeconds: Double
     /// Most samples kept in memory while commits fail (then the oldest go).
     public let maxPending: Int
@@ -66,6 +70,8 @@ public final class AccelerometerRecorder: @unchecked Sendable {
         self.flushSeconds = flushSeconds; self.maxPending = maxPending
         self.nowUnixNs = nowUnixNs; self.clockOffsetNs = clockOffsetNs
         activeUntilNs.store(try store.latestWindowEnd() ?? 0, ordering: .relaxed)
+        let now = nowUnixNs()
+        for w in try store.windows(uid: nil, fromUnixNs: now) { open.withLock { $0.byUID[w.uid] = w } }
         self.store = Locked(store)
         updateActive()
     }
@@ -101,12 +107,17 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     }
 
     /// Opens (or extends) `uid`'s window for `durationSeconds` (at most
-    /// ``maxDurationSeconds``) from now.
-    public func record(uid: UInt32, durationSeconds: Double) throws(HistoryError) -> RecordingWindow {
+    /// ``maxDurationSeconds``) from now. In memory at once (recording
+    /// starts now); in the file with the next commit, within `flushSeconds`.
+    public func record(uid: UInt32, durationSeconds: Double) -> RecordingWindow {
         let d = min(max(0, durationSeconds), Self.maxDurationSeconds)
-        let w = try store.withLock { s in
-            Result { () throws(HistoryError) in try s.openWindow(uid: uid, nowUnixNs: nowUnixNs(), durationNs: Int64(d * 1e9)) }
-        }.get()
+        let now = nowUnixNs()
+        let w = open.withLock { o -> RecordingWindow in
+            let w = RecordingWindow.asked(uid: uid, nowUnixNs: now, durationNs: Int64(d * 1e9), current: o.byUID[uid])
+            o.byUID[uid] = w
+            o.dirty.insert(uid)
+            return w
+        }
         _ = activeUntilNs.max(w.endUnixNs, ordering: .acquiringAndReleasing)
         updateActive()
         return w
@@ -122,7 +133,13 @@ public final class AccelerometerRecorder: @unchecked Sendable {
                          limit: Int) throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) {
         return try store.withLock { s in
             Result { () throws(HistoryError) -> (samples: [RecordedAccelerometerSample], next: Int64?) in
-                let windows = try s.windows(uid: uid, fromUnixNs: from, toUnixNs: to)
+                var windows = try s.windows(uid: uid, fromUnixNs: from, toUnixNs: to)
+                // the open window as asked for, written or not
+                if let w = open.withLock({ $0.byUID[uid] }), w.endUnixNs >= from, w.startUnixNs <= to {
+                    windows.removeAll { $0.startUnixNs == w.startUnixNs }
+                    windows.append(w)
+                    windows.sort { $0.startUnixNs < $1.startUnixNs }
+                }
                 if windows.isEmpty { return ([], nil) }
                 return try s.samples(fromUnixNs: max(from, windows[0].startUnixNs), toUnixNs: to, within: windows, limit: limit)
             }
@@ -141,8 +158,15 @@ public final class AccelerometerRecorder: @unchecked Sendable {
                 swap(&b, &p.samples)
                 return b
             }
+            let now = nowUnixNs()
+            let windows = open.withLock { o -> [RecordingWindow] in
+                let w = o.dirty.compactMap { o.byUID[$0] }
+                o.dirty = []
+                o.byUID = o.byUID.filter { $0.value.endUnixNs >= now }   // closed windows live on in the file only
+                return w
+            }
             do throws(HistoryError) {
-                let r = try s.commit(batch, nowUnixNs: nowUnixNs())
+                let r = try s.commit(batch, windows: windows, nowUnixNs: now)
                 let failed = status.withLock { st -> Int in
                     st.commits += 1; st.trimmed += r.rowsTrimmedForSize; st.expired += r.rowsExpired; st.error = nil
                     defer { st.failedInARow = 0 }
@@ -153,6 +177,7 @@ public final class AccelerometerRecorder: @unchecked Sendable {
                 return (true, "sensor recorder: commits resumed after \(failed) failed attempt(s); "
                     + (dropped == 0 ? "nothing was lost" : "\(dropped) sample(s) dropped since the agent started (more waited than fit in memory)"))
             } catch {
+                open.withLock { o in for w in windows { o.dirty.insert(w.uid); if o.byUID[w.uid] == nil { o.byUID[w.uid] = w } } }
                 pending.withLock { p in
                     p.samples = batch + p.samples
                     if p.samples.count > maxPending {

@@ -7,6 +7,19 @@ import EdgeProtocol
 
 // RecordedAccelerometerSample and RecordingWindow are EdgeProtocol's (one definition for the store and the wire).
 
+extension RecordingWindow {
+    /// `uid`'s window after it asks at `nowUnixNs` to record for
+    /// `durationNs`: its window `current`, when still open (ending at or
+    /// after now), extended and never shortened; otherwise a new one from now.
+    public static func asked(uid: UInt32, nowUnixNs now: Int64, durationNs: Int64, current: RecordingWindow?) -> RecordingWindow {
+        let end = now + max(0, durationNs)
+        if let c = current, c.uid == uid, c.endUnixNs >= now {
+            return RecordingWindow(uid: uid, startUnixNs: c.startUnixNs, endUnixNs: max(c.endUnixNs, end))
+        }
+        return RecordingWindow(uid: uid, startUnixNs: now, endUnixNs: end)
+    }
+}
+
 /// The sensor recorder's store: 50 Hz accelerometer samples and the
 /// recording windows users asked for, in an SQLite file (the system's
 /// libsqlite3; WAL, synchronous=FULL, mode 0600 as the fitness history).
@@ -88,15 +101,18 @@ public final class AccelerometerStore {
         public var rowsTrimmedForSize = 0
     }
 
-    /// Writes `samples` (oldest first; CLOCK_REALTIME ns and m/s²) in one
-    /// transaction, packed into rows of at most a second, then deletes what
-    /// is past the retention before `nowUnixNs` and, oldest first, what
-    /// exceeds `maxBytes`.
+    /// Writes `samples` (oldest first; CLOCK_REALTIME ns and m/s²) and
+    /// `windows` (each replacing the one of its uid that began at the same
+    /// time) in one transaction, the samples packed into rows of at most a
+    /// second, then deletes what is past the retention before `nowUnixNs`
+    /// and, oldest first, what exceeds `maxBytes`.
     @discardableResult
-    public func commit(_ samples: [(unixNs: Int64, acceleration: Vector3)], nowUnixNs: Int64) throws(SQLiteError) -> CommitResult {
+    public func commit(_ samples: [(unixNs: Int64, acceleration: Vector3)], windows: [RecordingWindow] = [],
+                       nowUnixNs: Int64) throws(SQLiteError) -> CommitResult {
         var result = CommitResult()
         try db.execute("BEGIN IMMEDIATE")
         do {
+            for w in windows { try save(w) }
             var i = 0
             var blob: [UInt8] = []
             blob.reserveCapacity(Self.maxSamplesPerRow * Self.bytesPerSample)
@@ -165,32 +181,31 @@ public final class AccelerometerStore {
 
     // MARK: windows
 
-    /// Records `uid`'s wish to record from `nowUnixNs` for `durationNs`: a
-    /// window of its own that is still open is extended (never shortened),
-    /// otherwise a new one begins. Returns the uid's window.
+    /// Records `uid`'s wish to record from `nowUnixNs` for `durationNs`
+    /// (``RecordingWindow/asked(uid:nowUnixNs:durationNs:current:)``), in a
+    /// transaction of its own. Returns the uid's window.
     @discardableResult
     public func openWindow(uid: UInt32, nowUnixNs: Int64, durationNs: Int64) throws(SQLiteError) -> RecordingWindow {
-        let end = nowUnixNs + max(0, durationNs)
+        let current = try windows(uid: uid, fromUnixNs: nowUnixNs).last
+        let window = RecordingWindow.asked(uid: uid, nowUnixNs: nowUnixNs, durationNs: durationNs, current: current)
         try db.execute("BEGIN IMMEDIATE")
         do {
-            let s = try db.prepare("SELECT rowid, start_ns, end_ns FROM record_window WHERE uid = ?1 AND end_ns >= ?2 ORDER BY end_ns DESC LIMIT 1")
-            try s.bind([.int(Int64(uid)), .int(nowUnixNs)])
-            let window: RecordingWindow
-            if try s.step() {
-                let rowid = s.int(0)
-                window = RecordingWindow(uid: uid, startUnixNs: s.int(1), endUnixNs: max(s.int(2), end))
-                s.finalize()
-                try db.prepare("UPDATE record_window SET end_ns = ?1 WHERE rowid = ?2").run([.int(window.endUnixNs), .int(rowid)])
-            } else {
-                s.finalize()
-                window = RecordingWindow(uid: uid, startUnixNs: nowUnixNs, endUnixNs: end)
-                try db.prepare("INSERT INTO record_window VALUES(?1, ?2, ?3)").run([.int(Int64(uid)), .int(nowUnixNs), .int(end)])
-            }
+            try save(window)
             try db.execute("COMMIT")
             return window
         } catch {
             try? db.execute("ROLLBACK")
             throw error
+        }
+    }
+
+    /// Replaces `w.uid`'s window that began at `w.startUnixNs`, or adds `w` (in the caller's transaction).
+    private func save(_ w: RecordingWindow) throws(SQLiteError) {
+        let update = try db.prepare("UPDATE record_window SET end_ns = ?1 WHERE uid = ?2 AND start_ns = ?3")
+        defer { update.finalize() }
+        try update.run([.int(w.endUnixNs), .int(Int64(w.uid)), .int(w.startUnixNs)])
+        if db.changes == 0 {
+            try db.prepare("INSERT INTO record_window VALUES(?1, ?2, ?3)").run([.int(Int64(w.uid)), .int(w.startUnixNs), .int(w.endUnixNs)])
         }
     }
 

@@ -35,11 +35,7 @@ package final class SensorRecorderSource: RecorderSource {
     package init(_ recorder: AccelerometerRecorder) { self.recorder = recorder }
 
     package func record(uid: UInt32, durationS: Double) -> Result<RecordingWindow, HistorySourceError> {
-        do {
-            return .success(try recorder.record(uid: uid, durationSeconds: durationS))
-        } catch {
-            return .failure(HistorySourceError("the sensor recording could not be started: \(error)"))
-        }
+        .success(recorder.record(uid: uid, durationSeconds: durationS))
     }
 
     package func recorded(uid: UInt32, fromNs: Int64, toNs: Int64, maxSamples: Int) -> Result<RecordedPage, HistorySourceError> {

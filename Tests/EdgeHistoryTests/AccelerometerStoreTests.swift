@@ -170,14 +170,17 @@ import EdgeSQLite
         #expect(rec!.demand.isEmpty && !rec!.isRecording)
         feed(rec!, monotonicFrom: 5 * s, seconds: 1)    // before any window: not kept
         let gen = rec!.demandGeneration
-        let w = try rec!.record(uid: 1000, durationSeconds: 1e6)   // capped at 12 h
+        let w = rec!.record(uid: 1000, durationSeconds: 1e6)   // capped at 12 h
         #expect(w.endUnixNs - w.startUnixNs == 43_200 * s)
         #expect(rec!.isRecording && rec!.demand == [.accelerometer: 0.02] && rec!.demandGeneration != gen)
+        // the request touched no disk (the service thread asks it): the window is written with the next commit
+        #expect(try run("/usr/bin/sqlite3", [path, "SELECT count(*) FROM record_window"]) == "0")
         clock.withLock { $0 = base + 1 * s }
         feed(rec!, monotonicFrom: 6 * s, seconds: 2)
         #expect(try rec!.recorded(uid: 1000, fromUnixNs: base, toUnixNs: base + 10 * s, limit: 10_000).samples.isEmpty,
                 "readable once committed")
         #expect(rec!.flush())
+        #expect(try run("/usr/bin/sqlite3", [path, "SELECT uid, end_ns - start_ns FROM record_window"]) == "1000|\(43_200 * s)")
         let mine = try rec!.recorded(uid: 1000, fromUnixNs: base, toUnixNs: base + 10 * s, limit: 10_000)
         #expect(mine.samples.count == 100)    // 2 s at 50 Hz
         #expect(mine.samples.allSatisfy { abs($0.acceleration.z + g) < 0.005 })
@@ -205,7 +208,7 @@ import EdgeSQLite
         let rec = try AccelerometerRecorder(store: store, nowUnixNs: { clock.withLock { $0 } }, clockOffsetNs: { 0 })
         let lines = Locked<[String]>([])
         rec.onHealthChange = { l in lines.withLock { $0.append(l) } }
-        _ = try rec.record(uid: 1, durationSeconds: 3600)
+        _ = rec.record(uid: 1, durationSeconds: 3600)
         func feed(_ from: Int, _ n: Int) {
             for i in from..<(from + n) {
                 rec.offer(.accelerometer(AccelerometerSample(timestampNs: UInt64(base) + UInt64(i) * 20_000_000, acceleration: Vector3(0, 0, -g))))
