@@ -11,9 +11,9 @@ import EdgeValues
 /// decimated to 50 Hz by capture time, and commits them to its
 /// ``AccelerometerStore`` every `flushSeconds` on its own thread.
 ///
-/// Windows are kept in the store, so a recording asked for before the agent
-/// stopped goes on when it starts again (Apple: "even if your app is
-/// suspended or terminated"). With no window open it takes nothing, and
+/// Windows are kept in the store (written with the next commit), so a
+/// recording asked for before the agent stopped goes on when it starts
+/// again (Apple: "even if your app is suspended or terminated"). With no window open it takes nothing, and
 /// ``demand`` asks the engine for no accelerometer: the IMU is not kept
 /// awake for it.
 ///
@@ -95,14 +95,16 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     }
 
     /// A sample from the engine (loop thread). Only accelerometer samples
-    /// while recording; one per 20 ms of capture time.
+    /// while recording; one per 20 ms of capture time. No allocation while
+    /// commits keep up (the flushing thread hands over a reserved buffer);
+    /// with `maxPending` waiting (commits failing for half an hour) the
+    /// sample is dropped and counted.
     public func offer(_ sample: Sample) {
         guard case .accelerometer(let a) = sample, active.load(ordering: .relaxed) else { return }
-        let unix = Int64(truncatingIfNeeded: a.timestampNs) &+ clockOffsetNs()
         pending.withLock { p in
             guard p.decimator.admit(a.timestampNs) else { return }
-            if p.samples.count >= maxPending { p.samples.removeFirst(); p.dropped += 1 }
-            p.samples.append((unix, a.acceleration))
+            guard p.samples.count < maxPending else { p.dropped += 1; return }
+            p.samples.append((Int64(truncatingIfNeeded: a.timestampNs) &+ clockOffsetNs(), a.acceleration))
         }
     }
 
@@ -153,8 +155,10 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     public func flush() -> Bool {
         updateActive()
         let (ok, message) = store.withLock { s -> (Bool, String?) in
+            // The loop thread's next buffer, allocated here: twice a flush's worth.
+            var b: [(unixNs: Int64, acceleration: Vector3)] = []
+            b.reserveCapacity(Int(2 * flushSeconds * Self.rateHz) + 16)
             let batch = pending.withLock { p -> [(unixNs: Int64, acceleration: Vector3)] in
-                var b: [(unixNs: Int64, acceleration: Vector3)] = []
                 swap(&b, &p.samples)
                 return b
             }
