@@ -73,6 +73,49 @@ import Glibc
         }
     }
 
+    /// While the board walks (accelerations up to about 0.4 g away from
+    /// gravity), every recorded sample is one the live accelerometer stream
+    /// delivered at the same capture time (the independent path: socket,
+    /// wire conversion, no disk), with the same acceleration to the stored
+    /// resolution (1/2048 g, so within half of that).
+    @Test func recordedSamplesAreTheLiveStreamsWhileTheBoardWalks() async throws {
+        try await withAgent(.recorder(entitled: true, walking: true)) { _ in
+            #expect(await eventually(seconds: 20) { CMSensorRecorder.authorizationStatus() == .authorized })
+            let manager = CMMotionManager()
+            manager.accelerometerUpdateInterval = 0.005   // every sample of the 200 Hz IMU
+            let live = Inbox<CMAccelerometerData>()
+            manager.startAccelerometerUpdates(to: OperationQueue()) { d, e in live.take(d, e) }
+            #expect(await eventually(seconds: 20) { live.count >= 20 })
+            let recorder = CMSensorRecorder()
+            let t0 = Date()
+            recorder.recordAccelerometer(forDuration: 60)
+            #expect(await eventually(seconds: 60) { (recorder.accelerometerData(from: t0, to: Date()).map { Array($0).count } ?? 0) >= 200 })
+            manager.stopAccelerometerUpdates()
+            let liveItems = live.items.sorted { $0.timestamp < $1.timestamp }
+            let recorded = try #require(recorder.accelerometerData(from: t0, to: Date()).map(Array.init))
+            let first = try #require(liveItems.first), last = try #require(liveItems.last)
+            let inSpan = recorded.filter { $0.timestamp >= first.timestamp && $0.timestamp <= last.timestamp }
+            #expect(inSpan.count >= 150, "\(inSpan.count) recorded while the live stream ran")
+            var matched = 0, worst = 0.0
+            for r in inSpan {
+                // the live sample of the same capture time (samples are 5 ms apart; stored times to 0.1 ms)
+                var lo = 0, hi = liveItems.count
+                while lo < hi { let mid = (lo + hi) / 2; if liveItems[mid].timestamp < r.timestamp { lo = mid + 1 } else { hi = mid } }
+                let near = [lo - 1, lo].filter { $0 >= 0 && $0 < liveItems.count }.min { abs(liveItems[$0].timestamp - r.timestamp) < abs(liveItems[$1].timestamp - r.timestamp) }
+                guard let i = near, abs(liveItems[i].timestamp - r.timestamp) < 0.0005 else { continue }
+                matched += 1
+                let l = liveItems[i].acceleration, a = r.acceleration
+                worst = max(worst, abs(l.x - a.x), abs(l.y - a.y), abs(l.z - a.z))
+            }
+            #expect(matched == inSpan.count, "\(inSpan.count - matched) recorded samples have no live sample at their capture time")
+            #expect(worst <= 0.5 / 2048 + 1e-9, "largest difference \(worst) g")
+            // the board moved: the recorded z swings by more than 0.2 g
+            let zs = inSpan.map(\.acceleration.z)
+            let (zMin, zMax) = (try #require(zs.min()), try #require(zs.max()))
+            #expect(zMax - zMin > 0.2, "z from \(zMin) to \(zMax) g")
+        }
+    }
+
     /// The recorder wakes the IMU only while a window is open: idle before,
     /// running during a 3 s recording, idle again after it (no client
     /// subscribes to anything meanwhile).

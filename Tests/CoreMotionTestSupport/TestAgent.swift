@@ -58,8 +58,10 @@ public enum TestAgentKind: Sendable, Equatable {
     /// recorder keeps `recorder.sqlite3` next to the configuration (8 MB at
     /// most); this user holds `motion` and `altitude`, and `recorder` when
     /// `entitled`; a second user `otherUID` (when given) holds `recorder`,
-    /// and reaches the socket as with ``secondUser(uid:)``.
-    case recorder(entitled: Bool, otherUID: UInt32? = nil)
+    /// and reaches the socket as with ``secondUser(uid:)``. `walking`: the
+    /// board is still for 1 s, then walks (1.8 steps/s, a 3 cm bob) for
+    /// 120 s, then is still.
+    case recorder(entitled: Bool, otherUID: UInt32? = nil, walking: Bool = false)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -97,7 +99,7 @@ public final class TestAgent: @unchecked Sendable {
         }
         var reachable = false
         if case .secondUser = kind { reachable = true }
-        if case .recorder(_, _?) = kind { reachable = true }
+        if case .recorder(_, _?, _) = kind { reachable = true }
         if reachable {
             // The other user may enter the directory (not list it) and read the files.
             guard chmod(directory, 0o711) == 0 else { throw TestAgentError("chmod \(directory): errno \(errno)") }
@@ -338,7 +340,16 @@ public final class TestAgent: @unchecked Sendable {
                   "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
                 """)]
         }
-        if case .recorder(let entitled, let other) = kind {
+        if case .recorder(let entitled, let other, let walking) = kind {
+            if walking {
+                segments = """
+                    segments: [
+                      { name: "still", duration_s: 1 },
+                      { name: "walk", duration_s: 120, walk: { step_hz: 1.8, bob_m: 0.03, sway_m: 0.02 } },
+                      { name: "still again", duration_s: 3479 },
+                    ],
+                    """
+            }
             entitlements = entitled ? #"["motion", "altitude", "recorder"]"# : #"["motion", "altitude"]"#
             if let other {
                 otherClients = ", { uid: \(other), entitlements: [\"recorder\"] }"
