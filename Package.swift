@@ -195,7 +195,7 @@ let package = Package(
         .executableTarget(name: "edge-bench",
                           dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeEngine", "EdgeSim", "EdgeFusion", "EdgeService",
                                          "EdgeProtocol", "EdgeClient", "EdgeBus", "EdgeChips", "EdgeConfig", "CAllocCount", "CoreMotion",
-                                         "EdgeMQTT"]),
+                                         "EdgeMQTT", "EdgeHistory"]),
 
         // --- tests ----------------------------------------------------------
         .testTarget(name: "EdgeBusTests", dependencies: ["EdgeBus", "EdgeLinux"]),

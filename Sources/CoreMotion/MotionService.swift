@@ -187,6 +187,8 @@ final class MotionService: @unchecked Sendable {
         var northServable: Bool
         /// The magnetic declination the agent applies, degrees east.
         var declinationDeg: Double?
+        /// Whether the agent keeps a sensor recorder.
+        var recorder = false
     }
 
     private let cacheLock = NSLock()
@@ -248,6 +250,7 @@ final class MotionService: @unchecked Sendable {
             source = s
             snap.entitlements = Set(v.entitlements)
             snap.declinationDeg = v.declinationDeg
+            snap.recorder = v.recorder
             snap.devices = devices()
             // Until device motion says: a north is servable when the
             // magnetometer is delivering or waiting to be asked.

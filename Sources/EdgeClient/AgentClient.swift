@@ -630,7 +630,7 @@ public final class AgentClient: @unchecked Sendable {
             for f in failed { f(error) }
             return closes ? "\(name): \(text)" : nil
         case .devices(_, let id), .streams(_, let id), .unsubscribed(_, let id), .stats(_, _, _, _, let id),
-             .pong(_, let id), .history(_, let id):
+             .pong(_, let id), .history(_, let id), .recording(_, let id), .recorded(_, let id):
             lock.withLock {
                 counters.lines += 1
                 if let id, pending[id] != nil { pending[id] = .some(.success(message)); lock.broadcast() }

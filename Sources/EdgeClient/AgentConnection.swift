@@ -241,6 +241,8 @@ public final class AgentConnection {
         case .subscribe(let s, _): return "subscribe \(s.rawValue)"
         case .unsubscribe(let s): return "unsubscribe \(s.rawValue)"
         case .history(let s, _, _): return "history \(s.rawValue)"
+        case .record: return "record"
+        case .recorded: return "recorded"
         }
     }
 }
@@ -254,7 +256,7 @@ extension ServerMessage {
         case .subscribed(_, _, let id): return id
         case .error(_, _, _, _, let id): return id
         case .stats(_, _, _, _, let id): return id
-        case .pong(_, let id), .history(_, let id): return id
+        case .pong(_, let id), .history(_, let id), .recording(_, let id), .recorded(_, let id): return id
         case .version, .sample, .connection, .shutdown, .unknown: return nil
         }
     }

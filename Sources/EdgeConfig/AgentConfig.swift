@@ -42,6 +42,8 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     public var faults: FaultSettings
     /// The pedometer, floors, activity and their history.
     public var fitness: FitnessConfig = FitnessConfig()
+    /// The sensor recorder (CMSensorRecorder); nil: none.
+    public var recorder: RecorderConfig?
 
     public init(board: String = "simulated", sensors: SensorSettings = SensorSettings()) {
         self.board = board; self.sensors = sensors
@@ -51,7 +53,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness, submersion
+        case board, sensors, loop, fusion, altimeter, service, clients, faults, fitness, submersion, recorder
         case alwaysOn = "always_on", calibrationFile = "calibration_file", recordingDirectory = "recording_directory"
         case calibrationRequired = "calibration_required"
     }
@@ -81,6 +83,7 @@ public struct AgentConfig: Decodable, Sendable, Equatable {
         recordingDirectory = try c.decodePathIfPresent(.recordingDirectory, what: "a directory path")
         faults = try c.decodeIfPresent(FaultSettings.self, forKey: .faults) ?? FaultSettings()
         fitness = try c.decodeIfPresent(FitnessConfig.self, forKey: .fitness) ?? FitnessConfig()
+        recorder = try c.decodeIfPresent(RecorderConfig.self, forKey: .recorder)
     }
 }
 
@@ -276,7 +279,7 @@ public struct ClientGrant: Decodable, Sendable, Equatable {
     /// Where the entry's user, group, uid or gid was written (set when the
     /// entry was read by ``ConfigLoader``; not part of equality).
     public var location: ConfigLocation?
-    static let known = ["motion", "altitude", "submersion.shallow", "submersion.full", "fitness"]
+    static let known = ["motion", "altitude", "submersion.shallow", "submersion.full", "fitness", "recorder"]
     enum CodingKeys: String, CodingKey, CaseIterable { case user, group, uid, gid, entitlements }
     public init(user: String? = nil, group: String? = nil, uid: UInt32? = nil, gid: UInt32? = nil, entitlements: [String]) {
         self.user = user; self.group = group; self.uid = uid; self.gid = gid; self.entitlements = entitlements

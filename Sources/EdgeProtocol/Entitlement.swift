@@ -33,4 +33,9 @@ public struct Entitlement: RawRepresentable, Hashable, Comparable, Sendable, Cod
     /// Steps, floors, pedometer events and activity, live and from the
     /// history (Apple: the motion-and-fitness permission).
     public static let fitness: Entitlement = "fitness"
+    /// The sensor recorder: have the agent record the accelerometer at 50 Hz
+    /// while the app is not running, and read back what it recorded for the
+    /// app's user (Apple's CMSensorRecorder asks for the motion permission;
+    /// the agent asks for this entitlement of its own: it records to disk).
+    public static let recorder: Entitlement = "recorder"
 }

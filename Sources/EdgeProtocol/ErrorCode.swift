@@ -35,7 +35,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case badRequestID
     /// A `history` request to an agent that keeps no fitness history
     /// (`fitness.history` is not configured), or whose history could not be
-    /// read; the message says which. Connection stays.
+    /// read; a `record` or `recorded` request to an agent with no sensor
+    /// recorder (`recorder` is not configured), or whose recording could not
+    /// be written or read; the message says which. Connection stays.
     case noHistory
     /// The client's queue holds more bytes of replies and events it has not
     /// read than the agent keeps for one client (it sends requests and does

@@ -19,6 +19,10 @@ public enum ServerMessage: Sendable, Hashable {
     case stats(queued: Int, delivered: Int, dropped: Int, queueCapacity: Int, id: RequestID?)
     case pong(timestampNs: UInt64, id: RequestID?)
     case history(HistoryReply, id: RequestID?)
+    /// The reply to `record`: the client's uid's recording window (its `uid` is 0: the wire does not carry it).
+    case recording(RecordingWindow, id: RequestID?)
+    /// The reply to `recorded`: one page of recorded accelerometer samples.
+    case recorded(RecordedPage, id: RequestID?)
     case shutdown(reason: String)
     /// A class this build does not know; clients ignore it.
     case unknown(className: String)
@@ -41,6 +45,8 @@ public enum ServerMessage: Sendable, Hashable {
         public var declinationDeg: Double? = nil
         /// The wire convention in words (``EdgeProtocolInfo/convention``).
         public var convention: String? = nil
+        /// Whether the agent keeps a sensor recorder (`record`, `recorded`).
+        public var recorder: Bool = false
     }
 
     /// Why a line could not be decoded.
@@ -76,7 +82,7 @@ public enum ServerMessage: Sendable, Hashable {
                 entitlements: try r.strings("entitlements").map(Entitlement.init(rawValue:)),
                 maxLineBytes: try r.int("maxLineBytes"), queueCapacity: try r.int("queueCapacity"),
                 frame: r.optionalString("frame"), declinationDeg: r.optionalDouble("declination_deg"),
-                convention: r.optionalString("convention")))
+                convention: r.optionalString("convention"), recorder: r.value["recorder"] == .bool(true)))
         case "sample":
             return .sample(try r.sample())
         case "devices":
@@ -160,7 +166,7 @@ public enum ServerMessage: Sendable, Hashable {
         case "shutdown":
             return .shutdown(reason: try r.string("reason"))
         default:
-            return .unknown(className: cls)
+            return try decodeRecorder(cls, r, id: id) ?? .unknown(className: cls)
         }
     }
 
@@ -691,6 +697,10 @@ extension Request {
             w.name("history"); w.key("stream"); w.name(MessageEncoder.streamName(s))
             w.key("from_ns"); w.int(from)
             w.key("to_ns"); w.int(to)
+        case .record(let d):
+            w.name("record"); w.key("duration_s"); w.double(d)
+        case .recorded(let from, let to):
+            w.name("recorded"); w.key("from_ns"); w.int(from); w.key("to_ns"); w.int(to)
         }
         MessageEncoder.requestID(id, &w)
         w.endObject(); w.endLine()

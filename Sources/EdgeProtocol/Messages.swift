@@ -107,7 +107,7 @@ public enum MessageEncoder {
     public static func version(agentVersion: String, uid: UInt32, gid: UInt32,
                                entitlements: [Entitlement], maxLineBytes: Int,
                                queueCapacity: Int, frame: String? = nil, declinationDeg: Double? = nil,
-                               into w: inout JSONWriter) {
+                               recorder: Bool = false, into w: inout JSONWriter) {
         w.beginObject()
         w.key("class"); w.name("version")
         w.key("protocol"); w.int(EdgeProtocolInfo.version)
@@ -123,6 +123,8 @@ public enum MessageEncoder {
         w.key("convention"); w.string(EdgeProtocolInfo.convention)
         if let frame { w.key("frame"); w.string(frame) }
         if let d = declinationDeg, d.isFinite { w.key("declination_deg"); w.double(d) }
+        // The agent keeps a sensor recorder (docs/protocol.md, "Sensor recorder").
+        if recorder { w.key("recorder"); w.bool(true) }
         // The sample layout of this build, for clients that read shared-memory
         // rings (docs/protocol.md, "Shared-memory rings").
         w.key("ring_layout"); w.string(SampleRingFormat.layoutIDText)

@@ -64,6 +64,17 @@ public struct Request: Sendable, Hashable {
         /// reply, which then says where the next page starts). A and B are
         /// since 1970 (UTC), within 0 ... ``Request/maxHistoryNs``.
         case history(StreamName, fromNs: Int64, toNs: Int64)
+        /// `{"class":"record","duration_s":D}` → a `recording` reply: the
+        /// agent's sensor recorder records the accelerometer at 50 Hz for D
+        /// seconds (0 < D ≤ ``Request/maxRecordingSeconds``) from now for
+        /// the client's uid (`CMSensorRecorder.recordAccelerometer(forDuration:)`).
+        case record(durationS: Double)
+        /// `{"class":"recorded","from_ns":A,"to_ns":B}` (or `from_s`/`to_s`)
+        /// → a `recorded` reply: the accelerometer samples recorded in the
+        /// client's uid's windows between A and B (since 1970, UTC), at most
+        /// ``Request/maxRecordedSamples`` in one reply, which then says where
+        /// the next page starts.
+        case recorded(fromNs: Int64, toNs: Int64)
     }
     public var kind: Kind
     public var id: RequestID?
@@ -92,6 +103,13 @@ public struct Request: Sendable, Hashable {
     /// Most activity rows one `history` reply carries (about 100 bytes each);
     /// a longer answer comes in pages (`next_from_ns`).
     public static let maxHistoryRows = 500
+
+    /// Longest recording one `record` request asks for, s (Apple: 43,200 s,
+    /// CMSensorRecorder.recordAccelerometer(forDuration:)).
+    public static let maxRecordingSeconds: Double = 43_200
+
+    /// Most samples one `recorded` reply carries (about 75 bytes each: 20 s at 50 Hz).
+    public static let maxRecordedSamples = 1000
 
     /// Largest magnitude of a numeric `id`: 2^53 − 1, the largest integer a
     /// reader that parses JSON numbers as doubles (JavaScript, most
@@ -144,6 +162,24 @@ public struct Request: Sendable, Hashable {
             return s
         }
 
+        /// A time given as `<key>_ns` (an integer literal, exact) or
+        /// `<key>_s` (a number of seconds), checked before converting.
+        func time(_ key: String, stream s: StreamName?) throws(DecodeError) -> Int64 {
+            let range = "between 0 and \(Request.maxHistoryNs) ns (\(Request.maxHistoryNs / 1_000_000_000) s) since 1970"
+            if let v = m[key + "_ns"] {
+                guard case .number(_, let literal) = v, let ns = Int64(literal), ns >= 0, ns <= Request.maxHistoryNs else {
+                    throw DecodeError(code: .malformedRequest, message: "\(cls) needs \"\(key)_ns\": an integer \(range)",
+                                      id: id, stream: s)
+                }
+                return ns
+            }
+            guard case .number(let t, _)? = m[key + "_s"], let ns = Self.nanoseconds(seconds: t) else {
+                throw DecodeError(code: .malformedRequest, message: "\(cls) needs \"\(key)_s\": seconds \(range)",
+                                  id: id, stream: s)
+            }
+            return ns
+        }
+
         switch cls {
         case "devices": return Request(kind: .devices, id: id)
         case "streams": return Request(kind: .streams, id: id)
@@ -157,28 +193,24 @@ public struct Request: Sendable, Hashable {
                 throw DecodeError(code: .malformedRequest, message: "history is kept for pedometer and activity, not \(s.rawValue)",
                                   id: id, stream: s)
             }
-            /// A time given as `<key>_ns` (an integer literal, exact) or
-            /// `<key>_s` (a number of seconds), checked before converting.
-            func time(_ key: String) throws(DecodeError) -> Int64 {
-                let range = "between 0 and \(Request.maxHistoryNs) ns (\(Request.maxHistoryNs / 1_000_000_000) s) since 1970"
-                if let v = m[key + "_ns"] {
-                    guard case .number(_, let literal) = v, let ns = Int64(literal), ns >= 0, ns <= Request.maxHistoryNs else {
-                        throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)_ns\": an integer \(range)",
-                                          id: id, stream: s)
-                    }
-                    return ns
-                }
-                guard case .number(let t, _)? = m[key + "_s"], let ns = Self.nanoseconds(seconds: t) else {
-                    throw DecodeError(code: .malformedRequest, message: "history needs \"\(key)_s\": seconds \(range)",
-                                      id: id, stream: s)
-                }
-                return ns
-            }
-            let from = try time("from"), to = try time("to")
+            let from = try time("from", stream: s), to = try time("to", stream: s)
             guard from <= to else {
                 throw DecodeError(code: .malformedRequest, message: "history needs from <= to", id: id, stream: s)
             }
             return Request(kind: .history(s, fromNs: from, toNs: to), id: id)
+        case "record":
+            guard case .number(let d, _)? = m["duration_s"], d.isFinite, d > 0, d <= maxRecordingSeconds else {
+                throw DecodeError(code: .malformedRequest,
+                                  message: "record needs \"duration_s\": seconds to record, more than 0 and at most \(Int(maxRecordingSeconds)) (12 h)",
+                                  id: id, stream: .accelerometer)
+            }
+            return Request(kind: .record(durationS: d), id: id)
+        case "recorded":
+            let from = try time("from", stream: .accelerometer), to = try time("to", stream: .accelerometer)
+            guard from <= to else {
+                throw DecodeError(code: .malformedRequest, message: "recorded needs from <= to", id: id, stream: .accelerometer)
+            }
+            return Request(kind: .recorded(fromNs: from, toNs: to), id: id)
         case "subscribe":
             let s = try stream()
             var intervalNs: UInt64 = 0

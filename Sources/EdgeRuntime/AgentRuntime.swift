@@ -85,6 +85,8 @@ public final class AgentRuntime: @unchecked Sendable {
     package let server: ServiceServer
     private let engine: any RunningEngine
     private let history: HistoryRecorder?
+    /// The sensor recorder (`recorder` configured), flushed at stop.
+    private let sensorRecorder: AccelerometerRecorder?
     private let calibrationFiles: CalibrationLoader.Files
     private let calibrationRequired: Bool
     private let log: @Sendable (String) -> Void
@@ -178,7 +180,22 @@ public final class AgentRuntime: @unchecked Sendable {
                 o.log("edge-agent: warning: fitness history: clients' history requests cannot be answered: \(error)")
             }
         }
-        let sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
+        var sensorRecorder: AccelerometerRecorder?
+        if let r = config.recorder {
+            let path = EngineSetup.path(r.path, config: selection.configPath)
+            do {
+                sensorRecorder = try AccelerometerRecorder(store: try AccelerometerStore(path: path, maxBytes: r.maxBytes))
+            } catch {
+                server.stop(reason: "agent failed to start")
+                throw RunError("sensor recorder: \(error)")
+            }
+            sensorRecorder?.onHealthChange = { line in o.log("edge-agent: " + line) }
+            report.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
+            server.setRecorderSource(SensorRecorderSource(sensorRecorder!))
+        }
+        var sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
+        if let sensorRecorder { sink = RecorderSink(inner: sink, recorder: sensorRecorder) }
+        sensorRecorder?.start()
         let parts = EngineParts(profile: session.profile, config: config, settings: settings,
                                 calibration: calibration.engine, sink: sink, dataReady: dataReady,
                                 realtime: config.loop.realtime ? (Int32(config.loop.priority), config.loop.lockMemory) : nil,
@@ -193,6 +210,7 @@ public final class AgentRuntime: @unchecked Sendable {
                 engine = try Engine(bus: session.bus, clock: session.clock, parts)
             }
         } catch {
+            sensorRecorder?.stop()
             server.stop(reason: "agent failed to start")
             throw error
         }
@@ -200,17 +218,19 @@ public final class AgentRuntime: @unchecked Sendable {
         report.append("  reference frame: \(settings.referenceFrame.rawValue)")
         report.append("  " + engine.loopLine)
         return AgentRuntime(selection: selection, session: session, settings: settings, socketPath: socketPath,
-                            startReport: report, server: server, engine: engine, history: recorder,
+                            startReport: report, server: server, engine: engine, history: recorder, sensorRecorder: sensorRecorder,
                             calibrationFiles: calibrationFiles, calibrationRequired: calibrationRequired,
                             uncalibrated: calibration.statusChips, log: o.log)
     }
 
     private init(selection: BoardSession.Selection, session: BoardSession, settings: EngineSettings, socketPath: String,
                  startReport: [String], server: ServiceServer, engine: any RunningEngine, history: HistoryRecorder?,
+                 sensorRecorder: AccelerometerRecorder?,
                  calibrationFiles: CalibrationLoader.Files, calibrationRequired: Bool, uncalibrated: [String],
                  log: @escaping @Sendable (String) -> Void) {
         self.selection = selection; self.session = session; self.settings = settings; self.socketPath = socketPath
         self.startReport = startReport; self.deviceReport = engine.startLines; self.server = server; self.engine = engine; self.history = history
+        self.sensorRecorder = sensorRecorder
         self.calibrationFiles = calibrationFiles; self.calibrationRequired = calibrationRequired; self.log = log
         state = Mutex(State(uncalibrated: uncalibrated))
     }
@@ -258,6 +278,8 @@ public final class AgentRuntime: @unchecked Sendable {
         saveLearnedMagnetometerCalibration()
         history?.stop()
         if let e = history?.health.error { log("edge-agent: fitness history: the last commit failed: \(e)") }
+        sensorRecorder?.stop()
+        if let e = sensorRecorder?.health.error { log("edge-agent: sensor recorder: the last commit failed: \(e)") }
         let stats = server.statistics()   // before stop(): it forgets its clients
         server.stop(reason: reason)
         session.lock = nil

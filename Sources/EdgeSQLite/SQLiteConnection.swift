@@ -116,6 +116,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         return s.text(0)
     }
 
+    /// Rows changed by the last INSERT, UPDATE or DELETE (sqlite3_changes).
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// The rowid of the last INSERT on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
@@ -161,6 +164,12 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Binds `bytes` as a BLOB to parameter `i` (from 1), copied by SQLite.
+    public func bindBlob(_ i: Int32, _ bytes: [UInt8]) throws(SQLiteError) {
+        let rc = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, i, $0.baseAddress, Int32($0.count), edge_sqlite_transient()) }
+        if rc != SQLITE_OK { throw connection.error("bind \(SQLiteConnection.describe(sql))", rc) }
+    }
+
     /// One row (true) or done (false).
     public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(statement)
@@ -185,5 +194,11 @@ public final class SQLiteStatement {
     /// The column as a double; NaN for NULL.
     public func double(_ c: Int32) -> Double { isNull(c) ? .nan : sqlite3_column_double(statement, c) }
     public func isNull(_ c: Int32) -> Bool { sqlite3_column_type(statement, c) == SQLITE_NULL }
+    /// The column's bytes (a BLOB; empty for NULL).
+    public func blob(_ c: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(statement, c))
+        guard n > 0, let p = sqlite3_column_blob(statement, c) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
     public func text(_ c: Int32) -> String? { sqlite3_column_text(statement, c).map { String(cString: $0) } }
 }

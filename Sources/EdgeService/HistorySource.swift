@@ -20,3 +20,14 @@ public struct HistorySourceError: Error, Sendable, Hashable, CustomStringConvert
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
+
+/// Answers `record` and `recorded` requests: the agent's sensor recorder
+/// (set with ``ServiceServer/setRecorderSource(_:)`` when `recorder` is
+/// configured). Called on the service thread, one request at a time.
+public protocol RecorderSource: AnyObject, Sendable {
+    /// Opens or extends `uid`'s recording window for `durationS` seconds from now.
+    func record(uid: UInt32, durationS: Double) -> Result<RecordingWindow, HistorySourceError>
+    /// The samples recorded in `uid`'s windows between `fromNs` and `toNs`
+    /// (ns since 1970), at most `maxSamples`.
+    func recorded(uid: UInt32, fromNs: Int64, toNs: Int64, maxSamples: Int) -> Result<RecordedPage, HistorySourceError>
+}

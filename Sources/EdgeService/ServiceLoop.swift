@@ -450,7 +450,8 @@ final class ServiceLoop: @unchecked Sendable {
             MessageEncoder.version(agentVersion: config.agentVersion, uid: uid, gid: gid,
                                    entitlements: entitlements.sorted(), maxLineBytes: config.maxLineBytes,
                                    queueCapacity: config.queueCapacity, frame: config.agentFrame,
-                                   declinationDeg: config.agentDeclinationDeg, into: &writer)
+                                   declinationDeg: config.agentDeclinationDeg,
+                                   recorder: core.recorderSource.withLock { $0 != nil }, into: &writer)
             client.enqueue(currentLine())
             clients.append(client)
             // The version line is always the first line; a refusal goes out
@@ -698,6 +699,8 @@ final class ServiceLoop: @unchecked Sendable {
             case .success(let h): reply(c) { MessageEncoder.history(h, id: id, into: &$0) }
             case .failure(let e): reply(c) { MessageEncoder.error(.noHistory, message: e.message, stream: stream, id: id, into: &$0) }
             }
+        case .record, .recorded:
+            handleRecorder(request, from: c)
         }
         flush(c)
     }

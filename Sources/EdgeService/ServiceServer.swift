@@ -110,6 +110,8 @@ final class ServiceCore: Sendable {
     nonisolated(unsafe) var deliverInline: (() -> Bool)?
     /// Answers `history` requests; nil: the agent keeps no history.
     let historySource = Locked<(any HistorySource)?>(nil)
+    /// Answers `record` and `recorded`; nil: the agent keeps no recorder.
+    let recorderSource = Locked<(any RecorderSource)?>(nil)
     let stopRequested = Atomic<Bool>(false)
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
@@ -218,6 +220,12 @@ public final class ServiceServer: Sendable {
     /// `noHistory`, saying the agent keeps none).
     public func setHistorySource(_ source: (any HistorySource)?) {
         core.historySource.withLock { $0 = source }
+    }
+
+    /// Where `record` and `recorded` requests are answered from (nil:
+    /// every one gets `noHistory`, saying the agent keeps no recorder).
+    public func setRecorderSource(_ source: (any RecorderSource)?) {
+        core.recorderSource.withLock { $0 = source }
     }
 
     /// The socket path actually bound.

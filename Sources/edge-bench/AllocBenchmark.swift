@@ -193,6 +193,8 @@ enum AllocBenchmark {
         //    through lines (counted on that thread, from the handler).
         let ringPath = try clientPathAllocations(rings: true, samples: ticks)
         let linePath = try clientPathAllocations(rings: false, samples: ticks)
+        // 6. The sensor recorder's hand-over on the loop thread while it records.
+        let recorderPath = try recorderOfferAllocations(flushes: 10)
 
         print("== alloc: heap allocations on the loop thread in steady state (\(ticks) ticks at 200 Hz, every stream on)")
         print("  setup                                  allocations  per tick   samples published")
@@ -207,8 +209,9 @@ enum AllocBenchmark {
         let seamAllocations = seams.map(\.1.0).reduce(0, +)
         print("  client decode path, ring (EdgeClient)  " + String(ringPath.allocations).leftPad(11) + "  " + String(Double(ringPath.allocations) / Double(ringPath.samples)).leftPad(9) + "  per sample, \(ringPath.samples) device-motion samples handed to a handler")
         print("  client decode path, lines (EdgeClient) " + String(linePath.allocations).leftPad(11) + "  " + String(Double(linePath.allocations) / Double(linePath.samples)).leftPad(9) + "  per sample (JSON lines; for comparison)")
-        let ok = a1 == 0 && a3 == 0 && seamAllocations == 0
-        print("  target: the loop allocates nothing in steady state, delivering to clients included: \(ok ? "PASS" : "FAIL") (\(a1), \(a3) and \(seamAllocations) allocations)")
+        print("  sensor recorder offer (loop thread)    " + String(recorderPath.allocations).leftPad(11) + "  " + String(Double(recorderPath.allocations) / Double(recorderPath.offered)).leftPad(9) + "  per sample, \(recorderPath.offered) offered at 200 Hz, \(recorderPath.kept) kept at 50 Hz, a flush every 400")
+        let ok = a1 == 0 && a3 == 0 && seamAllocations == 0 && recorderPath.allocations == 0
+        print("  target: the loop allocates nothing in steady state, delivering to clients and recording included: \(ok ? "PASS" : "FAIL") (\(a1), \(a3), \(seamAllocations) and \(recorderPath.allocations) allocations)")
         let ringOK = ringPath.allocations == 0
         print("  target: a ring client's decode path allocates nothing per sample: \(ringOK ? "PASS" : "FAIL") (\(ringPath.allocations) allocations)")
         return ok && ringOK

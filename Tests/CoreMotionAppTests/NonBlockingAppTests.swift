@@ -55,6 +55,9 @@ import Glibc
         time("isStepCountingAvailable") { _ = CMPedometer.isStepCountingAvailable() }
         time("CMPedometer.authorizationStatus") { _ = CMPedometer.authorizationStatus() }
         time("waterSubmersionAvailable") { _ = CMWaterSubmersionManager.waterSubmersionAvailable }
+        time("isAccelerometerRecordingAvailable") { _ = CMSensorRecorder.isAccelerometerRecordingAvailable() }
+        time("CMSensorRecorder.authorizationStatus") { _ = CMSensorRecorder.authorizationStatus() }
+        time("recordAccelerometer(forDuration:)") { CMSensorRecorder().recordAccelerometer(forDuration: 1) }
         time("isAccelerometerSupported") { _ = CMBatchedSensorManager.isAccelerometerSupported }
         time("waterSubmersion.maximumDepth") { _ = submersion.maximumDepth }
         time("batched.accelerometerDataFrequency") { _ = batched.accelerometerDataFrequency }
@@ -101,6 +104,8 @@ import Glibc
             #expect(!m.isAccelerometerAvailable && !m.isDeviceMotionAvailable)
             #expect(CMMotionManager.availableAttitudeReferenceFrames().isEmpty)
             #expect(CMAltimeter.authorizationStatus() == .notDetermined)
+            #expect(!CMSensorRecorder.isAccelerometerRecordingAvailable() && CMSensorRecorder.authorizationStatus() == .notDetermined)
+            #expect(CMSensorRecorder().accelerometerData(from: Date().addingTimeInterval(-60), to: Date()) == nil)
             let inbox = Inbox<CMAccelerometerData>()
             m.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
             #expect(await eventually { !inbox.errors.isEmpty })

@@ -54,6 +54,14 @@ public enum TestAgentKind: Sendable, Equatable {
     /// The diver's board going down: 2 s at the surface, then to 10 m in
     /// 10 s (sea water), and staying there.
     case diving(full: Bool)
+    /// IMU and barometer at rest, flat, face up (ideal chips); the sensor
+    /// recorder keeps `recorder.sqlite3` next to the configuration (8 MB at
+    /// most); this user holds `motion` and `altitude`, and `recorder` when
+    /// `entitled`; a second user `otherUID` (when given) holds `recorder`,
+    /// and reaches the socket as with ``secondUser(uid:)``. `walking`: the
+    /// board is still for 1 s, then walks (1.8 steps/s, a 3 cm bob) for
+    /// 120 s, then is still.
+    case recorder(entitled: Bool, otherUID: UInt32? = nil, walking: Bool = false)
 }
 
 /// An `edge-agent run` child process. ``stop()`` (or the process's exit)
@@ -89,7 +97,10 @@ public final class TestAgent: @unchecked Sendable {
         try Self.files(kind).forEach { name, text in
             try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
         }
-        if case .secondUser = kind {
+        var reachable = false
+        if case .secondUser = kind { reachable = true }
+        if case .recorder(_, _?, _) = kind { reachable = true }
+        if reachable {
             // The other user may enter the directory (not list it) and read the files.
             guard chmod(directory, 0o711) == 0 else { throw TestAgentError("chmod \(directory): errno \(errno)") }
             for name in ["board.json5", "scenario.json5", "edge-agent.json5"] { _ = chmod(directory + "/" + name, 0o644) }
@@ -183,6 +194,14 @@ public final class TestAgent: @unchecked Sendable {
     /// The agent's reply line to a `devices` request tagged `id` (nil: no
     /// answer within 2 s).
     static func devicesReply(_ path: String, id: String = "rate") -> String? {
+        reply(path, to: #"{"class":"devices","id":"\#(id)"}"#, id: id)
+    }
+
+    /// The agent's reply line to `request` (one JSON object that carries
+    /// `"id":"<id>"`), on a connection of its own; nil: no answer within 2 s.
+    public func reply(to request: String, id: String) -> String? { Self.reply(socketPath, to: request, id: id) }
+
+    static func reply(_ path: String, to requestLine: String, id: String) -> String? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -193,7 +212,7 @@ public final class TestAgent: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard r == 0 else { return nil }
-        let request = Array(#"{"class":"devices","id":"\#(id)"}"#.utf8) + [10]
+        let request = Array(requestLine.utf8) + [10]
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
         var text = ""
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -245,6 +264,7 @@ public final class TestAgent: @unchecked Sendable {
         var faults = ""
         var segments = ""
         var fitness = ""
+        var recorder = ""
         var otherClients = ""
         var socketGroup = ""
         var calibration = ""
@@ -267,6 +287,8 @@ public final class TestAgent: @unchecked Sendable {
             }
         case .restricted:
             entitlements = #"["altitude"]"#
+        case .recorder:
+            break   // below
         case .diver(let full), .diving(let full):
             if case .diving = kind {
                 pressure = """
@@ -318,6 +340,23 @@ public final class TestAgent: @unchecked Sendable {
                   "field_strength_ut": 48.0, "residual": 0.01, "created": "2026-12-01T00:00:00Z" } } } }
                 """)]
         }
+        if case .recorder(let entitled, let other, let walking) = kind {
+            if walking {
+                segments = """
+                    segments: [
+                      { name: "still", duration_s: 1 },
+                      { name: "walk", duration_s: 120, walk: { step_hz: 1.8, bob_m: 0.03, sway_m: 0.02 } },
+                      { name: "still again", duration_s: 3479 },
+                    ],
+                    """
+            }
+            entitlements = entitled ? #"["motion", "altitude", "recorder"]"# : #"["motion", "altitude"]"#
+            if let other {
+                otherClients = ", { uid: \(other), entitlements: [\"recorder\"] }"
+                socketGroup = ", socket_group: \"nogroup\""
+            }
+            recorder = #"recorder: { path: "recorder.sqlite3", max_mb: 8 },"#
+        }
         var yaw = 0.0
         if case .headed(let y, _) = kind { yaw = y }
         let board = """
@@ -368,6 +407,7 @@ public final class TestAgent: @unchecked Sendable {
               always_on: [],
               faults: { reprobe_interval_s: 0.05 },
               \(fitness)
+              \(recorder)
               \(calibration)
             }
             """

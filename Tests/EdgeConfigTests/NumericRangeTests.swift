@@ -138,6 +138,8 @@ let documentedNumbers: [DocumentedNumber] = [
     .config("fitness.floor_height_m", ["1", "10", "3"], ["0.99", "10.01", "0"], whole: false),
     .config("fitness.history.retention_days", ["0.01", "3650", "7"], ["0.009", "3650.5", "0", "-1"], whole: false,
             context: "path: \"fitness.sqlite3\""),
+    .config("recorder.max_mb", ["1", "100000", "128"], ["0.99", "100001", "0", "-1"], whole: false,
+            context: "path: \"recorder.sqlite3\""),
     .config("faults.reprobe_interval_s", ["0.01", "3600", "1"], ["0.009", "3600.001", "0", "-1", "1.85e10", "1e300"],
             whole: false),
     .config("faults.stall_periods", ["2", "100", "4.5"], ["1.99", "100.1", "0"], whole: false),
@@ -229,6 +231,7 @@ let documentedNumbers: [DocumentedNumber] = [
             + keys(ServiceSection.CodingKeys.self, "service.") + keys(ClientGrant.CodingKeys.self, "clients[].")
             + keys(FaultSettings.CodingKeys.self, "faults.") + keys(SubmersionSection.CodingKeys.self, "submersion.")
             + keys(FitnessConfig.CodingKeys.self, "fitness.") + keys(FitnessHistoryConfig.CodingKeys.self, "fitness.history.")
+            + keys(RecorderConfig.CodingKeys.self, "recorder.")
         for (chip, list) in SensorSettings.allowedKeys { config += list.map { "sensors.\(chip.rawValue).\($0)" } }
         let board = keys(BoardProfile.CodingKeys.self, "") + keys(BoardProfile.SimulationSpec.CodingKeys.self, "simulation.")
             + keys(ChipSpec.CodingKeys.self, "chips[].") + keys(ChipSpec.DataReadySpec.CodingKeys.self, "chips[].data_ready.")

@@ -240,7 +240,7 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
                 handler(.refused(refused, code: code, message: e.description))
             }
             if code?.closesConnection == true { return "\(name): \(text)" }
-        case .subscribed, .version, .streams, .unsubscribed, .stats, .pong, .history, .unknown:
+        case .subscribed, .version, .streams, .unsubscribed, .stats, .pong, .history, .recording, .recorded, .unknown:
             break
         }
         return nil
