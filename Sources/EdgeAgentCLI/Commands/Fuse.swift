@@ -25,6 +25,7 @@ public enum FuseCommand: Subcommand {
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
                            [--self-calibration on|off] [--self-calibration-min-offset UT]
+                           [--self-calibration-tau-mag S]
                            [--offline] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
@@ -89,6 +90,10 @@ public enum FuseCommand: Subcommand {
       --self-calibration-min-offset UT
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
+      --self-calibration-tau-mag S
+                              heading correction time constant with
+                              --self-calibration on, s (default 30, chosen
+                              leave-one-trial-out on BROAD; off: VQF's 9)
       --offline               smooth the whole recording (VQF's offline mode,
                               docs/fusion.md): the filter forwards and
                               backwards over the time-reversed data with the
@@ -130,6 +135,7 @@ public enum FuseCommand: Subcommand {
         let offline = arguments.flag("--offline")
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
+        let tauMag = try arguments.double("--self-calibration-tau-mag", in: 0.01...10_000)
         guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
             throw UsageError("--self-calibration must be on or off, got '\(selfCalibrationText)'")
         }
@@ -159,6 +165,7 @@ public enum FuseCommand: Subcommand {
         }
         var settings = AttitudeFilter.Settings()
         settings.magnetometerSelfCalibration = selfCalibrationText == "on"
+        if let tauMag { settings.tauMagSelfCalibrated = tauMag }
         if let declination { settings.declination = declination }
         if let locationText {
             let parts = locationText.split(separator: ",", omittingEmptySubsequences: false)
@@ -248,7 +255,7 @@ public enum FuseCommand: Subcommand {
         guard n > 0 else { return }
         // with the continuous calibration the guided one is applied first,
         // as the agent's magnetometer does, and the learning sees the result
-        var filterSettings = settings
+        var filterSettings = settings.running
         let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
         if guided != nil { filterSettings.magnetometerCalibration = nil }
         r.t.withUnsafeBufferPointer { t in
