@@ -1,6 +1,6 @@
 /// Soft and hard iron of a magnetometer learned from the gyroscope, for
-/// where the rotation excites them: the estimator `MagnetometerSelfCalibration`
-/// would grow into (issue 19; not yet wired into the fusion stage).
+/// where the rotation excites them. `MagnetometerSelfCalibration` feeds it
+/// its pairs when `Settings.softIron` is on (off by default: docs/fusion.md).
 ///
 /// A reading is `y = D·m + b`, with `m` the Earth's field in the sensor
 /// frame, `D` the soft iron (symmetric, near I) and `b` the hard iron. Over a
@@ -86,93 +86,103 @@ public struct SoftIronSelfCalibration: Sendable {
     /// the second's (the gyroscope's, bias removed), `elapsed` s after the
     /// previous pair (for the forgetting).
     public mutating func add(first y1: Vector3, second y2: Vector3, rotation c: Matrix3, elapsed: Double) {
-        // columns of A (3×8) and z
-        var columns = (Vector3.zero, Vector3.zero, Vector3.zero, Vector3.zero, Vector3.zero, Vector3.zero, Vector3.zero, Vector3.zero)
-        func column(_ k: Int) -> Vector3 {
-            switch k {
-            case 0: return columns.0
-            case 1: return columns.1
-            case 2: return columns.2
-            case 3: return columns.3
-            case 4: return columns.4
-            case 5: return columns.5
-            case 6: return columns.6
-            default: return columns.7
-            }
-        }
-        columns.0 = Self.basis(0, y2) - c * Self.basis(0, y1)
-        columns.1 = Self.basis(1, y2) - c * Self.basis(1, y1)
-        columns.2 = Self.basis(2, y2) - c * Self.basis(2, y1)
-        columns.3 = Self.basis(3, y2) - c * Self.basis(3, y1)
-        columns.4 = Self.basis(4, y2) - c * Self.basis(4, y1)
+        // the columns of A (3×8) and z
         let m = c - Matrix3.identity      // −(I − C)
-        columns.5 = m.c0; columns.6 = m.c1; columns.7 = m.c2
+        var columns = (Self.basis(0, y2) - c * Self.basis(0, y1), Self.basis(1, y2) - c * Self.basis(1, y1),
+                       Self.basis(2, y2) - c * Self.basis(2, y1), Self.basis(3, y2) - c * Self.basis(3, y1),
+                       Self.basis(4, y2) - c * Self.basis(4, y1), m.c0, m.c1, m.c2)
         let z = c * y1 - y2
         // forget (back towards the prior), then add the equation
         let keep = mathExp(-max(elapsed, 0) / settings.forgettingTime)
-        state.information *= keep
-        state.weighted *= keep
-        for k in 0..<8 { state.information[k * 8 + k] += (1 - keep) * priorInformation(k) }
-        for i in 0..<8 {
-            let ci = column(i)
-            state.weighted[i] += ci.dot(z)
-            for j in i..<8 {
-                let v = ci.dot(column(j))
-                state.information[i * 8 + j] += v
-                if j != i { state.information[j * 8 + i] += v }
-            }
-        }
-        guard let (solution, covarianceDiagonal) = Self.solve(state.information, state.weighted) else { return }
-        state.estimate = solution
-        state.equations &+= 1
-        var fitted = Vector3.zero
-        for k in 0..<8 { fitted += solution[k] * column(k) }
-        let r = z - fitted
-        let n = Double(state.equations)
-        state.residualMeanSquare += (r.dot(r) / 3 - state.residualMeanSquare) / min(n, 100)
-        var worst = 0.0
-        for k in 0..<5 { worst = max(worst, covarianceDiagonal[k]) }
-        state.shapeUncertainty = (state.residualMeanSquare * worst).squareRoot()
-    }
-
-    /// Solves Λθ = η by Cholesky (Λ symmetric positive definite) and returns
-    /// θ and the diagonal of Λ⁻¹; nil when Λ is not positive definite.
-    static func solve(_ a: SIMD64<Double>, _ b: SIMD8<Double>) -> (SIMD8<Double>, SIMD8<Double>)? {
-        var l = SIMD64<Double>()
-        for i in 0..<8 {
-            for j in 0...i {
-                var s = a[i * 8 + j]
-                for k in 0..<j { s -= l[i * 8 + k] * l[j * 8 + k] }
-                if i == j {
-                    guard s > 0 else { return nil }
-                    l[i * 8 + i] = s.squareRoot()
-                } else {
-                    l[i * 8 + j] = s / l[j * 8 + j]
+        var information = state.information * keep, weighted = state.weighted * keep
+        let priorShape = priorInformation(0), priorOffset = priorInformation(5)
+        var solution = SIMD8<Double>(), worst = 0.0, fitted = Vector3.zero
+        let solved = withUnsafePointer(to: &columns) { tuple in
+            tuple.withMemoryRebound(to: Vector3.self, capacity: 8) { a in
+                withUnsafeMutableBytes(of: &information) { ib in
+                    withUnsafeMutableBytes(of: &weighted) { wb in
+                        let info = ib.baseAddress!.assumingMemoryBound(to: Double.self)
+                        let w = wb.baseAddress!.assumingMemoryBound(to: Double.self)
+                        for k in 0..<8 { info[k * 8 + k] += (1 - keep) * (k < 5 ? priorShape : priorOffset) }
+                        for i in 0..<8 {
+                            w[i] += a[i].dot(z)
+                            for j in i..<8 {
+                                let v = a[i].dot(a[j])
+                                info[i * 8 + j] += v
+                                if j != i { info[j * 8 + i] += v }
+                            }
+                        }
+                        // the shape's uncertainty (five more solves) every fourth pair
+                        let uncertaintyDue = state.equations % 4 == 0 || !state.shapeUncertainty.isFinite
+                        guard let d = Self.solve(info, w, into: &solution, uncertainty: uncertaintyDue) else { return false }
+                        worst = d
+                        for k in 0..<8 { fitted += solution[k] * a[k] }
+                        return true
+                    }
                 }
             }
         }
-        func solveWith(_ rhs: SIMD8<Double>) -> SIMD8<Double> {
-            var y = SIMD8<Double>()
+        state.information = information
+        state.weighted = weighted
+        guard solved else { return }
+        state.estimate = solution
+        state.equations &+= 1
+        let r = z - fitted
+        state.residualMeanSquare += (r.dot(r) / 3 - state.residualMeanSquare) / min(Double(state.equations), 100)
+        if worst > 0 { state.shapeUncertainty = (state.residualMeanSquare * worst).squareRoot() }
+    }
+
+    /// Solves Λθ = η (8×8, row-major; Λ symmetric positive definite) by
+    /// Cholesky into `x`, and returns the largest of the first five
+    /// diagonal elements of Λ⁻¹ (the worst-known element of F; 0 without
+    /// `uncertainty`); nil when Λ is not positive definite.
+    static func solve(_ a: UnsafePointer<Double>, _ b: UnsafePointer<Double>, into x: inout SIMD8<Double>,
+                      uncertainty: Bool = true) -> Double? {
+        var lower = SIMD64<Double>()
+        return withUnsafeMutableBytes(of: &lower) { lb -> Double? in
+            let l = lb.baseAddress!.assumingMemoryBound(to: Double.self)
             for i in 0..<8 {
-                var s = rhs[i]
-                for k in 0..<i { s -= l[i * 8 + k] * y[k] }
-                y[i] = s / l[i * 8 + i]
+                for j in 0...i {
+                    var s = a[i * 8 + j]
+                    for k in 0..<j { s -= l[i * 8 + k] * l[j * 8 + k] }
+                    if i == j {
+                        guard s > 0 else { return nil }
+                        l[i * 8 + i] = s.squareRoot()
+                    } else {
+                        l[i * 8 + j] = s / l[j * 8 + j]
+                    }
+                }
             }
-            var x = SIMD8<Double>()
-            for i in stride(from: 7, through: 0, by: -1) {
-                var s = y[i]
-                for k in (i + 1)..<8 { s -= l[k * 8 + i] * x[k] }
-                x[i] = s / l[i * 8 + i]
+            // L·Lᵀ·x = rhs, in place
+            func solveInPlace(_ v: UnsafeMutablePointer<Double>) {
+                for i in 0..<8 {
+                    var s = v[i]
+                    for k in 0..<i { s -= l[i * 8 + k] * v[k] }
+                    v[i] = s / l[i * 8 + i]
+                }
+                for i in stride(from: 7, through: 0, by: -1) {
+                    var s = v[i]
+                    for k in (i + 1)..<8 { s -= l[k * 8 + i] * v[k] }
+                    v[i] = s / l[i * 8 + i]
+                }
             }
-            return x
-        }
-        var diagonal = SIMD8<Double>()
-        for k in 0..<5 {
+            var worst = 0.0
             var e = SIMD8<Double>()
-            e[k] = 1
-            diagonal[k] = solveWith(e)[k]
+            withUnsafeMutableBytes(of: &e) { eb in
+                let v = eb.baseAddress!.assumingMemoryBound(to: Double.self)
+                for k in 0..<(uncertainty ? 5 : 0) {
+                    for i in 0..<8 { v[i] = i == k ? 1 : 0 }
+                    solveInPlace(v)
+                    worst = max(worst, v[k])
+                }
+            }
+            withUnsafeMutableBytes(of: &x) { xb in
+                let v = xb.baseAddress!.assumingMemoryBound(to: Double.self)
+                for i in 0..<8 { v[i] = b[i] }
+                solveInPlace(v)
+            }
+            return worst
         }
-        return (solveWith(b), diagonal)
     }
 
     /// `G = D⁻¹` (trace 3).
