@@ -115,7 +115,8 @@ SETTING_TO_VQF = {
     'magNewMinGyro': 'magNewMinGyr', 'magMinUndisturbedTime': 'magMinUndisturbedTime',
     'magMaxRejectionTime': 'magMaxRejectionTime', 'magRejectionFactor': 'magRejectionFactor',
 }
-PROJECT_ONLY = ('coefficientTolerance', 'magnetometerCalibration', 'declination', 'magnetometerSelfCalibration')
+PROJECT_ONLY = ('coefficientTolerance', 'magnetometerCalibration', 'declination', 'magnetometerSelfCalibration',
+                'tauMagSelfCalibrated')
 
 
 class CannotRun(Exception):

@@ -524,11 +524,28 @@ extension AttitudeFilter {
         /// the agent and in `fuse`; false: the field goes to the filter as
         /// it comes, VQF's behaviour. The filter itself does not read it.
         public var magnetometerSelfCalibration: Bool = true
+        /// Time constant of the magnetometer heading correction on the
+        /// edge path (`magnetometerSelfCalibration` on), s; `tauMag` (VQF's
+        /// 9 s) with it off. Chosen leave-one-trial-out on BROAD
+        /// (docs/fusion.md): the heading leans on the gyroscope longer, so a
+        /// field that is off by a few degrees here and there (iron near the
+        /// path, a calibration's leftover) moves it less.
+        public var tauMagSelfCalibrated = 30.0
 
         public init() {}
 
+        /// The settings the filter runs with: these as they are with
+        /// `magnetometerSelfCalibration` off (VQF's path); with it on,
+        /// `tauMag` is `tauMagSelfCalibrated`.
+        public var running: Settings {
+            guard magnetometerSelfCalibration else { return self }
+            var s = self
+            s.tauMag = tauMagSelfCalibrated
+            return s
+        }
+
         enum CodingKeys: String, CodingKey {
-            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination, magnetometerSelfCalibration
+            case tauAcc, tauMag, motionBiasEstimation, restBiasEstimation, magneticDisturbanceRejection, biasSigmaInit, biasForgettingTime, biasClip, biasSigmaMotion, biasVerticalForgettingFactor, biasSigmaRest, restMinTime, restFilterTau, restThresholdGyro, restThresholdAccel, magCurrentTau, magRefTau, magNormThreshold, magDipThreshold, magNewTime, magNewFirstTime, magNewMinGyro, magMinUndisturbedTime, magMaxRejectionTime, magRejectionFactor, coefficientTolerance, magnetometerCalibration, declination, magnetometerSelfCalibration, tauMagSelfCalibrated
         }
 
         /// Decodes from a configuration: every key is optional and defaults
@@ -545,6 +562,7 @@ extension AttitudeFilter {
             let d = Settings()
             tauAcc = try number(.tauAcc, d.tauAcc)
             tauMag = try number(.tauMag, d.tauMag)
+            tauMagSelfCalibrated = try number(.tauMagSelfCalibrated, d.tauMagSelfCalibrated)
             biasSigmaInit = try number(.biasSigmaInit, d.biasSigmaInit)
             biasForgettingTime = try number(.biasForgettingTime, d.biasForgettingTime)
             biasClip = try number(.biasClip, d.biasClip)

@@ -111,7 +111,7 @@ public enum AttitudeSmoother {
 
         // as `fuse` and the agent: with the continuous calibration the guided
         // one is applied first and the learning sees the result
-        var filterSettings = settings
+        var filterSettings = settings.running
         let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
         if guided != nil { filterSettings.magnetometerCalibration = nil }
         let hasMag = (0..<n).map { useMag && input.hasMag($0) }
@@ -219,8 +219,8 @@ public enum AttitudeSmoother {
         let magInterval = rows.count > 1 && input.t[rows.last!] > input.t[firstRow]
             ? (input.t[rows.last!] - input.t[firstRow]) / Double(rows.count - 1) : nominal
         let disturbed = rows.map { out.magneticDisturbance[$0] }
-        filterHeading(&delta, disturbed: disturbed, interval: magInterval, settings: settings, backward: false)
-        filterHeading(&delta, disturbed: disturbed, interval: magInterval, settings: settings, backward: true)
+        filterHeading(&delta, disturbed: disturbed, interval: magInterval, settings: filterSettings, backward: false)
+        filterHeading(&delta, disturbed: disturbed, interval: magInterval, settings: filterSettings, backward: true)
         // rows between magnetometer samples: interpolated along the shorter way round
         var k = 0
         for i in 0..<n {

@@ -37,8 +37,10 @@
 /// known, forget what was learned (the accuracy drops to `uncalibrated`) and
 /// learning starts again from the last estimate as a weak prior.
 ///
-/// What it does not do: soft iron (the guided `edge-agent calibrate mag`
-/// fit supplies it, applied before this one), and it cannot tell a field
+/// Soft iron: the guided `edge-agent calibrate mag` fit supplies it, applied
+/// before this one; with `Settings.softIron` the same pairs also feed
+/// `SoftIronSelfCalibration`, whose shape and offset replace the offset once
+/// the rotation has excited it. It cannot tell a field
 /// that changes because the device moved through a gradient from an offset
 /// that changed: both look like a jump, and both are relearned.
 ///
@@ -87,6 +89,13 @@ public struct MagnetometerSelfCalibration: Sendable {
         /// a few µT and do not shrink with its uncertainty; a magnet near
         /// the sensor adds tens.
         public var minimumOffset = 5.0
+        /// Learn the soft iron too (`SoftIronSelfCalibration`, from the same
+        /// pairs), and remove it with the hard iron it learns once the
+        /// motion has excited it and it stands out of its uncertainty
+        /// (`significance` σ) and of `minimumShape` (largest element of
+        /// `D⁻¹ − I` at trace 3).
+        public var softIron = false
+        public var minimumShape = 0.02
 
         public init() {}
     }
@@ -136,6 +145,8 @@ public struct MagnetometerSelfCalibration: Sendable {
 
     public let settings: Settings
     public var state: State
+    /// The soft-iron estimator (`Settings.softIron`), fed the same pairs.
+    public var softIron = SoftIronSelfCalibration()
     /// cos(minimumRotation / 2): a pair's rotation quaternion has |w| at most this.
     let pairCosine: Double
 
@@ -170,6 +181,25 @@ public struct MagnetometerSelfCalibration: Sendable {
     /// add its error to the heading.
     @inlinable public func calibrated(_ field: Vector3) -> Vector3 {
         isApplied ? field - state.offset : field
+    }
+
+    /// Whether the learned soft iron is removed (with its own hard iron):
+    /// `Settings.softIron`, the shape known, and its largest element beyond
+    /// `significance` σ and `minimumShape`. Decided when a pair is added
+    /// (``refreshSoftIron()``), so the per-sample path reads a flag.
+    public private(set) var isSoftIronApplied = false
+    /// `G` and `c` of the soft iron while applied.
+    public private(set) var appliedShape = Matrix3.identity, appliedScaledOffset = Vector3.zero
+
+    mutating func refreshSoftIron() {
+        isSoftIronApplied = false
+        guard settings.softIron, softIron.isShapeKnown else { return }
+        let g = softIron.shape, f = g - .identity
+        let largest = max(abs(f.r0.x), abs(f.r0.y), abs(f.r0.z), abs(f.r1.y), abs(f.r1.z), abs(f.r2.z))
+        guard largest > max(settings.significance * softIron.state.shapeUncertainty, settings.minimumShape) else { return }
+        isSoftIronApplied = true
+        appliedShape = g
+        appliedScaledOffset = softIron.scaledOffset
     }
 
     /// Whether ``calibrated(_:)`` removes the offset.
@@ -212,6 +242,7 @@ public struct MagnetometerSelfCalibration: Sendable {
         let spread = a * (state.information.inverse ?? .identity) * a.transposed
         let q = r.dot((Matrix3.identity + spread).inverse.map { $0 * r } ?? r)
         let informative = max(spread.r0.x, spread.r1.y, spread.r2.z) < settings.informativeSpread
+        let first = state.key
         startPair(at: y)
         let sigma2 = state.residualMeanSquare
         let ratio = q / (3 * sigma2)
@@ -227,6 +258,10 @@ public struct MagnetometerSelfCalibration: Sendable {
         }
         state.outliers = 0
         guard turned else { return }
+        if settings.softIron {
+            softIron.add(first: first, second: y, rotation: c, elapsed: state.sinceEquation)
+            refreshSoftIron()
+        }
         // forget, then add the equation
         let keep = mathExp(-state.sinceEquation / settings.forgettingTime)
         state.sinceEquation = 0
@@ -270,6 +305,10 @@ public struct MagnetometerSelfCalibration: Sendable {
         state.mismatch = 0
         state.jumps &+= 1
         state.equations = 0
+        if settings.softIron {
+            softIron = SoftIronSelfCalibration(settings: softIron.settings)
+            refreshSoftIron()
+        }
         refreshAccuracy()
     }
 
@@ -385,11 +424,11 @@ public struct MagneticFieldLearning: Sendable {
     @inlinable @inline(__always)
     public mutating func field(_ m: Vector3) -> Vector3 {
         guard isEnabled else { return m }
-        let was = calibration.isApplied
+        let was = calibration.isApplied, wasSoft = calibration.isSoftIronApplied
         calibration.update(field: m)
-        let now = calibration.isApplied
-        appliedChanged = now != was
-        return now ? m - calibration.state.offset : m
+        let now = calibration.isApplied, soft = calibration.isSoftIronApplied
+        appliedChanged = now != was || soft != wasSoft
+        return soft ? calibration.appliedShape * m - calibration.appliedScaledOffset : now ? m - calibration.state.offset : m
     }
 
     /// The last ``field(_:guided:)`` started or stopped removing the

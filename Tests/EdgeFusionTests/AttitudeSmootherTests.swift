@@ -23,7 +23,7 @@ import Testing
     static func causal(_ samples: [Synthetic.Sample], settings: AttitudeFilter.Settings = .init(), magEvery: Int = 1,
                        frame: ReferenceFrame = .xMagneticNorthZVertical) -> [Quaternion] {
         let dt = samples[1].t - samples[0].t
-        var filter = AttitudeFilter(settings: settings, sampleInterval: dt)
+        var filter = AttitudeFilter(settings: settings.running, sampleInterval: dt)
         var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         return samples.enumerated().map { i, s in
             learning.rotate(gyro: s.gyro, bias: filter.gyroBias, dt: dt)
@@ -110,6 +110,7 @@ import Testing
                                            magDisturbance: { $0 >= 40 && $0 < 70 ? Vector3(15, -25, 10) : .zero })
         var off = AttitudeFilter.Settings()
         off.magnetometerSelfCalibration = false
+        off.tauMag = off.tauMagSelfCalibrated      // the learning is the only difference
         let on = Self.smoothed(samples), raw = Self.smoothed(samples, settings: off)
         let most = samples.indices.map { angleDegrees(on[$0], raw[$0]) }.max()!
         #expect(most < 1e-9, "learning on and off differ by up to \(most)°")

@@ -25,6 +25,7 @@ public enum FuseCommand: Subcommand {
                            [--frame FRAME] [--declination DEG | --location LAT,LON]
                            [--mag-calibration FILE [--board NAME|FILE] [--config FILE] [--chip ID]]
                            [--self-calibration on|off] [--self-calibration-min-offset UT]
+                           [--self-calibration-tau-mag S] [--self-calibration-soft-iron on|off]
                            [--offline] [--stats]
 
     Runs the attitude filter (VQF: gyroscope integration, accelerometer
@@ -89,6 +90,15 @@ public enum FuseCommand: Subcommand {
       --self-calibration-min-offset UT
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
+      --self-calibration-soft-iron on|off
+                              learn the soft iron too where the rotation
+                              excites it (default off: it costs 0.06 µs per
+                              sample on BROAD and changes nothing there;
+                              docs/fusion.md)
+      --self-calibration-tau-mag S
+                              heading correction time constant with
+                              --self-calibration on, s (default 30, chosen
+                              leave-one-trial-out on BROAD; off: VQF's 9)
       --offline               smooth the whole recording (VQF's offline mode,
                               docs/fusion.md): the filter forwards and
                               backwards over the time-reversed data with the
@@ -130,6 +140,11 @@ public enum FuseCommand: Subcommand {
         let offline = arguments.flag("--offline")
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
+        let tauMag = try arguments.double("--self-calibration-tau-mag", in: 0.01...10_000)
+        let softIronText = try arguments.option("--self-calibration-soft-iron") ?? "off"
+        guard softIronText == "on" || softIronText == "off" else {
+            throw UsageError("--self-calibration-soft-iron must be on or off, got '\(softIronText)'")
+        }
         guard selfCalibrationText == "on" || selfCalibrationText == "off" else {
             throw UsageError("--self-calibration must be on or off, got '\(selfCalibrationText)'")
         }
@@ -159,6 +174,7 @@ public enum FuseCommand: Subcommand {
         }
         var settings = AttitudeFilter.Settings()
         settings.magnetometerSelfCalibration = selfCalibrationText == "on"
+        if let tauMag { settings.tauMagSelfCalibrated = tauMag }
         if let declination { settings.declination = declination }
         if let locationText {
             let parts = locationText.split(separator: ",", omittingEmptySubsequences: false)
@@ -185,6 +201,7 @@ public enum FuseCommand: Subcommand {
         let wallStart = clockSeconds(CLOCK_MONOTONIC), start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
         var learningSettings = MagnetometerSelfCalibration.Settings()
         if let minimumOffset { learningSettings.minimumOffset = minimumOffset }
+        learningSettings.softIron = softIronText == "on"
         if offline {
             smooth(recording, settings: settings, learning: learningSettings, useMag: useMag, frame: frame, into: &rows)
         } else {
@@ -248,7 +265,7 @@ public enum FuseCommand: Subcommand {
         guard n > 0 else { return }
         // with the continuous calibration the guided one is applied first,
         // as the agent's magnetometer does, and the learning sees the result
-        var filterSettings = settings
+        var filterSettings = settings.running
         let guided = settings.magnetometerSelfCalibration ? settings.magnetometerCalibration : nil
         if guided != nil { filterSettings.magnetometerCalibration = nil }
         r.t.withUnsafeBufferPointer { t in

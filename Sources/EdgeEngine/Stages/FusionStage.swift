@@ -42,7 +42,7 @@ struct FusionStage: EngineStage {
 
     init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64,
          hasMagnetometer: Bool = true) {
-        filter = AttitudeFilter(settings: settings, sampleInterval: sampleInterval)
+        filter = AttitudeFilter(settings: settings.running, sampleInterval: sampleInterval)
         learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
