@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
         .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims"]),
         .testTarget(name: "EdgeEngineTests",
-                    dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol"]),
+                    dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "EdgeHistory"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
