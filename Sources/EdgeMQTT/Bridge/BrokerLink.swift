@@ -228,7 +228,7 @@ private final class Runner {
             // delivery, at most `ringSocketCheckMs`; a signal of `wakeup`
             // (another thread queued something, stop) ends the wait.
             var ringTurn = false
-            if let feed, timeout > 0, !session.wantsWrite, feed.readsRings {
+            if let feed, timeout > 0, !session.wantsWrite, feed.waitsOnRings {
                 feed.waitForRings(control: wakeup.control, controlSeen: controlSeen,
                                   timeoutMs: min(timeout, Self.ringSocketCheckMs))
                 timeout = 0

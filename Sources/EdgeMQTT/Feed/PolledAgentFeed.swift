@@ -32,6 +32,11 @@ public protocol PolledFeed: SampleFeed {
     /// the agent ends once per delivery, and looks at the socket (replies,
     /// events) without waiting when it wakes.
     var readsRings: Bool { get }
+    /// Whether the driving thread should sleep on the rings now: it reads
+    /// rings and a sample may be due at the agent's next delivery. (When
+    /// none can be due before a later time, ``wakeAtNs`` says when, and the
+    /// thread polls its sockets until then.)
+    var waitsOnRings: Bool { get }
     /// Waits until the agent signals a delivery on a ring read by the last
     /// ``service(readable:nowNs:)``, or the process-private word `control`
     /// differs from `controlSeen` (``Wakeup/control``), or `timeoutMs` passes.
@@ -42,6 +47,7 @@ public protocol PolledFeed: SampleFeed {
 
 extension PolledFeed {
     public var readsRings: Bool { false }
+    public var waitsOnRings: Bool { false }
     public func waitForRings(control: UnsafePointer<UInt32>, controlSeen: UInt32, timeoutMs: Int32) {}
     public var ringCounts: RingCounts { RingCounts() }
 }
@@ -130,6 +136,13 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         var counts = RingCounts()
         /// Samples of one pass over the rings (capacity kept).
         var batch: [Sample] = []
+        /// The agent's delivery interval as the rings' wake words show it
+        /// (its `service.delivery_interval_ms`: each delivery bumps the
+        /// words once), ns; measured over at least 0.2 s.
+        var deliveryGapNs: UInt64 = 20_000_000
+        /// The start of that measurement: CLOCK_MONOTONIC ns and each ring's wake word then.
+        var gapMarkNs: UInt64?
+        var gapMarkWords: [StreamName: UInt32] = [:]
     }
     /// Held for a whole turn of ``service(readable:nowNs:)`` (handlers run
     /// under it), and by ``stop()``: no event follows once stop returns.
@@ -204,7 +217,8 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
             switch s.phase {
             case .waiting(let at): return at
             case .handshaking(_, let deadline): return deadline
-            case .connected, .stopped: return nil
+            case .connected: return ringTimerNs(s, nowNs: monotonicNowNs())
+            case .stopped: return nil
             }
         }
     }
@@ -239,7 +253,7 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
             guard case .connected(let c) = s.phase else { return }
             if readable { read(&s, c, handler, nowNs) }
             guard case .connected = s.phase else { return }
-            if !s.rings.isEmpty { readRings(&s, handler) }
+            if !s.rings.isEmpty { readRings(&s, handler, nowNs) }
             if devicesWanted.exchange(false, ordering: .sequentiallyConsistent) {
                 if !c.send(Request(kind: .devices, id: .string("devices"))) { read(&s, c, handler, nowNs) }
             }
@@ -282,6 +296,7 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         for r in s.rings { r.unmap() }
         s.rings.removeAll()
         s.lineStreams.removeAll()
+        s.gapMarkNs = nil
         waitCount = 0
         wokenBy = nil
     }
@@ -324,7 +339,7 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
     /// Every record the rings got since the last pass, decimated to each
     /// subscription's interval, to the handler; the wake words first, for
     /// the wait that follows.
-    private func readRings(_ s: inout State, _ handler: @Sendable (FeedEvent) -> Void) {
+    private func readRings(_ s: inout State, _ handler: @Sendable (FeedEvent) -> Void, _ nowNs: UInt64) {
         var batch = s.batch
         s.batch = []
         batch.removeAll(keepingCapacity: true)
@@ -358,11 +373,30 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         }
         waitCount = n
         wokenBy = nil
+        measureDeliveryGap(&s, nowNs)
         for sample in batch where s.decimators[sample.stream]?.admit(sample.timestampNs) ?? true {
             deliver(sample, &s, handler)
         }
         for stream in finished { s.lineStreams.insert(stream) }
         s.batch = batch
+    }
+
+    /// The agent's delivery interval: time over the most wake-word bumps any ring saw.
+    private func measureDeliveryGap(_ s: inout State, _ nowNs: UInt64) {
+        guard let mark = s.gapMarkNs, nowNs >= mark + 200_000_000 else {
+            if s.gapMarkNs == nil { markGap(&s, nowNs) }
+            return
+        }
+        var bumps: UInt32 = 0
+        for r in s.rings { if let w0 = s.gapMarkWords[r.stream] { bumps = max(bumps, r.wakeWord &- w0) } }
+        if bumps > 0 { s.deliveryGapNs = (nowNs - mark) / UInt64(bumps) }
+        markGap(&s, nowNs)
+    }
+
+    private func markGap(_ s: inout State, _ nowNs: UInt64) {
+        s.gapMarkNs = nowNs
+        s.gapMarkWords = [:]
+        for r in s.rings { s.gapMarkWords[r.stream] = r.wakeWord }
     }
 
     private func deliver(_ sample: Sample, _ s: inout State, _ handler: @Sendable (FeedEvent) -> Void) {
@@ -374,11 +408,34 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         handler(.sample(sample))
     }
 
-    public var readsRings: Bool {
-        state.withLock { s in
-            guard case .connected = s.phase else { return false }
-            return !s.rings.isEmpty && s.lineStreams.isEmpty
+    public var readsRings: Bool { state.withLock { isRingMode($0) } }
+
+    public var waitsOnRings: Bool {
+        state.withLock { s in isRingMode(s) && ringTimerNs(s, nowNs: monotonicNowNs()) == nil }
+    }
+
+    private func isRingMode(_ s: State) -> Bool {
+        guard case .connected = s.phase else { return false }
+        return !s.rings.isEmpty && s.lineStreams.isEmpty
+    }
+
+    /// When every ring's stream is decimated (an interval, not every
+    /// sample) and none can have a sample due before a time more than one
+    /// delivery of the agent away (a stream at 10 Hz between deliveries
+    /// every 20 ms): that time plus 1 ms. The thread sleeps in poll(2)
+    /// until then instead of waking at each delivery in between only to
+    /// drop what it reads; the agent writes a delivery's records as it
+    /// signals them, so a sample due sooner is waited for on the rings.
+    /// nil: wait on the rings.
+    private func ringTimerNs(_ s: State, nowNs: UInt64) -> UInt64? {
+        guard isRingMode(s) else { return nil }
+        var earliest = UInt64.max
+        for r in s.rings {
+            guard let d = s.decimators[r.stream], d.intervalNs > 0, let due = d.nextDueNs else { return nil }
+            earliest = min(earliest, due)
         }
+        guard earliest > nowNs && earliest - nowNs > s.deliveryGapNs else { return nil }
+        return earliest + 1_000_000
     }
 
     public func waitForRings(control: UnsafePointer<UInt32>, controlSeen: UInt32, timeoutMs: Int32) {
