@@ -26,10 +26,13 @@ loopback port, and the bridge under callgrind publishes the workload of
 scalars at 1 Hz), or part 2 with --json-interval 0.01 (every device-motion
 sample). --transport lines sets EDGE_AGENT_RINGS=0 in its environment.
 
---coremotion PATH (an edge-bench) counts one Core Motion app: the client
-process `edge-bench coremotion` runs (`edge-bench coremotion-client`: one
-CMMotionManager, device motion at 100 Hz to an OperationQueue handler),
-against the native agent; --transport as for the bridge.
+--app PATH counts one Core Motion app that takes `--seconds S`, such as
+the repository's tilt-example (`swift build -c release --product
+tilt-example`: one CMMotionManager, device motion at 20 Hz on the main
+queue, a line printed per update), against the native agent
+($EDGE_AGENT_SOCKET); --transport as for the bridge. (`edge-bench
+coremotion-client`, the client of `edge-bench coremotion`, stops at a
+Swift trap under Valgrind, so it cannot be counted this way.)
 
 From instructions per second, an estimate for a Cortex-A53 at 1 GHz
 (Raspberry Pi 3, Zero 2), with the assumptions printed next to it.
@@ -37,7 +40,7 @@ From instructions per second, an estimate for a Cortex-A53 at 1 GHz
 Usage: bench/instructions.py --agent .build/release/edge-agent [--clients 8]
          [--transport lines|ring] [--short 10] [--long 30]
        bench/instructions.py --agent A --bridge .build/release/edge-mqtt [--json-interval 0.1] [--transport ...]
-       bench/instructions.py --agent A --coremotion .build/release/edge-bench [--transport ...]
+       bench/instructions.py --agent A --app .build/release/tilt-example [--transport ...]
 """
 import argparse
 import json
@@ -239,12 +242,23 @@ def count_bridge(bridge, rig, seconds, transport, json_interval):
     env = client_env(transport)
     # The worker the supervisor would start: the bridge process alone.
     env["EDGE_MQTT_WORKER"] = "1"
-    return callgrind([bridge, "run", "--config", conf], env, seconds, True)
+    # A subscriber counts what it published (under callgrind it must keep up).
+    seen = os.path.join(rig.dir, "seen-%d.txt" % int(seconds * 1000))
+    with open(seen, "w") as out:
+        sub = subprocess.Popen(["mosquitto_sub", "-p", str(rig.port), "-t", "instr/instr/deviceMotion"], stdout=out,
+                               stderr=subprocess.DEVNULL)
+        try:
+            ir = callgrind([bridge, "run", "--config", conf], env, seconds, True)
+        finally:
+            sub.terminate()
+            sub.wait()
+    return ir, sum(1 for _ in open(seen))
 
 
-def count_coremotion(bench, rig, seconds, transport):
-    return callgrind([bench, "coremotion-client", "--socket", rig.socket, "--managers", "1", "--rate", "100",
-                      "--warmup", "0", "--seconds", str(seconds)], client_env(transport), seconds, False)
+def count_app(app, rig, seconds, transport):
+    env = client_env(transport)
+    env["EDGE_AGENT_SOCKET"] = rig.socket
+    return callgrind([app, "--seconds", str(seconds)], env, seconds, False), None
 
 
 def estimate(ips):
@@ -257,7 +271,7 @@ def estimate(ips):
 def main_client(a):
     work = tempfile.mkdtemp(prefix="instr-bin-")
     binary = os.path.join(work, "client")
-    subprocess.run(["strip", "-o", binary, a.bridge or a.coremotion], check=True)
+    subprocess.run(["strip", "-o", binary, a.bridge or a.app], check=True)
     rig = Rig(a.agent, a.config, broker=a.bridge is not None)
     try:
         irs = []
@@ -265,18 +279,21 @@ def main_client(a):
             if a.bridge:
                 irs.append(count_bridge(binary, rig, seconds, a.transport, a.json_interval))
             else:
-                irs.append(count_coremotion(binary, rig, seconds, a.transport))
+                irs.append(count_app(binary, rig, seconds, a.transport))
     finally:
         rig.close()
         shutil.rmtree(work, ignore_errors=True)
-    ips = (irs[1] - irs[0]) / (a.long - a.short)
+    ips = (irs[1][0] - irs[0][0]) / (a.long - a.short)
     if a.bridge:
         print("== instructions: edge-mqtt bridge process, deviceMotion JSON every %s s + altitude JSON every 0.1 s, "
               "scalars every 1 s, %s from the agent" % (a.json_interval, "rings" if a.transport == "ring" else "lines"))
     else:
-        print("== instructions: a Core Motion app (edge-bench coremotion-client: one CMMotionManager, device motion "
-              "at 100 Hz), %s from the agent" % ("rings" if a.transport == "ring" else "lines"))
-    print("   callgrind Ir: %d in %.0f s, %d in %.0f s" % (irs[0], a.short, irs[1], a.long))
+        print("== instructions: a Core Motion app (%s), %s from the agent"
+              % (os.path.basename(a.app), "rings" if a.transport == "ring" else "lines"))
+    print("   callgrind Ir: %d in %.0f s, %d in %.0f s" % (irs[0][0], a.short, irs[1][0], a.long))
+    if a.bridge:
+        print("   deviceMotion messages published: %d in %.0f s, %d in %.0f s (%.1f per second in steady state)"
+              % (irs[0][1], a.short, irs[1][1], a.long, (irs[1][1] - irs[0][1]) / (a.long - a.short)))
     estimate(ips)
 
 
@@ -289,12 +306,12 @@ def main():
     ap.add_argument("--short", type=float, default=10)
     ap.add_argument("--long", type=float, default=30)
     ap.add_argument("--bridge", help="count this edge-mqtt's bridge process instead of the agent")
-    ap.add_argument("--coremotion", help="count this edge-bench's coremotion-client (a Core Motion app) instead")
+    ap.add_argument("--app", help="count this Core Motion app (it takes --seconds S, e.g. tilt-example) instead")
     ap.add_argument("--json-interval", default="0.1", help="the bridge's deviceMotion json_interval_s (0.01: every sample)")
     a = ap.parse_args()
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    if a.bridge or a.coremotion:
+    if a.bridge or a.app:
         return main_client(a)
     # Valgrind cannot read the Swift toolchain's debug information: count a stripped copy.
     work = tempfile.mkdtemp(prefix="instr-bin-")

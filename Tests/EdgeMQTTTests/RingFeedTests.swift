@@ -128,6 +128,35 @@ private func drive(_ feed: PolledAgentFeed, _ seconds: Double = 20, until done: 
         #expect(!viaLines.readsRings)
     }
 
+    /// A stream decimated to 1 Hz (or 10 Hz) does not wake the thread at each of the
+    /// agent's deliveries (every 20 ms) only to drop their samples: after a
+    /// sample, the feed asks to be turned at the next one's due capture
+    /// time (plus 1 ms) and not to wait on the rings until then. A stream
+    /// whose next sample is due within a delivery waits on the rings.
+    @Test func aSlowStreamSleepsUntilItsNextSampleIsDue() throws {
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socketPath("ringtimer")),
+                                       devices: [imu])
+        defer { server.stop() }
+        func run(intervalNs: UInt64) -> (wakeAtNs: UInt64?, waitsOnRings: Bool, capturedNs: UInt64) {
+            let feed = PolledAgentFeed(socketPath: server.socketPath, usesRings: true)
+            defer { feed.stop() }
+            let events = Events()
+            feed.start(subscriptions: [FeedSubscription(stream: .deviceMotion, intervalNs: intervalNs)]) { events.handle($0) }
+            #expect(drive(feed) { feed.readsRings })
+            // A sample captured now (CLOCK_MONOTONIC, as the agent's are).
+            let t = monotonicNowNs()
+            _ = server.publish(.deviceMotion(DeviceMotionSample(timestampNs: t, attitude: .identity, gravity: .zero,
+                                                               userAcceleration: .zero, rotationRate: .zero)))
+            #expect(drive(feed) { events.count == 1 })
+            return (feed.wakeAtNs, feed.waitsOnRings, t)
+        }
+        let slow = run(intervalNs: 1_000_000_000)
+        #expect(slow.wakeAtNs == slow.capturedNs + 1_000_000_000 + 1_000_000, "\(String(describing: slow.wakeAtNs))")
+        #expect(!slow.waitsOnRings)
+        let fast = run(intervalNs: 10_000_000)
+        #expect(fast.wakeAtNs == nil && fast.waitsOnRings)
+    }
+
     /// An agent that offers a ring but passes no descriptor (or one this
     /// build cannot read): the feed counts the fallback, says why, asks for
     /// the stream again without a ring and takes its samples as lines.
