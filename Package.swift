@@ -235,7 +235,7 @@ let package = Package(
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
-        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine"]),
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine", "EdgeService"]),
         .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeRuntime", "EdgeProtocol"]),
         .testTarget(name: "EdgeCommandLineTests", dependencies: ["EdgeCommandLine"]),
         // The module arrows (issue 17): reads Package.swift and every

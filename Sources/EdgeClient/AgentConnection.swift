@@ -135,6 +135,14 @@ public final class AgentConnection {
         return r
     }
 
+    /// The first descriptor the agent passed (a shared-memory ring's, with
+    /// or before the bytes of the `subscribed` reply that offers it) and
+    /// nobody took yet; nil when none came.
+    public func takeDescriptor() -> Int32? { reader.takeDescriptor() }
+
+    /// The kernel dropped descriptors the agent passed (this process is out of them).
+    public var descriptorsTruncated: Bool { reader.descriptorsTruncated }
+
     /// Gives up the socket without closing it.
     func forget() { fd = -1; reader = LineReader() }
 

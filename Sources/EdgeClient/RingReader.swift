@@ -14,28 +14,11 @@ import EdgeProtocol
 /// can slow the agent: it only reads, and a reader that falls more than a
 /// ring behind loses the oldest samples and counts them (sequence numbers).
 final class RingReader: @unchecked Sendable {
-    /// Why a ring offered could not be read.
-    enum MapFailure: Error, Equatable {
-        /// The descriptor failed the checks (seals, size, header): errno.
-        case refused(Int32)
-    }
-
-    private struct Mapped {
-        let stream: StreamName
-        let fd: Int32
-        let base: UnsafeRawPointer
-        let length: Int
-        let inode: UInt64
-        /// The next record to read.
-        var next: UInt64
-        /// The wake word's value this reader last passed a wake on for: at
-        /// most one relay per delivery, so a chain of relays ends.
-        var relayed: UInt32 = 0
-    }
+    typealias MapFailure = SampleRing.MapFailure
 
     private let lock = ConditionLock()
     // Guarded by `lock`.
-    private var rings: [Mapped] = []
+    private var rings: [SampleRing] = []
     private var stopped = false
     private var thread: ClientThread?
     /// Bumped (and its waiter woken) when the set of rings changes or the
@@ -56,7 +39,7 @@ final class RingReader: @unchecked Sendable {
     }
 
     deinit {
-        for r in rings { unmap(r) }
+        for r in rings { r.unmap() }
         control.deallocate()
     }
 
@@ -68,26 +51,22 @@ final class RingReader: @unchecked Sendable {
     /// The same ring again (an interval change) keeps the mapping. Starts the
     /// thread on first use.
     func add(_ stream: StreamName, fd: Int32, start: UInt64) -> Result<Void, MapFailure> {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { let e = errno; Glibc.close(fd); return .failure(.refused(e)) }
-        let inode = UInt64(st.st_ino)
+        guard let inode = SampleRing.inode(of: fd) else { let e = errno; Glibc.close(fd); return .failure(.refused(e)) }
         lock.lock(); defer { lock.unlock() }
         if let i = rings.firstIndex(where: { $0.stream == stream }) {
             if rings[i].inode == inode { Glibc.close(fd); return .success(()) }
-            unmap(rings.remove(at: i))
+            rings.remove(at: i).unmap()
         }
-        var base: UnsafeRawPointer?
-        var length = 0
-        let r = edge_ring_map_reader(fd, SampleRingFormat.layoutID, UInt32(SampleRingFormat.recordBytes),
-                                     UInt32(stream.index), &base, &length)
-        guard r == 0, let base else { Glibc.close(fd); return .failure(.refused(-r)) }
-        guard rings.count < Self.maximumRings else {
-            edge_ring_unmap(base, length); Glibc.close(fd); return .failure(.refused(EMFILE))
+        guard rings.count < Self.maximumRings else { Glibc.close(fd); return .failure(.refused(EMFILE)) }
+        let ring: SampleRing
+        switch SampleRing.map(stream, fd: fd, start: start) {
+        case .success(let r): ring = r
+        case .failure(let e): return .failure(e)
         }
-        rings.append(Mapped(stream: stream, fd: fd, base: base, length: length, inode: inode, next: start))
+        rings.append(ring)
         if thread == nil && !stopped {
             do { thread = try ClientThread(name: "edge-client-ring") { [self] in run() } } catch {
-                unmap(rings.removeLast())
+                rings.removeLast().unmap()
                 return .failure(.refused(EAGAIN))
             }
         }
@@ -99,7 +78,7 @@ final class RingReader: @unchecked Sendable {
     func remove(_ stream: StreamName) {
         lock.withLock {
             guard let i = rings.firstIndex(where: { $0.stream == stream }) else { return }
-            unmap(rings.remove(at: i))
+            rings.remove(at: i).unmap()
             edge_ring_poke(control)
         }
     }
@@ -107,7 +86,7 @@ final class RingReader: @unchecked Sendable {
     /// Stops reading every ring (the connection ended).
     func removeAll() {
         lock.withLock {
-            for r in rings { unmap(r) }
+            for r in rings { r.unmap() }
             rings.removeAll()
             edge_ring_poke(control)
         }
@@ -127,11 +106,6 @@ final class RingReader: @unchecked Sendable {
 
     /// At most this many rings at once (one wait covers them all): one per stream.
     static let maximumRings = StreamName.count
-
-    private func unmap(_ r: Mapped) {
-        edge_ring_unmap(r.base, r.length)
-        Glibc.close(r.fd)
-    }
 
     private func run() {
         let recordBytes = SampleRingFormat.recordBytes
@@ -161,47 +135,26 @@ final class RingReader: @unchecked Sendable {
                 let base = rings[i].base
                 // The wake word before the sequence: a record written after
                 // this read changes the word, so the wait below returns.
-                seen[n] = edge_ring_wake_word(base)
+                seen[n] = rings[i].wakeWord
                 bases[n] = base
                 n += 1
-                let written = edge_ring_write_seq(base)
-                var next = rings[i].next
-                let slots = UInt64(edge_ring_slot_count(base))
                 let stream = rings[i].stream
-                if written > next {
-                    if written - next > slots {
-                        lostCounts[stream.index] += Int(written - slots - next)
-                        anyLost = true
-                        next = written - slots
-                    }
-                    while next < written {
-                        if edge_ring_read(base, next, record) == 0 {
-                            batch.append(record.load(as: Sample.self))
-                        } else {
-                            lostCounts[stream.index] += 1
-                            anyLost = true
-                        }
-                        next += 1
-                    }
-                    rings[i].next = next
+                let lostNow = rings[i].read(into: record) { batch.append($0) }
+                if lostNow > 0 {
+                    lostCounts[stream.index] += lostNow
+                    anyLost = true
                 }
-                if edge_ring_is_closed(base) != 0 && edge_ring_write_seq(base) == next {
+                if rings[i].isFinished {
                     closedStreams[stream.index] = true
                     anyClosed = true
-                    unmap(rings.remove(at: i))
+                    rings.remove(at: i).unmap()
                     n -= 1
                     continue
                 }
                 i += 1
             }
             if let w = wokenBy {
-                if let k = rings.firstIndex(where: { $0.base == w }) {
-                    let word = edge_ring_wake_word(w)
-                    if word != rings[k].relayed {
-                        rings[k].relayed = word
-                        _ = edge_ring_relay(w)
-                    }
-                }
+                if let k = rings.firstIndex(where: { $0.base == w }) { rings[k].relayWake() }
                 wokenBy = nil
             }
             lock.unlock()
@@ -222,7 +175,8 @@ final class RingReader: @unchecked Sendable {
                 let count = Int32(n)
                 let r = bases.withUnsafeBufferPointer { b in
                     seen.withUnsafeBufferPointer { s in
-                        edge_ring_wait_any(b.baseAddress, s.baseAddress, count, control, controlSeen, 1000)
+                        SampleRing.waitAny(b.baseAddress!, seen: s.baseAddress!, count: Int(count), control: control,
+                                           controlSeen: controlSeen, timeoutMs: 1000)
                     }
                 }
                 if r > 0 && Int(r) <= n { wokenBy = bases[Int(r) - 1] }

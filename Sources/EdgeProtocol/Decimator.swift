@@ -18,7 +18,7 @@ public struct Decimator: Sendable, Hashable {
     /// ns; 0: every sample.
     public var intervalNs: UInt64
     /// Capture time (ns) from which the next sample is due; nil: the next sample.
-    private var nextDueNs: UInt64?
+    public private(set) var nextDueNs: UInt64?
 
     public init(intervalNs: UInt64) { self.intervalNs = intervalNs }
 

@@ -193,7 +193,18 @@ enum MQTTBenchmark {
         c.add(["edge-agent (100 Hz loop, all clients)", fixed(share(cpu0.1, cpu1.1), 3)])
         c.add(["mosquitto", fixed(share(cpu0.2, cpu1.2), 3)])
         say(c.text)
-        say("   bridge RSS \(mb(rss)) (peak \(mb(hwm))): anonymous \(mb(mem["RssAnon"] ?? 0)), file-backed \(mb(mem["RssFile"] ?? 0)) (shared libraries' pages; PSS \(mb(rollup["Pss"] ?? 0))); threads \(mem["Threads"] ?? 0)")
+        say("   bridge RSS \(mb(rss)) (peak \(mb(hwm))): anonymous \(mb(mem["RssAnon"] ?? 0)), file-backed \(mb(mem["RssFile"] ?? 0)) (shared libraries' pages; PSS \(mb(rollup["Pss"] ?? 0))), shared memory \(mb(mem["RssShmem"] ?? 0)) (the agent's rings); threads \(mem["Threads"] ?? 0)")
+        // Which path the samples took (a bridge before the rings does not say).
+        if let st = bridge.status(), case .object(let a)? = st["agent"] {
+            if case .array(let rings)? = a["ring_streams"], case .number(let rs, _)? = a["ring_samples"],
+               case .number(let ls, _)? = a["line_samples"], case .number(let lost, _)? = a["ring_lost"] {
+                let names = rings.compactMap { v -> String? in if case .string(let n) = v { return n }; return nil }
+                say("   agent → bridge: " + (names.isEmpty ? "JSON lines" : "shared-memory rings (\(names.joined(separator: ", ")))")
+                    + "; samples read from rings \(Int(rs)), as lines \(Int(ls)), lost \(Int(lost))")
+            } else {
+                say("   agent → bridge: JSON lines (a bridge that reads no rings)")
+            }
+        }
         if worker != supervisor {
             say("   supervisor RSS \(mb(supervisorMem["VmRSS"] ?? 0)) (peak \(mb(supervisorMem["VmHWM"] ?? 0))): anonymous \(mb(supervisorMem["RssAnon"] ?? 0)), file-backed \(mb(supervisorMem["RssFile"] ?? 0))")
         }

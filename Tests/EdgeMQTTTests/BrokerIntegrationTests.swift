@@ -72,14 +72,14 @@ private final class Rig: @unchecked Sendable {
     }
 
     func bridge(node: String = "n1", broker body: String = "", streams: String? = nil, rest: String = "",
-                name: String = "bridge", port: Int? = nil) throws -> BridgeProcess {
+                name: String = "bridge", port: Int? = nil, environment: [String: String] = [:]) throws -> BridgeProcess {
         let b: BridgeProcess
         if let streams {
             b = try BridgeProcess(directory: directory, node: node, brokerPort: port ?? broker.port, agentSocket: agent.socket,
-                                  broker: body, streams: streams, rest: rest, name: name)
+                                  broker: body, streams: streams, rest: rest, name: name, environment: environment)
         } else {
             b = try BridgeProcess(directory: directory, node: node, brokerPort: port ?? broker.port, agentSocket: agent.socket,
-                                  broker: body, rest: rest, name: name)
+                                  broker: body, rest: rest, name: name, environment: environment)
         }
         bridges.append(b)
         try b.start()
@@ -587,6 +587,55 @@ private final class Rig: @unchecked Sendable {
         // The supervisor sleeps until a signal or its child's end (SIGCHLD),
         // not a few times a second: fewer wake-ups than a tenth of the messages.
         #expect(supervisorWoke < messages / 10, "the supervisor woke \(supervisorWoke) times in \(messages) messages")
+    }
+
+    /// The bridge reads the agent's shared-memory rings (docs/mqtt.md): two
+    /// bridges on one agent, one of them told not to (`EDGE_AGENT_RINGS=0`,
+    /// so it reads lines), each publishing every device-motion sample (50 Hz
+    /// here) as JSON. The samples both published carry the same payload,
+    /// byte for byte; the status says the first read them from a ring (its
+    /// counters) and the second from lines.
+    @Test func theBridgeOnRingsPublishesWhatItPublishesFromLines() throws {
+        let rig = try Rig("rings")
+        defer { rig.stop() }
+        rig.broker = try Broker(directory: rig.directory)
+        try rig.broker.start()
+        rig.agent = try Agent(directory: rig.directory)
+        try rig.agent.start()
+        let sub = try rig.subscribe(filters: ["edge/+/deviceMotion"])
+        let streams = #"[ { stream: "deviceMotion", json_interval_s: 0.02, scalars: false } ]"#
+        let ring = try rig.bridge(node: "ring", streams: streams, name: "ringbridge")
+        let lines = try rig.bridge(node: "lines", streams: streams, name: "linebridge", environment: ["EDGE_AGENT_RINGS": "0"])
+        func payloads(_ node: String) -> [UInt64: String] {
+            var out: [UInt64: String] = [:]
+            for m in sub.messages(on: "edge/\(node)/deviceMotion") {
+                guard let r = m.payload.range(of: #""timestamp_ns":"#) else { continue }
+                let digits = m.payload[r.upperBound...].prefix { $0.isNumber }
+                if let t = UInt64(digits) { out[t] = m.payload }
+            }
+            return out
+        }
+        var common: [UInt64] = []
+        #expect(waitUntil(60) {
+            let a = payloads("ring"), b = payloads("lines")
+            common = a.keys.filter { b[$0] != nil }.sorted()
+            return common.count >= 100
+        }, "\(rig.transcript)")
+        let a = payloads("ring"), b = payloads("lines")
+        let differing = common.filter { a[$0] != b[$0] }
+        #expect(differing.isEmpty, "\(differing.count) of \(common.count) differ, e.g. \(differing.first.map { "\(a[$0]!) vs \(b[$0]!)" } ?? "")")
+        // And the same samples: while both ran, neither published one the other did not.
+        let window = common.first!...common.last!
+        let onlyRing = a.keys.filter { window.contains($0) && b[$0] == nil }
+        let onlyLines = b.keys.filter { window.contains($0) && a[$0] == nil }
+        #expect(onlyRing.isEmpty && onlyLines.isEmpty, "only via the ring: \(onlyRing.sorted()), only via lines: \(onlyLines.sorted())")
+
+        let rs = try #require(ring.status()?["agent"] as? [String: Any])
+        let ls = try #require(lines.status()?["agent"] as? [String: Any])
+        #expect((rs["ring_samples"] as? Int ?? 0) >= common.count, "\(rs)")
+        #expect(rs["ring_streams"] as? [String] == ["deviceMotion"] && rs["ring_fallbacks"] as? Int == 0, "\(rs)")
+        #expect(ls["ring_samples"] as? Int == 0 && (ls["line_samples"] as? Int ?? 0) >= common.count, "\(ls)")
+        #expect(ls["ring_streams"] as? [String] == [], "\(ls)")
     }
 
     /// The bridge process reads its configuration in a child process: the

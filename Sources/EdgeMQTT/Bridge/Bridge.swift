@@ -30,6 +30,9 @@ public final class Bridge: Sendable {
         var jsonGate: Decimator
         var scalarGate: Decimator
         var received = 0
+        /// Samples the agent wrote that never reached the bridge (its
+        /// shared-memory ring overwrote them first: ``FeedEvent/lost(_:count:)``).
+        var lost = 0
         var lastCaptureNs: UInt64 = 0
         /// Arrival of samples (CLOCK_MONOTONIC), for the stall watchdog.
         var live = StreamLiveness.State()
@@ -228,6 +231,12 @@ public final class Bridge: Sendable {
             updateRetained()
         case .shutdown(let reason):
             log.info("the agent is stopping (\(reason))")
+        case .lost(let stream, let n):
+            let total = state.withLock { s -> Int in
+                s.streams[stream]?.lost += n
+                return s.streams[stream]?.lost ?? n
+            }
+            log.info("\(stream.rawValue): \(n) sample(s) lost (\(total) in all): the bridge fell more than a shared-memory ring behind the agent (a stopped or starved process)")
         }
     }
 
@@ -484,6 +493,8 @@ public final class Bridge: Sendable {
             public var grant: Grant
             public var active: Bool
             public var received: Int
+            /// Samples lost before the bridge read them (``FeedEvent/lost(_:count:)``).
+            public var lost: Int
             public var lastCaptureNs: UInt64
             /// CLOCK_MONOTONIC arrival of the last sample on this connection.
             public var lastArrivalNs: UInt64?
@@ -514,7 +525,7 @@ public final class Bridge: Sendable {
                      agentConnections: s.agentConnections, lastAgentProblem: s.lastAgentProblem,
                      streams: s.streams.values.sorted { $0.settings.stream.index < $1.settings.stream.index }.map {
                          Snapshot.Stream(stream: $0.settings.stream, settings: $0.settings, grant: $0.grant, active: $0.active,
-                                         received: $0.received, lastCaptureNs: $0.lastCaptureNs,
+                                         received: $0.received, lost: $0.lost, lastCaptureNs: $0.lastCaptureNs,
                                          lastArrivalNs: $0.live.lastArrivalNs, stalledSinceNs: $0.live.stalledSinceNs,
                                          stallAfterNs: $0.watched ? $0.stallAfterNs : nil)
                      },

@@ -198,6 +198,8 @@ private final class Runner {
         bridge.queue.setConsumerThread()
         let feed = link.feed
         var extras = [bridge.queue.wakeup.fd, link.statusServer?.fd ?? -1, -1]
+        let wakeup = bridge.queue.wakeup
+        var controlSeen = wakeup.controlValue
         while phase != .stopped {
             link.beat()
             let now = monotonicNowNs()
@@ -219,12 +221,26 @@ private final class Runner {
             if let at = feed?.wakeAtNs {
                 timeout = min(timeout, Int32(clamping: (at > now ? at - now : 0) / 1_000_000 + 1))
             }
+            // The agent's batches on shared-memory rings: sleep until it
+            // signals one (once per delivery), then look at every socket
+            // without waiting. A socket's news (a broker's reply, the
+            // agent's events, a status request) waits for the next
+            // delivery, at most `ringSocketCheckMs`; a signal of `wakeup`
+            // (another thread queued something, stop) ends the wait.
+            var ringTurn = false
+            if let feed, timeout > 0, !session.wantsWrite, feed.waitsOnRings {
+                feed.waitForRings(control: wakeup.control, controlSeen: controlSeen,
+                                  timeoutMs: min(timeout, Self.ringSocketCheckMs))
+                timeout = 0
+                ringTurn = true
+            }
+            controlSeen = wakeup.controlValue
             let result = session.service(timeoutMs: timeout, extraFD: extras)
             if result.readable[0] { bridge.queue.wakeup.drain() }
             if result.readable[1] { link.statusServer?.serve(statusJSON()) }
             afterService(result.failure)
             let after = monotonicNowNs()
-            if let feed, result.readable[2] || feed.wakeAtNs.map({ after >= $0 }) == true || result.readable[0] {
+            if let feed, ringTurn || result.readable[2] || feed.wakeAtNs.map({ after >= $0 }) == true || result.readable[0] {
                 // The agent's batch, published in this same turn.
                 feed.service(readable: result.readable[2], nowNs: after)
                 if case .connected = phase { flush(after) }
@@ -241,6 +257,10 @@ private final class Runner {
         }
         updateSummary { s in s.connected = false }
     }
+
+    /// The longest a thread sleeping on the agent's rings leaves its sockets
+    /// unread when no delivery comes (a stalled agent, streams at 1 Hz).
+    static let ringSocketCheckMs: Int32 = 200
 
     func timeoutMs(_ now: UInt64) -> Int32 {
         var until = now + 1_000_000_000
@@ -535,6 +555,16 @@ private final class Runner {
         w.key("stalled"); w.bool(snap.silent)
         // A probe (devices request) into its silence went unanswered.
         w.key("unresponsive"); w.bool(snap.agentUnresponsive)
+        // How the samples come: shared-memory rings or JSON lines (docs/mqtt.md).
+        if let feed = link.feed {
+            let rc = feed.ringCounts
+            w.key("ring_streams"); w.beginArray(); for st in rc.streams { w.name(MessageEncoder.streamName(st)) }; w.endArray()
+            w.key("ring_samples"); w.int(rc.samples)
+            w.key("line_samples"); w.int(rc.lineSamples)
+            w.key("ring_lost"); w.int(rc.lost)
+            w.key("ring_fallbacks"); w.int(rc.fallbacks)
+            w.key("last_ring_failure"); if let f = rc.lastFailure { w.string(f) } else { w.null() }
+        }
         w.endObject()
         w.key("queue"); w.beginObject()
         w.key("queued"); w.int(q.queued)
@@ -573,6 +603,7 @@ private final class Runner {
             }
             w.key("subscribed"); w.bool(s.active)
             w.key("received"); w.int(s.received)
+            w.key("lost"); w.int(s.lost)
             w.key("stalled"); w.bool(s.stalledSinceNs != nil)
             w.key("stall_after_s"); w.double(s.stallAfterNs.map { Double($0) / 1e9 })
             w.key("last_sample_age_s"); w.double(s.lastArrivalNs.map { Double(now - min(now, $0)) / 1e9 })

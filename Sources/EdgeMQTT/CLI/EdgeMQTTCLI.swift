@@ -50,6 +50,9 @@ public enum EdgeMQTTCLI {
       <prefix>/<node>/status              retained online / offline (also the Last Will)
       <prefix>/<node>/devices, calibration, bridge   retained state
       homeassistant/sensor/<node>/…/config  Home Assistant discovery (retained)
+    Samples come from the agent's shared-memory rings where it offers them
+    (EDGE_AGENT_RINGS=0 in the environment: as JSON lines); samples a ring
+    overwrote before the bridge read them are logged and counted in status.
     Reconnects to the agent and to the broker on its own (broker: capped
     exponential backoff); while the broker is away, messages wait in a bounded
     queue that drops the oldest (counted, reported on reconnect). SIGTERM

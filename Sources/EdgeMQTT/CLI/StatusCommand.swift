@@ -102,6 +102,13 @@ enum StatusCommand {
             agent += "connected as uid \(int(s.number("agent", "uid"))) (entitlements \(ents.isEmpty ? "none" : ents.joined(separator: ", ")))"
             if s.bool("agent", "stalled") == true { agent += "; STALLED: no subscribed stream delivers, status offline" }
             if s.bool("agent", "unresponsive") == true { agent += "; UNRESPONSIVE: a devices request went unanswered, status offline" }
+            var rings: [String] = []
+            if case .array(let a)? = s["agent", "ring_streams"] { for case .string(let r) in a { rings.append(r) } }
+            agent += rings.isEmpty ? "; samples as JSON lines" : "; samples from shared-memory rings (\(rings.joined(separator: ", ")))"
+            if let lost = s.number("agent", "ring_lost"), lost > 0 {
+                agent += "; \(int(lost)) sample(s) LOST (the bridge fell a ring behind)"
+            }
+            if let f = s.string("agent", "last_ring_failure") { agent += "; a ring could not be read (\(f)): lines instead" }
         } else {
             agent += "not connected" + (s.string("agent", "last_problem").map { ": \($0)" } ?? "")
         }

@@ -105,6 +105,8 @@ public final class AgentClientFeed: SampleFeed, @unchecked Sendable {
             default: code = nil
             }
             handler?(.refused(stream, code: code, message: error.description))
+        }, onLoss: { [self] n in
+            state.withLock { $0.handler }?(.lost(stream, count: n))
         })
         state.withLock { $0.active[stream] = s }
     }

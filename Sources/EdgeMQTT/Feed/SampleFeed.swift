@@ -34,6 +34,10 @@ public enum FeedEvent: Sendable {
     case refused(StreamName, code: ErrorCode?, message: String)
     /// A sample, exactly as the agent published it.
     case sample(Sample)
+    /// Samples of a stream the bridge never saw: its shared-memory ring
+    /// overwrote them before they were read (the bridge fell more than a
+    /// ring, 1024 samples, behind).
+    case lost(StreamName, count: Int)
     /// The agent's devices (a `devices` reply).
     case devices([DeviceInfo])
     /// A device's health changed.

@@ -5,6 +5,7 @@ import Musl
 #endif
 import EdgeProtocol
 import EdgeValues
+import CEdgeShims
 
 /// One MQTT message waiting to be published.
 public struct OutboundMessage: Sendable {
@@ -27,10 +28,16 @@ public struct OutboundMessage: Sendable {
 
 /// Wakes the broker thread's poll(2): a non-blocking pipe, readable while
 /// a wake-up is pending.
-public final class Wakeup: Sendable {
+public final class Wakeup: @unchecked Sendable {
     /// The end to poll.
     public let fd: Int32
     private let writeFD: Int32
+    /// A word bumped (and its futex waiter woken) by every ``signal()``:
+    /// what a thread that sleeps on the agent's shared-memory rings instead
+    /// of in poll(2) waits on as well (``PolledFeed/waitForRings(control:controlSeen:timeoutMs:)``).
+    /// Load it (``controlValue``) before polling `fd`: a signal after the
+    /// load changes it, one before made `fd` readable.
+    public let control: UnsafeMutablePointer<UInt32>
 
     public init() {
         var fds: [Int32] = [0, 0]
@@ -41,14 +48,21 @@ public final class Wakeup: Sendable {
         }
         fd = fds[0]
         writeFD = fds[1]
+        control = .allocate(capacity: 1)
+        control.initialize(to: 0)
     }
-    deinit { close(fd); close(writeFD) }
+    deinit { close(fd); close(writeFD); control.deallocate() }
 
-    /// Makes `fd` readable (never blocks: a full pipe is already readable).
+    /// Makes `fd` readable (never blocks: a full pipe is already readable)
+    /// and bumps ``control``.
     public func signal() {
         var one: UInt8 = 1
         _ = write(writeFD, &one, 1)
+        edge_ring_poke(control)
     }
+
+    /// ``control`` now.
+    public var controlValue: UInt32 { edge_ring_load_word(control) }
 
     /// Clears pending wake-ups.
     public func drain() {

@@ -383,7 +383,7 @@ final class BridgeProcess: @unchecked Sendable {
     init(directory: String, node: String, brokerPort: Int, agentSocket: String, broker: String = "",
          streams: String = #"[ { stream: "deviceMotion", json_interval_s: 0.1, scalars_interval_s: 0.5 }, { stream: "altitude", json_interval_s: 0.5, scalars_interval_s: 0.5 } ]"#,
          rest: String = "", name: String = "bridge", arguments: [String] = [],
-         backoff: String = "reconnect_initial_s: 0.1, reconnect_max_s: 1") throws {
+         backoff: String = "reconnect_initial_s: 0.1, reconnect_max_s: 1", environment: [String: String] = [:]) throws {
         self.node = node
         statusSocket = directory + "/\(name)-status.sock"
         configPath = directory + "/\(name).json5"
@@ -399,7 +399,8 @@ final class BridgeProcess: @unchecked Sendable {
         }
         """
         try Paths.write(config, to: configPath)
-        child = Child(name, executable: Paths.bridgeBinary, arguments: ["run", "--config", configPath] + arguments, directory: directory)
+        child = Child(name, executable: Paths.bridgeBinary, arguments: ["run", "--config", configPath] + arguments, directory: directory,
+                      environment: environment)
     }
 
     func start() throws { try child.start() }
