@@ -56,8 +56,8 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     }
     let nowUnixNs: @Sendable () -> Int64
     let clockOffsetNs: @Sendable () -> Int64
-    private var thread: pthread_t?
-    private let stopFlag = Atomic<Bool>(false)
+    /// The flushing thread, while started.
+    private var flusher: PeriodicThread?
 
     /// `nowUnixNs`: the wall clock (windows, retention); `clockOffsetNs`:
     /// CLOCK_REALTIME − CLOCK_MONOTONIC (how a capture time becomes a date).
@@ -207,35 +207,17 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     /// Samples dropped because more waited in memory than `maxPending`.
     public var dropped: Int { pending.withLock { $0.dropped } }
 
-    /// Starts the flushing thread.
+    /// Starts the flushing thread (a commit every `flushSeconds`).
     public func start() {
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { arg in
-            Unmanaged<AccelerometerRecorder>.fromOpaque(arg!).takeRetainedValue().runLoop()
-            return nil
-        }, box.toOpaque())
-        if rc == 0 { thread = t } else { box.release() }
-    }
-
-    func runLoop() {
-        var next = HistoryRecorder.monotonicNs()
-        let period = Int64(flushSeconds * 1e9)
-        while !stopFlag.load(ordering: .acquiring) {
-            next += period
-            while !stopFlag.load(ordering: .acquiring) && HistoryRecorder.monotonicNs() < next {
-                var nap = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-                nanosleep(&nap, nil)
-            }
-            flush()
-        }
+        // The thread keeps the recorder until stop() (as it always did).
+        let t = PeriodicThread(periodNs: Int64(flushSeconds * 1e9)) { [self] in _ = self.flush() }
+        flusher = t
+        t.start()
     }
 
     /// Stops the thread after a last commit.
     public func stop() {
-        stopFlag.store(true, ordering: .releasing)
-        if let t = thread { pthread_join(t, nil); thread = nil }
-        flush()
+        if let t = flusher { t.stop(); flusher = nil } else { _ = flush() }
     }
 
     public func close() { store.withLock { $0.close() } }

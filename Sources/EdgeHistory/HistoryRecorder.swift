@@ -81,8 +81,8 @@ public final class HistoryRecorder: @unchecked Sendable {
     }
     private let healthHandler = Locked<HealthHandlerBox>(HealthHandlerBox())
     struct HealthHandlerBox { var handler: (@Sendable (HealthChange) -> Void)? }
-    private var thread: pthread_t?
-    private let stopFlag = Atomic<Bool>(false)
+    /// The flushing thread, while started.
+    private var flusher: PeriodicThread?
     /// CLOCK_REALTIME − CLOCK_MONOTONIC now, ns: how a sample's capture
     /// time becomes a date. Read for every record, not once at start: a Pi
     /// has no battery clock and often starts the agent before NTP has set
@@ -215,36 +215,16 @@ public final class HistoryRecorder: @unchecked Sendable {
     /// The last commit's failure (nil after a success), commits, records dropped.
     public var health: (error: HistoryError?, commits: Int, dropped: Int) { status.withLock { $0 } }
 
-    /// Starts the flushing thread.
+    /// Starts the flushing thread (a commit every `flushSeconds`).
     public func start() {
-        let box = Unmanaged.passRetained(self)
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { arg in
-            let r = Unmanaged<HistoryRecorder>.fromOpaque(arg!).takeRetainedValue()
-            r.runLoop()
-            return nil
-        }, box.toOpaque())
-        if rc == 0 { thread = t } else { box.release() }
-    }
-
-    func runLoop() {
-        var next = Self.monotonicNs()
-        let period = Int64(flushSeconds * 1e9)
-        while !stopFlag.load(ordering: .acquiring) {
-            next += period
-            // short naps, so stop() is prompt
-            while !stopFlag.load(ordering: .acquiring) && Self.monotonicNs() < next {
-                var nap = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-                nanosleep(&nap, nil)
-            }
-            flush()
-        }
+        // The thread keeps the recorder until stop() (as it always did).
+        let t = PeriodicThread(periodNs: Int64(flushSeconds * 1e9)) { [self] in _ = self.flush() }
+        flusher = t
+        t.start()
     }
 
     /// Stops the thread after a last commit.
     public func stop() {
-        stopFlag.store(true, ordering: .releasing)
-        if let t = thread { pthread_join(t, nil); thread = nil }
-        flush()
+        if let t = flusher { t.stop(); flusher = nil } else { _ = flush() }
     }
 }
