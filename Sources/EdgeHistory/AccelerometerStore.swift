@@ -67,15 +67,7 @@ public final class AccelerometerStore {
         db = try SQLiteConnection(path: path, create: create, fileMode: 0o600, fileKind: "sensor recording database")
         self.retentionSeconds = retentionSeconds
         self.maxBytes = maxBytes
-        let mode = try db.scalarText("PRAGMA journal_mode=WAL")
-        guard mode?.lowercased() == "wal" else {
-            throw db.error("PRAGMA journal_mode=WAL", message: "the file system refused WAL mode (got \(mode ?? "nothing"))")
-        }
-        try db.execute("PRAGMA synchronous=FULL")
-        let version = Int(try db.scalarText("PRAGMA user_version") ?? "0") ?? 0
-        if version > Self.schemaVersion {
-            throw db.error("open", message: "written by a newer agent (schema \(version), this one knows \(Self.schemaVersion))")
-        }
+        try db.makeDurable(knowingSchema: Self.schemaVersion)
         try db.execute("""
             BEGIN;
             CREATE TABLE IF NOT EXISTS accel(id INTEGER PRIMARY KEY AUTOINCREMENT, start_ns INTEGER NOT NULL,

@@ -58,16 +58,7 @@ public final class FitnessHistory {
         precondition(retentionSeconds > 0, "FitnessHistory: retention must be positive")
         db = try SQLiteConnection(path: path, create: create, fileMode: 0o600, fileKind: "history database")
         self.retentionSeconds = retentionSeconds
-        // WAL: readers never block the writer; FULL: every commit is on disk.
-        let mode = try db.scalarText("PRAGMA journal_mode=WAL")
-        guard mode?.lowercased() == "wal" else {
-            throw db.error("PRAGMA journal_mode=WAL", message: "the file system refused WAL mode (got \(mode ?? "nothing"))")
-        }
-        try db.execute("PRAGMA synchronous=FULL")
-        let version = Int(try db.scalarText("PRAGMA user_version") ?? "0") ?? 0
-        if version > Self.schemaVersion {
-            throw db.error("open", message: "written by a newer agent (schema \(version), this one knows \(Self.schemaVersion))")
-        }
+        try db.makeDurable(knowingSchema: Self.schemaVersion)
         try db.execute("""
             BEGIN;
             CREATE TABLE IF NOT EXISTS pedometer(end_ns INTEGER NOT NULL, steps INTEGER NOT NULL, distance_m REAL NOT NULL,
