@@ -261,6 +261,7 @@ public enum AttitudeSmoother {
             var filter = AttitudeFilter(settings: settings, sampleInterval: nominal)
             filter.inputCalibration = guided
             var learning = MagneticFieldLearning(enabled: learningSettings != nil, settings: learningSettings ?? .init())
+            learning.prepare(guided: guided)
             var previous = input.t[0] - nominal
             for step in 0..<n {
                 let i = backward ? n - 1 - step : step
@@ -274,10 +275,7 @@ public enum AttitudeSmoother {
                 }
                 let gyro = backward ? -input.gyro[i] : input.gyro[i]
                 let m = input.mag[i]
-                learning.rotate(gyro: gyro, bias: filter.gyroBias, dt: dt)
-                let f: Vector3? = hasMag[i] ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
-                if hasMag[i] && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: gyro, accel: input.accel[i], mag: f, dt: dt)
+                learning.update(&filter, gyro: gyro, accel: input.accel[i], mag: hasMag[i] ? guided?.apply(m) ?? m : nil, dt: dt)
                 rest[i] = filter.isAtRest
                 disturbed[i] = filter.isMagneticallyDisturbed
                 bias[i] = filter.gyroBias

@@ -286,10 +286,7 @@ public enum FuseCommand: Subcommand {
                 previous = t[i]
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
-                learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag ? learning.field(hasGuided ? g.apply(m) : m) : nil
-                if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
+                learning.update(&filter, gyro: gyro[i], accel: accel[i], mag: hasMag ? hasGuided ? g.apply(m) : m : nil, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
                 let a = motion.attitude
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,

@@ -155,7 +155,7 @@ enum StageTable {
                                 fieldLifetime: timing.fieldLifetimeNanoseconds, hasMagnetometer: b.magnetometer)
             // The magnetometer device applies the calibration; the filter
             // learns its quality for the field's accuracy.
-            f.filter.inputCalibration = calibration.magnetometer
+            f.calibrationChanged(calibration)
             out.append(f)
         }
         if b.accessory { out.append(AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)) }

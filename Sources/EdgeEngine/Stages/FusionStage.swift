@@ -68,7 +68,10 @@ struct FusionStage: EngineStage {
 
     mutating func timingChanged(_ t: StageTiming) { fieldLifetimeNanoseconds = t.fieldLifetimeNanoseconds }
 
-    mutating func calibrationChanged(_ c: EngineCalibration) { filter.inputCalibration = c.magnetometer }
+    mutating func calibrationChanged(_ c: EngineCalibration) {
+        filter.inputCalibration = c.magnetometer
+        learning.prepare(guided: c.magnetometer)
+    }
 
     /// Whether a field fused within its lifetime backs a sample taken at `t`.
     @inline(__always) func fieldIsCurrent(at t: UInt64) -> Bool {
@@ -81,14 +84,12 @@ struct FusionStage: EngineStage {
     mutating func motion(_ input: inout MotionInput, publisher p: inout Publisher) {
         let acc = input.accel, gyr = input.gyro, t = input.t
         var mag: Vector3? = nil
-        learning.rotate(gyro: gyr, bias: filter.gyroBias, dt: input.dt)
         if let m = pendingField, input.last || t >= pendingFieldNanoseconds {
-            mag = learning.field(m, guided: filter.inputCalibration)
-            if learning.appliedChanged { filter.restartHeadingConvergence() }
+            mag = m
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
-        filter.update(gyro: gyr, accel: acc, mag: mag, dt: input.dt)
+        learning.update(&filter, gyro: gyr, accel: acc, mag: mag, dt: input.dt)
         input.attitude6D = filter.quaternion6D
         if p.wants(.accelerometer) { p.publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if p.wants(.accelerometerBatch) { p.publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
