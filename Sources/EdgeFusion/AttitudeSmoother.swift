@@ -246,8 +246,9 @@ public enum AttitudeSmoother {
         var bias: [Vector3], biasInformation: [Matrix3]
         var rest: [Bool], disturbed: [Bool]
         /// The field the filter got (calibrated), µT; whether a learned
-        /// offset was removed from it, that offset's uncertainty and the
-        /// learned field strength, µT.
+        /// offset (or soft iron, `MagnetometerSelfCalibration.Settings.softIron`)
+        /// was removed from it, the offset's uncertainty and the learned
+        /// field strength, µT.
         var field: [Vector3], applied: [Bool], uncertainty: [Double], strength: [Double]
         var accuracy: [MagneticFieldCalibrationAccuracy]
 
@@ -281,7 +282,8 @@ public enum AttitudeSmoother {
                 bias[i] = filter.gyroBias
                 biasInformation[i] = filter.state.biasP.inverse ?? .zero
                 field[i] = filter.state.lastMag
-                if let e = learning.estimator, e.isApplied {
+                // the learned hard iron removed, or the learned soft iron with its own
+                if let e = learning.estimator, e.isApplied || e.isSoftIronApplied {
                     applied[i] = true
                     uncertainty[i] = e.state.uncertainty
                     strength[i] = e.state.fieldStrength
