@@ -508,13 +508,27 @@ extension MagnetometerSelfCalibration {
     /// relative to it, so that seeding from it (``seed(guided:)``) restores
     /// the uncertainty. Nil while the offset is not applied
     /// (``isApplied``), or nothing was learned from motion (nothing worth keeping).
+    ///
+    /// With the learned soft iron applied (``isSoftIronApplied``: `G`, and
+    /// `c = G·b`) the board field is `G·M·S·(raw − h) − c`, which is
+    /// `M·S′·(raw − h′)` with `S′ = Mᵀ·G·M·S` and `h′ = h + S⁻¹·Mᵀ·G⁻¹·c`:
+    /// both are saved, and `residual` is at least a third of the shape's
+    /// uncertainty (the field it turns, relative to its strength).
     public func learnedCalibration(guided: MagnetometerCalibration?, boardFromChip m: Matrix3) -> MagnetometerCalibration? {
-        guard isApplied, state.equations > 0, state.fieldStrength > 0 else { return nil }
+        guard isApplied || isSoftIronApplied, state.equations > 0, state.fieldStrength > 0 else { return nil }
         let g = guided ?? .identity
         guard let sInverse = g.softIron.inverse else { return nil }
+        let residual = state.uncertainty / (3 * state.fieldStrength)
+        if isSoftIronApplied {
+            guard let gInverse = appliedShape.inverse else { return nil }
+            return MagnetometerCalibration(hardIron: g.hardIron + sInverse * (m.transposed * (gInverse * appliedScaledOffset)),
+                                           softIron: m.transposed * appliedShape * m * g.softIron,
+                                           fieldStrength: state.fieldStrength,
+                                           residual: max(residual, softIron.state.shapeUncertainty / 3))
+        }
         let hard = g.hardIron + sInverse * (m.transposed * state.offset)
         return MagnetometerCalibration(hardIron: hard, softIron: g.softIron, fieldStrength: state.fieldStrength,
-                                       residual: state.uncertainty / (3 * state.fieldStrength))
+                                       residual: residual)
     }
 }
 
