@@ -94,7 +94,7 @@ public struct MagnetometerSelfCalibration: Sendable {
         /// motion has excited it and it stands out of its uncertainty
         /// (`significance` σ) and of `minimumShape` (largest element of
         /// `D⁻¹ − I` at trace 3).
-        public var softIron = false
+        public var softIron = true
         public var minimumShape = 0.02
 
         public init() {}

@@ -141,7 +141,7 @@ public enum FuseCommand: Subcommand {
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
         let tauMag = try arguments.double("--self-calibration-tau-mag", in: 0.01...10_000)
-        let softIronText = try arguments.option("--self-calibration-soft-iron") ?? "off"
+        let softIronText = try arguments.option("--self-calibration-soft-iron") ?? "on"
         guard softIronText == "on" || softIronText == "off" else {
             throw UsageError("--self-calibration-soft-iron must be on or off, got '\(softIronText)'")
         }

@@ -14,7 +14,8 @@ import EdgeProtocol
 /// field from before it); the sample falls back to `xArbitraryZVertical`
 /// and says so.
 ///
-/// With `Settings.magnetometerSelfCalibration` the field's hard iron is
+/// With `Settings.magnetometerSelfCalibration` the field's hard iron (and,
+/// with `MagnetometerSelfCalibration.Settings.softIron`, its soft iron) is
 /// learned from the gyroscope as the board turns (`MagnetometerSelfCalibration`,
 /// seeded by the guided calibration the magnetometer applies): the filter
 /// and device motion get the field with it removed, and its accuracy.
@@ -40,10 +41,10 @@ struct FusionStage: EngineStage {
     /// How long a fused field stays current, ns (the magnetometer's stall limit).
     var fieldLifetimeNanoseconds: UInt64
 
-    init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64,
-         hasMagnetometer: Bool = true) {
+    init(settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings = .init(),
+         sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64, hasMagnetometer: Bool = true) {
         filter = AttitudeFilter(settings: settings.running, sampleInterval: sampleInterval)
-        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
+        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
         consumes = hasMagnetometer ? [.motion, .field] : .motion
