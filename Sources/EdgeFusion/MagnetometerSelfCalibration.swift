@@ -156,6 +156,7 @@ public struct MagnetometerSelfCalibration: Sendable {
         self.settings = settings
         self.state = state ?? State(settings: settings)
         pairCosine = mathCos(settings.minimumRotation * (Double.pi / 360))
+        refreshApplied()
     }
 
     /// Starts from a known offset (µT) known to within `uncertainty` µT
@@ -204,10 +205,14 @@ public struct MagnetometerSelfCalibration: Sendable {
         appliedScaledOffset = softIron.scaledOffset
     }
 
-    /// Whether ``calibrated(_:)`` removes the offset.
-    @inlinable @inline(__always) public var isApplied: Bool {
+    /// Whether ``calibrated(_:)`` removes the offset: decided whenever the
+    /// offset, its uncertainty or the accuracy change (``refreshAccuracy()``),
+    /// so the per-sample path reads a flag.
+    public private(set) var isApplied = false
+
+    mutating func refreshApplied() {
         let limit = max(settings.significance * state.uncertainty, settings.minimumOffset)
-        return state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
+        isApplied = state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
     }
 
     /// One gyroscope sample, bias removed, rad/s, over `dt` s, integrated
@@ -341,6 +346,7 @@ public struct MagnetometerSelfCalibration: Sendable {
     }
 
     mutating func refreshAccuracy() {
+        defer { refreshApplied() }
         let smallest = max(smallestEigenvalue(state.information), 1e-300)
         state.uncertainty = (state.residualMeanSquare / smallest).squareRoot()
         guard state.fieldStrength > 0 else { state.accuracy = .uncalibrated; return }
