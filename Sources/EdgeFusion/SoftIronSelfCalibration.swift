@@ -1,6 +1,6 @@
 /// Soft and hard iron of a magnetometer learned from the gyroscope, for
 /// where the rotation excites them. `MagnetometerSelfCalibration` feeds it
-/// its pairs when `Settings.softIron` is on (off by default: docs/fusion.md).
+/// its pairs when `Settings.softIron` is on (the default: docs/fusion.md).
 ///
 /// A reading is `y = D·m + b`, with `m` the Earth's field in the sensor
 /// frame, `D` the soft iron (symmetric, near I) and `b` the hard iron. Over a

@@ -91,10 +91,11 @@ public enum FuseCommand: Subcommand {
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
       --self-calibration-soft-iron on|off
-                              learn the soft iron too where the rotation
-                              excites it (default off: it costs 0.06 µs per
-                              sample on BROAD and changes nothing there;
-                              docs/fusion.md)
+                              on (default, as the agent's
+                              fusion.self_calibration_soft_iron): learn the
+                              soft iron too, removed once turns about every
+                              axis have shown it (docs/fusion.md); off: the
+                              hard iron alone
       --self-calibration-tau-mag S
                               heading correction time constant with
                               --self-calibration on, s (default 30, chosen
