@@ -130,10 +130,14 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
     /// (docs/fusion.md). Default true; false: the field as the guided
     /// calibration leaves it (VQF sample for sample).
     public var selfCalibration = true
+    /// With `selfCalibration`, learn the soft iron too (docs/fusion.md).
+    /// Default true; false: the hard iron alone.
+    public var selfCalibrationSoftIron = true
     public init() {}
     static let frames = ["xArbitraryZVertical", "xArbitraryCorrectedZVertical", "xMagneticNorthZVertical", "xTrueNorthZVertical"]
     enum CodingKeys: String, CodingKey, CaseIterable {
         case frame, declinationDeg = "declination_deg", selfCalibration = "self_calibration"
+        case selfCalibrationSoftIron = "self_calibration_soft_iron"
     }
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -144,6 +148,7 @@ public struct FusionSettings: Decodable, Sendable, Equatable {
         }
         declinationDeg = try c.decodeNumberIfPresent(.declinationDeg, in: -180...180, unit: "degrees east of true north")
         selfCalibration = try c.decodeIfPresent(Bool.self, forKey: .selfCalibration) ?? true
+        selfCalibrationSoftIron = try c.decodeIfPresent(Bool.self, forKey: .selfCalibrationSoftIron) ?? true
         if frame == "xTrueNorthZVertical" && declinationDeg == nil {
             throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "xTrueNorthZVertical needs declination_deg (the local magnetic declination, degrees east)")
         }

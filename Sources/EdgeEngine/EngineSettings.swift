@@ -72,6 +72,9 @@ public struct EngineSettings: Sendable, Equatable {
     /// so in the samples' frame when the magnetometer is missing).
     public var referenceFrame: ReferenceFrame
     public var fusion: AttitudeFilter.Settings
+    /// The continuous magnetometer calibration's settings (it runs when
+    /// `fusion.magnetometerSelfCalibration` is on; config `fusion.self_calibration_soft_iron`).
+    public var magnetometerLearning = MagnetometerSelfCalibration.Settings()
     public var altitude: AltitudeFilter.Settings
     /// Consecutive failed operations (each after its transfers' retries)
     /// before a device is re-initialised.

@@ -95,6 +95,13 @@ public struct AttitudeFilter: Sendable {
     @inlinable
     public mutating func update(gyro: Vector3, accel: Vector3, mag: Vector3?, dt: Double) {
         updateGyro(gyro, dt: dt)
+        updateAccelAndMag(accel, mag: mag, dt: dt)
+    }
+
+    /// The rest of ``update(gyro:accel:mag:dt:)`` after ``updateGyro(_:dt:)``
+    /// (the continuous calibration reads the gyroscope's integral between the two).
+    @inlinable @inline(__always)
+    public mutating func updateAccelAndMag(_ accel: Vector3, mag: Vector3?, dt: Double) {
         updateAccel(accel, dt: dt)
         state.timeSinceMag += dt
         if let mag {

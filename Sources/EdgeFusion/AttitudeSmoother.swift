@@ -246,8 +246,9 @@ public enum AttitudeSmoother {
         var bias: [Vector3], biasInformation: [Matrix3]
         var rest: [Bool], disturbed: [Bool]
         /// The field the filter got (calibrated), µT; whether a learned
-        /// offset was removed from it, that offset's uncertainty and the
-        /// learned field strength, µT.
+        /// offset (or soft iron, `MagnetometerSelfCalibration.Settings.softIron`)
+        /// was removed from it, the offset's uncertainty and the learned
+        /// field strength, µT.
         var field: [Vector3], applied: [Bool], uncertainty: [Double], strength: [Double]
         var accuracy: [MagneticFieldCalibrationAccuracy]
 
@@ -261,6 +262,7 @@ public enum AttitudeSmoother {
             var filter = AttitudeFilter(settings: settings, sampleInterval: nominal)
             filter.inputCalibration = guided
             var learning = MagneticFieldLearning(enabled: learningSettings != nil, settings: learningSettings ?? .init())
+            learning.prepare(guided: guided)
             var previous = input.t[0] - nominal
             for step in 0..<n {
                 let i = backward ? n - 1 - step : step
@@ -274,16 +276,14 @@ public enum AttitudeSmoother {
                 }
                 let gyro = backward ? -input.gyro[i] : input.gyro[i]
                 let m = input.mag[i]
-                learning.rotate(gyro: gyro, bias: filter.gyroBias, dt: dt)
-                let f: Vector3? = hasMag[i] ? learning.field(guided?.apply(m) ?? m, guided: guided) : nil
-                if hasMag[i] && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: gyro, accel: input.accel[i], mag: f, dt: dt)
+                learning.update(&filter, gyro: gyro, accel: input.accel[i], mag: hasMag[i] ? guided?.apply(m) ?? m : nil, dt: dt)
                 rest[i] = filter.isAtRest
                 disturbed[i] = filter.isMagneticallyDisturbed
                 bias[i] = filter.gyroBias
                 biasInformation[i] = filter.state.biasP.inverse ?? .zero
                 field[i] = filter.state.lastMag
-                if let e = learning.estimator, e.isApplied {
+                // the learned hard iron removed, or the learned soft iron with its own
+                if let e = learning.estimator, e.isApplied || e.isSoftIronApplied {
                     applied[i] = true
                     uncertainty[i] = e.state.uncertainty
                     strength[i] = e.state.fieldStrength

@@ -94,16 +94,18 @@ public struct MagnetometerSelfCalibration: Sendable {
         /// motion has excited it and it stands out of its uncertainty
         /// (`significance` σ) and of `minimumShape` (largest element of
         /// `D⁻¹ − I` at trace 3).
-        public var softIron = false
+        public var softIron = true
         public var minimumShape = 0.02
 
         public init() {}
     }
 
     public struct State: Equatable, Sendable, Codable {
-        /// Rotation since the first reading of the pending pair:
-        /// `v_first = rotation.rotate(v_now)` for an earth-fixed vector.
-        public var rotation = Quaternion.identity
+        /// The gyroscope's strapdown attitude (sensor to a drifting earth
+        /// frame), integrated by ``rotate(by:dt:)``, and its value at the
+        /// first reading of the pending pair: `v_first = keyTurn⁻¹·turn·v_now`
+        /// for an earth-fixed vector.
+        public var turn = Quaternion.identity, keyTurn = Quaternion.identity
         /// Time since the first reading of the pending pair, s.
         public var elapsed = 0.0
         /// The first reading of the pending pair (none yet: `hasKey` false).
@@ -148,12 +150,13 @@ public struct MagnetometerSelfCalibration: Sendable {
     /// The soft-iron estimator (`Settings.softIron`), fed the same pairs.
     public var softIron = SoftIronSelfCalibration()
     /// cos(minimumRotation / 2): a pair's rotation quaternion has |w| at most this.
-    let pairCosine: Double
+    @usableFromInline let pairCosine: Double
 
     public init(settings: Settings = Settings(), state: State? = nil) {
         self.settings = settings
         self.state = state ?? State(settings: settings)
         pairCosine = mathCos(settings.minimumRotation * (Double.pi / 360))
+        refreshApplied()
     }
 
     /// Starts from a known offset (µT) known to within `uncertainty` µT
@@ -202,13 +205,20 @@ public struct MagnetometerSelfCalibration: Sendable {
         appliedScaledOffset = softIron.scaledOffset
     }
 
-    /// Whether ``calibrated(_:)`` removes the offset.
-    @inlinable @inline(__always) public var isApplied: Bool {
+    /// Whether ``calibrated(_:)`` removes the offset: decided whenever the
+    /// offset, its uncertainty or the accuracy change (``refreshAccuracy()``),
+    /// so the per-sample path reads a flag.
+    public private(set) var isApplied = false
+
+    mutating func refreshApplied() {
         let limit = max(settings.significance * state.uncertainty, settings.minimumOffset)
-        return state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
+        isApplied = state.accuracy.rawValue >= MagneticFieldCalibrationAccuracy.medium.rawValue && state.offset.dot(state.offset) > limit * limit
     }
 
-    /// One gyroscope sample, bias removed, rad/s, over `dt` s.
+    /// One gyroscope sample, bias removed, rad/s, over `dt` s, integrated
+    /// here. In the loop the attitude filter integrates the same rates
+    /// already (`AttitudeFilter.State.gyroQuat`): ``advance(by:)`` and
+    /// ``update(field:turn:)`` take its integral instead.
     @inlinable public mutating func rotate(by rate: Vector3, dt: Double) {
         guard dt > 0, dt.isFinite, (rate.x + rate.y + rate.z).isFinite else { return }
         // exp(½ ω dt): series to h⁴ for half angles under 0.05 rad (error < 10⁻¹⁰, renormalised)
@@ -220,20 +230,43 @@ public struct MagnetometerSelfCalibration: Sendable {
         } else {
             step = Quaternion(rotationVector: rate * dt)
         }
-        state.rotation = (state.rotation * step).renormalized
+        state.turn = (state.turn * step).renormalized
+        advance(by: dt)
+    }
+
+    /// Time passing, s: one IMU sample whose rotation ``update(field:turn:)`` is given.
+    @inlinable @inline(__always) public mutating func advance(by dt: Double) {
+        guard dt > 0, dt.isFinite else { return }
         state.elapsed += dt
         state.sinceEquation += dt
     }
 
-    /// One field reading, µT (before this calibration, same frame as the gyroscope).
-    public mutating func update(field y: Vector3) {
+    /// One field reading, µT (before this calibration, same frame as the
+    /// gyroscope), with the rotation ``rotate(by:dt:)`` integrated.
+    public mutating func update(field y: Vector3) { update(field: y, turn: state.turn) }
+
+    /// One field reading with the gyroscope's strapdown attitude `turn` at
+    /// it (any integral of the bias-free rates with the one in earlier
+    /// calls: the filter's `gyroQuat`); the attitude is only read when a
+    /// field comes, not integrated a second time per sample.
+    @inlinable @inline(__always)
+    public mutating func update(field y: Vector3, turn: Quaternion) {
         guard (y.x + y.y + y.z).isFinite, y != .zero else { return }
-        guard state.hasKey else { startPair(at: y); return }
-        let turn = state.rotation
-        let turned = abs(turn.w) <= pairCosine
-        guard turned || state.elapsed >= settings.maximumInterval else { return }
+        // w of keyTurn⁻¹·turn: cos of half the angle turned since the key
+        let k = state.keyTurn
+        let w = k.w * turn.w + k.x * turn.x + k.y * turn.y + k.z * turn.z
+        guard state.hasKey, abs(w) <= pairCosine || state.elapsed >= settings.maximumInterval else {
+            if !state.hasKey { startPair(at: y, turn: turn) }
+            return
+        }
+        closePair(at: y, turn: turn, turned: abs(w) <= pairCosine)
+    }
+
+    /// A pair's second reading `y` at `turn`: the equation, or (not
+    /// `turned`, only `maximumInterval` passed) the jump check alone.
+    @usableFromInline mutating func closePair(at y: Vector3, turn: Quaternion, turned: Bool) {
         // C takes an earth-fixed vector from the first reading's frame to this one's: Rᵀ
-        let c = turn.rotationMatrix.transposed
+        let c = (state.keyTurn.conjugate * turn).rotationMatrix.transposed
         let a = Matrix3.identity - c
         let z = y - c * state.key
         let r = z - a * state.offset
@@ -243,7 +276,7 @@ public struct MagnetometerSelfCalibration: Sendable {
         let q = r.dot((Matrix3.identity + spread).inverse.map { $0 * r } ?? r)
         let informative = max(spread.r0.x, spread.r1.y, spread.r2.z) < settings.informativeSpread
         let first = state.key
-        startPair(at: y)
+        startPair(at: y, turn: turn)
         let sigma2 = state.residualMeanSquare
         let ratio = q / (3 * sigma2)
         // jump test: only while the offset is known well enough to predict
@@ -288,10 +321,10 @@ public struct MagnetometerSelfCalibration: Sendable {
         refreshAccuracy()
     }
 
-    mutating func startPair(at y: Vector3) {
+    @usableFromInline mutating func startPair(at y: Vector3, turn: Quaternion) {
         state.key = y
         state.hasKey = true
-        state.rotation = .identity
+        state.keyTurn = turn
         state.elapsed = 0
     }
 
@@ -313,6 +346,7 @@ public struct MagnetometerSelfCalibration: Sendable {
     }
 
     mutating func refreshAccuracy() {
+        defer { refreshApplied() }
         let smallest = max(smallestEigenvalue(state.information), 1e-300)
         state.uncertainty = (state.residualMeanSquare / smallest).squareRoot()
         guard state.fieldStrength > 0 else { state.accuracy = .uncalibrated; return }
@@ -373,11 +407,17 @@ extension MagnetometerSelfCalibration {
 }
 
 /// The attitude filter's side of the continuous calibration, one
-/// definition for the agent's fusion stage and `fuse`: turns the
-/// estimator with the bias-free gyroscope, passes each field through it
-/// (seeded again whenever the guided calibration changes) and says the
-/// field's accuracy. Off (`enabled` false), it passes everything through
+/// definition for the agent's fusion stage, `fuse` and the smoother:
+/// passes each field through the estimator, which takes the rotation
+/// between readings from the filter's own gyroscope integral (seeded again
+/// whenever the guided calibration changes), and says the field's
+/// accuracy. Off (`enabled` false), it passes everything through
 /// untouched: the filter is VQF, sample for sample.
+///
+/// Per sample, in this order (``update(_:gyro:accel:mag:dt:)`` does it):
+/// `advance(dt:)`, the filter's `updateGyro`, `field(_:turn:)` with the
+/// filter's `gyroQuat`, then the filter's `updateAccelAndMag`; and
+/// `prepare(guided:)` whenever the guided calibration changes.
 public struct MagneticFieldLearning: Sendable {
     /// The estimator, kept in place (not in an Optional: each call on an
     /// Optional's payload copied its half kilobyte out and back, a fifth of
@@ -395,43 +435,54 @@ public struct MagneticFieldLearning: Sendable {
     /// The estimator when enabled, nil when off.
     @inlinable public var estimator: MagnetometerSelfCalibration? { isEnabled ? calibration : nil }
 
-    /// One gyroscope sample (rad/s, raw) over `dt` s; `bias` is the filter's estimate.
+    /// One IMU sample's time, s.
     @inlinable @inline(__always)
-    public mutating func rotate(gyro: Vector3, bias: Vector3, dt: Double) {
-        if isEnabled { calibration.rotate(by: gyro - bias, dt: dt) }
+    public mutating func advance(dt: Double) {
+        if isEnabled { calibration.advance(by: dt) }
     }
 
-    /// One field (µT, the guided calibration `guided` already applied, same
-    /// frame as the gyroscope): what the filter should get.
+    /// One sample through the filter and the continuous calibration, in
+    /// the order the calibration needs (the rotation to the field is the
+    /// filter's, with this sample's gyroscope): `mag` µT (the guided
+    /// calibration given to ``prepare(guided:)`` applied) or nil. The fusion
+    /// stage, `fuse` and the smoother all run this.
     @inlinable @inline(__always)
-    public mutating func field(_ m: Vector3, guided: MagnetometerCalibration?) -> Vector3 {
-        guard isEnabled else { return m }
-        // (nil == nil, the usual case, without comparing two calibrations)
-        if guided != nil || seededFrom != nil { prepare(guided: guided) }
-        return field(m)
+    public mutating func update(_ filter: inout AttitudeFilter, gyro: Vector3, accel: Vector3, mag: Vector3?, dt: Double) {
+        guard isEnabled else { filter.update(gyro: gyro, accel: accel, mag: mag, dt: dt); return }
+        calibration.advance(by: dt)
+        filter.updateGyro(gyro, dt: dt)
+        var field = mag
+        if let m = mag {
+            field = self.field(m, turn: filter.state.gyroQuat)
+            if appliedChanged { filter.restartHeadingConvergence() }
+        }
+        filter.updateAccelAndMag(accel, mag: field, dt: dt)
     }
 
     /// Seeds the estimator from the guided calibration `guided` unless it
-    /// was seeded from it already: once before ``field(_:)`` when the
-    /// guided calibration does not change during a run.
+    /// was seeded from it already: before the first sample, and whenever
+    /// the guided calibration changes.
     public mutating func prepare(guided: MagnetometerCalibration?) {
         guard isEnabled, guided != seededFrom else { return }
         seededFrom = guided
         if let c = guided { calibration.seed(guided: c) }
     }
 
-    /// ``field(_:guided:)`` for a guided calibration given to ``prepare(guided:)``.
+    /// One field (µT, the guided calibration given to ``prepare(guided:)``
+    /// applied, same frame as the gyroscope) at the filter's strapdown
+    /// attitude `turn` (`AttitudeFilter.State.gyroQuat`, this sample's
+    /// gyroscope integrated): what the filter should get.
     @inlinable @inline(__always)
-    public mutating func field(_ m: Vector3) -> Vector3 {
+    public mutating func field(_ m: Vector3, turn: Quaternion) -> Vector3 {
         guard isEnabled else { return m }
         let was = calibration.isApplied, wasSoft = calibration.isSoftIronApplied
-        calibration.update(field: m)
+        calibration.update(field: m, turn: turn)
         let now = calibration.isApplied, soft = calibration.isSoftIronApplied
         appliedChanged = now != was || soft != wasSoft
         return soft ? calibration.appliedShape * m - calibration.appliedScaledOffset : now ? m - calibration.state.offset : m
     }
 
-    /// The last ``field(_:guided:)`` started or stopped removing the
+    /// The last ``field(_:turn:)`` started or stopped removing the
     /// learned offset: the field the filter gets changed under it (see
     /// `AttitudeFilter.restartHeadingConvergence`).
     public var appliedChanged = false
@@ -463,13 +514,27 @@ extension MagnetometerSelfCalibration {
     /// relative to it, so that seeding from it (``seed(guided:)``) restores
     /// the uncertainty. Nil while the offset is not applied
     /// (``isApplied``), or nothing was learned from motion (nothing worth keeping).
+    ///
+    /// With the learned soft iron applied (``isSoftIronApplied``: `G`, and
+    /// `c = G·b`) the board field is `G·M·S·(raw − h) − c`, which is
+    /// `M·S′·(raw − h′)` with `S′ = Mᵀ·G·M·S` and `h′ = h + S⁻¹·Mᵀ·G⁻¹·c`:
+    /// both are saved, and `residual` is at least a third of the shape's
+    /// uncertainty (the field it turns, relative to its strength).
     public func learnedCalibration(guided: MagnetometerCalibration?, boardFromChip m: Matrix3) -> MagnetometerCalibration? {
-        guard isApplied, state.equations > 0, state.fieldStrength > 0 else { return nil }
+        guard isApplied || isSoftIronApplied, state.equations > 0, state.fieldStrength > 0 else { return nil }
         let g = guided ?? .identity
         guard let sInverse = g.softIron.inverse else { return nil }
+        let residual = state.uncertainty / (3 * state.fieldStrength)
+        if isSoftIronApplied {
+            guard let gInverse = appliedShape.inverse else { return nil }
+            return MagnetometerCalibration(hardIron: g.hardIron + sInverse * (m.transposed * (gInverse * appliedScaledOffset)),
+                                           softIron: m.transposed * appliedShape * m * g.softIron,
+                                           fieldStrength: state.fieldStrength,
+                                           residual: max(residual, softIron.state.shapeUncertainty / 3))
+        }
         let hard = g.hardIron + sInverse * (m.transposed * state.offset)
         return MagnetometerCalibration(hardIron: hard, softIron: g.softIron, fieldStrength: state.fieldStrength,
-                                       residual: state.uncertainty / (3 * state.fieldStrength))
+                                       residual: residual)
     }
 }
 

@@ -1,6 +1,6 @@
 /// Soft and hard iron of a magnetometer learned from the gyroscope, for
 /// where the rotation excites them. `MagnetometerSelfCalibration` feeds it
-/// its pairs when `Settings.softIron` is on (off by default: docs/fusion.md).
+/// its pairs when `Settings.softIron` is on (the default: docs/fusion.md).
 ///
 /// A reading is `y = D·m + b`, with `m` the Earth's field in the sensor
 /// frame, `D` the soft iron (symmetric, near I) and `b` the hard iron. Over a
@@ -26,7 +26,8 @@
 /// motion has excited, and ``isShapeKnown`` gates on the worst-known
 /// element of `F`.
 ///
-/// Pure, no allocation: the 8×8 information matrix is a `SIMD64<Double>`.
+/// Pure, no allocation: the 8×8 information matrix is a `SIMD64<Double>`;
+/// a pair adds to it, and it is solved once a second of pairs.
 public struct SoftIronSelfCalibration: Sendable {
     public struct Settings: Equatable, Sendable {
         /// Time in which what was learned fades to 1/e, s.
@@ -38,17 +39,26 @@ public struct SoftIronSelfCalibration: Sendable {
         /// below this, after `minimumEquations` equations.
         public var shapeTolerance = 0.005
         public var minimumEquations = 20
+        /// Pairs' time between two solves of the 8×8 system, s: the shape
+        /// changes over minutes (`forgettingTime`), the pairs come up to
+        /// the magnetometer's rate.
+        public var solveInterval = 1.0
         public init() {}
     }
 
     public struct State: Equatable, Sendable {
-        /// Σ AᵀA (8×8, row-major; columns: the five elements of F, then c)
-        /// and Σ Aᵀz.
+        /// Σ AᵀA (8×8, row-major, the upper triangle kept; columns: the
+        /// five elements of F, then c), Σ Aᵀz, Σ zᵀz (µT²) and the number
+        /// of scalar equations (3 a pair), all forgotten alike.
         public var information = SIMD64<Double>()
         public var weighted = SIMD8<Double>()
+        public var squares = 0.0, count = 0.0
+        /// Pairs' time since the last solve, s.
+        public var sinceSolve = 0.0
         /// θ: F's five coordinates, then c (µT).
         public var estimate = SIMD8<Double>()
-        /// Running mean square of the residuals per axis, µT².
+        /// Mean square of the least-squares residuals per equation, µT²
+        /// (`initialNoise`² until there are more equations than unknowns).
         public var residualMeanSquare: Double
         public var equations = 0
         /// 1 σ of the worst-known element of F (dimensionless).
@@ -84,7 +94,9 @@ public struct SoftIronSelfCalibration: Sendable {
     /// One pair: readings `first` and `second` (µT) and the rotation `c`
     /// that takes an earth-fixed vector from the first reading's frame to
     /// the second's (the gyroscope's, bias removed), `elapsed` s after the
-    /// previous pair (for the forgetting).
+    /// previous pair (for the forgetting). The pair only adds to the sums
+    /// (a hundred multiplications); the 8×8 system is solved again once
+    /// `Settings.solveInterval` of pairs' time has passed (``solve()``).
     public mutating func add(first y1: Vector3, second y2: Vector3, rotation c: Matrix3, elapsed: Double) {
         // the columns of A (3×8) and z
         let m = c - Matrix3.identity      // −(I − C)
@@ -92,58 +104,71 @@ public struct SoftIronSelfCalibration: Sendable {
                        Self.basis(2, y2) - c * Self.basis(2, y1), Self.basis(3, y2) - c * Self.basis(3, y1),
                        Self.basis(4, y2) - c * Self.basis(4, y1), m.c0, m.c1, m.c2)
         let z = c * y1 - y2
-        // forget (back towards the prior), then add the equation
-        let keep = mathExp(-max(elapsed, 0) / settings.forgettingTime)
-        var information = state.information * keep, weighted = state.weighted * keep
-        let priorShape = priorInformation(0), priorOffset = priorInformation(5)
-        var solution = SIMD8<Double>(), worst = 0.0, fitted = Vector3.zero
-        let solved = withUnsafePointer(to: &columns) { tuple in
+        // forget (back towards the prior), then add the equation: e^(−x) to
+        // second order (x = elapsed / forgettingTime, a few thousandths; the
+        // forgetting is a time constant, not a quantity)
+        let x = max(elapsed, 0) / settings.forgettingTime
+        let keep = x < 0.05 ? 1 - x * (1 - 0.5 * x) : mathExp(-x)
+        state.weighted *= keep
+        state.squares = keep * state.squares + z.dot(z)
+        state.count = keep * state.count + 3
+        let priorShape = (1 - keep) * priorInformation(0), priorOffset = (1 - keep) * priorInformation(5)
+        withUnsafePointer(to: &columns) { tuple in
             tuple.withMemoryRebound(to: Vector3.self, capacity: 8) { a in
-                withUnsafeMutableBytes(of: &information) { ib in
-                    withUnsafeMutableBytes(of: &weighted) { wb in
+                withUnsafeMutableBytes(of: &state.information) { ib in
+                    withUnsafeMutableBytes(of: &state.weighted) { wb in
                         let info = ib.baseAddress!.assumingMemoryBound(to: Double.self)
                         let w = wb.baseAddress!.assumingMemoryBound(to: Double.self)
-                        for k in 0..<8 { info[k * 8 + k] += (1 - keep) * (k < 5 ? priorShape : priorOffset) }
+                        // the upper triangle only; ``solve()`` reads no other
                         for i in 0..<8 {
                             w[i] += a[i].dot(z)
-                            for j in i..<8 {
-                                let v = a[i].dot(a[j])
-                                info[i * 8 + j] += v
-                                if j != i { info[j * 8 + i] += v }
-                            }
+                            info[i * 8 + i] = keep * info[i * 8 + i] + (i < 5 ? priorShape : priorOffset) + a[i].dot(a[i])
+                            for j in (i + 1)..<8 { info[i * 8 + j] = keep * info[i * 8 + j] + a[i].dot(a[j]) }
                         }
-                        // the shape's uncertainty (five more solves) every fourth pair
-                        let uncertaintyDue = state.equations % 4 == 0 || !state.shapeUncertainty.isFinite
-                        guard let d = Self.solve(info, w, into: &solution, uncertainty: uncertaintyDue) else { return false }
-                        worst = d
-                        for k in 0..<8 { fitted += solution[k] * a[k] }
-                        return true
                     }
                 }
             }
         }
-        state.information = information
-        state.weighted = weighted
-        guard solved else { return }
-        state.estimate = solution
         state.equations &+= 1
-        let r = z - fitted
-        state.residualMeanSquare += (r.dot(r) / 3 - state.residualMeanSquare) / min(Double(state.equations), 100)
-        if worst > 0 { state.shapeUncertainty = (state.residualMeanSquare * worst).squareRoot() }
+        state.sinceSolve += max(elapsed, 0)
+        if state.sinceSolve >= settings.solveInterval || state.equations == settings.minimumEquations { solve() }
     }
 
-    /// Solves Λθ = η (8×8, row-major; Λ symmetric positive definite) by
-    /// Cholesky into `x`, and returns the largest of the first five
-    /// diagonal elements of Λ⁻¹ (the worst-known element of F; 0 without
-    /// `uncertainty`); nil when Λ is not positive definite.
-    static func solve(_ a: UnsafePointer<Double>, _ b: UnsafePointer<Double>, into x: inout SIMD8<Double>,
-                      uncertainty: Bool = true) -> Double? {
+    /// Solves the system the pairs have built (``add(first:second:rotation:elapsed:)``
+    /// does so every `solveInterval`): the estimate, the residual mean
+    /// square and the shape's uncertainty.
+    public mutating func solve() {
+        state.sinceSolve = 0
+        var solution = SIMD8<Double>()
+        let worst = withUnsafeBytes(of: state.information) { ib in
+            withUnsafeBytes(of: state.weighted) { wb in
+                Self.solve(ib.baseAddress!.assumingMemoryBound(to: Double.self), wb.baseAddress!.assumingMemoryBound(to: Double.self),
+                           into: &solution)
+            }
+        }
+        guard let worst else { return }
+        state.estimate = solution
+        // the least-squares residual, Σ|z − Aθ|² + θᵀΛ₀θ = Σ zᵀz − θᵀη,
+        // over the equations' degrees of freedom (forgotten alike)
+        let freedom = state.count - 8
+        if freedom >= 3 {
+            let rss = max(state.squares - (solution * state.weighted).sum(), 0)
+            state.residualMeanSquare = max(rss / freedom, 1e-12)
+        }
+        state.shapeUncertainty = (state.residualMeanSquare * worst).squareRoot()
+    }
+
+    /// Solves Λθ = η (8×8, row-major, its upper triangle read; Λ symmetric
+    /// positive definite) by Cholesky into `x`, and returns the largest of
+    /// the first five diagonal elements of Λ⁻¹ (the worst-known element of
+    /// F); nil when Λ is not positive definite.
+    static func solve(_ a: UnsafePointer<Double>, _ b: UnsafePointer<Double>, into x: inout SIMD8<Double>) -> Double? {
         var lower = SIMD64<Double>()
         return withUnsafeMutableBytes(of: &lower) { lb -> Double? in
             let l = lb.baseAddress!.assumingMemoryBound(to: Double.self)
             for i in 0..<8 {
                 for j in 0...i {
-                    var s = a[i * 8 + j]
+                    var s = a[j * 8 + i]      // the upper triangle: Λ is symmetric
                     for k in 0..<j { s -= l[i * 8 + k] * l[j * 8 + k] }
                     if i == j {
                         guard s > 0 else { return nil }
@@ -170,7 +195,7 @@ public struct SoftIronSelfCalibration: Sendable {
             var e = SIMD8<Double>()
             withUnsafeMutableBytes(of: &e) { eb in
                 let v = eb.baseAddress!.assumingMemoryBound(to: Double.self)
-                for k in 0..<(uncertainty ? 5 : 0) {
+                for k in 0..<5 {
                     for i in 0..<8 { v[i] = i == k ? 1 : 0 }
                     solveInPlace(v)
                     worst = max(worst, v[k])

@@ -36,6 +36,7 @@ package enum EngineSetup {
             failuresBeforeReset: c.faults.failuresBeforeReset, reprobeInterval: c.faults.reprobeIntervalS,
             alwaysOn: Set(c.alwaysOn.compactMap(StreamName.init(rawValue:))))
             .withDeliveryInterval(c.service.deliveryIntervalMs / 1000)
+        s.magnetometerLearning.softIron = c.fusion.selfCalibrationSoftIron
         s.chipSettings[.hmc5883l, as: HMC5883LConfiguration.self] = c.sensors.hmc5883l
         // The engine runs a barometer in normal mode (the hub turns the
         // BMP280's forced into normal the same way; forced is for `read`).

@@ -63,6 +63,19 @@ import EdgeRuntime
             throws: { "\($0)".contains("self_calibration") }
     }
 
+    /// `fusion.self_calibration_soft_iron` reaches the continuous
+    /// calibration's settings: on unless the file says false (the agent
+    /// used to run the learner's defaults, soft iron off, whatever `fuse` did).
+    @Test func softIronLearningIsOnUnlessTheFileTurnsItOff() throws {
+        let on = try ConfigLoader.decode(AgentConfig.self, from: "{}", file: "empty.json5")
+        #expect(EngineSetup.settings(on).magnetometerLearning.softIron)
+        let off = try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { self_calibration_soft_iron: false } }", file: "off.json5")
+        #expect(!EngineSetup.settings(off).magnetometerLearning.softIron)
+        #expect(EngineSetup.settings(off).fusion.magnetometerSelfCalibration, "the hard iron is still learned")
+        #expect { try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { self_calibration_soft_iron: 1 } }", file: "bad.json5") }
+            throws: { "\($0)".contains("self_calibration_soft_iron") }
+    }
+
     @Test func theAgentsTrueNorthIsTheMagneticHeadingPlusTheDeclination() throws {
         let c = try ConfigLoader.decode(AgentConfig.self, from: "{ fusion: { frame: 'xTrueNorthZVertical', declination_deg: 10 } }",
                                         file: "decl.json5")

@@ -26,10 +26,7 @@ import Testing
         var filter = AttitudeFilter(settings: settings.running, sampleInterval: dt)
         var learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
         return samples.enumerated().map { i, s in
-            learning.rotate(gyro: s.gyro, bias: filter.gyroBias, dt: dt)
-            let field = i % magEvery == 0 ? s.mag.map { learning.field($0, guided: nil) } : nil
-            if field != nil && learning.appliedChanged { filter.restartHeadingConvergence() }
-            filter.update(gyro: s.gyro, accel: s.accel, mag: field, dt: dt)
+            learning.update(&filter, gyro: s.gyro, accel: s.accel, mag: i % magEvery == 0 ? s.mag : nil, dt: dt)
             return filter.quaternion(in: frame)
         }
     }

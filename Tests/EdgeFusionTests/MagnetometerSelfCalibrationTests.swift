@@ -142,4 +142,47 @@ import Testing
         // nothing learned yet: nothing to save
         #expect(MagnetometerSelfCalibration().learnedCalibration(guided: guided, boardFromChip: mounting) == nil)
     }
+
+    /// The learned soft iron is saved with its hard iron in the chip frame:
+    /// the board field the saved calibration gives is the one the learner
+    /// removed both from (`G·y − c`), and it is the Earth's field (scaled to
+    /// trace G = 3) in every orientation; a learner seeded from it starts
+    /// with the soft iron already removed.
+    @Test func theLearnedSoftIronFoldsIntoTheChipFrameCalibration() throws {
+        let offset = Vector3(15, -25, 10)
+        let d = Matrix3(Vector3(1.08, 0.04, -0.03), Vector3(0.04, 0.93, 0.05), Vector3(-0.03, 0.05, 1.0))
+        let guided = MagnetometerCalibration(hardIron: Vector3(3, -5, 2),
+                                             softIron: Matrix3(Vector3(1.02, 0.01, 0), Vector3(0.01, 0.98, 0.004), Vector3(0, 0.004, 1)),
+                                             fieldStrength: 48, residual: 0.01)
+        let mounting = Matrix3(Vector3(0, -1, 0), Vector3(1, 0, 0), Vector3(0, 0, 1))
+        // the chip's raw reading whose guided board-frame field is D·m + b
+        let sInverse = try #require(guided.softIron.inverse)
+        let raw = { (m: Vector3) in guided.hardIron + sInverse * (mounting.transposed * (d * m + offset)) }
+        let samples = Synthetic().generate(duration: 180, orientation: MagnetometerSelfCalibrationTests.tumble)
+        var learning = MagnetometerSelfCalibration.Settings()
+        learning.softIron = true
+        var e = MagnetometerSelfCalibration(settings: learning)
+        var rng = Synthetic.Random(seed: 5)
+        for s in samples {
+            e.rotate(by: s.gyro, dt: 0.005)
+            e.update(field: d * s.truth.conjugate.rotate(Synthetic.earthField) + offset + rng.vector(0.2))
+        }
+        try #require(e.isSoftIronApplied, "shape 1 σ \(e.softIron.state.shapeUncertainty)")
+        let learned = try #require(e.learnedCalibration(guided: guided, boardFromChip: mounting))
+        #expect(learned.softIron != guided.softIron)
+        let k = 3 / (try #require(d.inverse)).trace
+        for t in stride(from: 0.0, to: 60, by: 3.1) {
+            let m = MagnetometerSelfCalibrationTests.tumble(t).conjugate.rotate(Synthetic.earthField)
+            let board = mounting * learned.apply(raw(m))
+            // what the learner removed, the same algebra
+            #expect((board - (e.appliedShape * (d * m + offset) - e.appliedScaledOffset)).norm < 1e-9)
+            // the Earth's field, to the learning's accuracy
+            #expect((board - k * m).norm < 0.3, "\(board) against \(k * m)")
+        }
+        // a restart: seeded from what was saved, nothing is left to remove
+        var restarted = MagnetometerSelfCalibration(settings: learning)
+        restarted.seed(guided: learned)
+        #expect(restarted.state.uncertainty >= e.state.uncertainty * (1 - 1e-9))
+        #expect(!restarted.isSoftIronApplied && !restarted.isApplied)
+    }
 }

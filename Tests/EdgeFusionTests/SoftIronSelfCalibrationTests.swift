@@ -95,10 +95,7 @@ import Testing
         var rng = Synthetic.Random(seed: 3)
         var squares = 0.0, count = 0.0
         for s in samples {
-            learning.rotate(gyro: s.gyro, bias: filter.gyroBias, dt: sim.dt)
-            let field = learning.field(truthField(s.truth) + rng.vector(0.2), guided: nil)
-            if learning.appliedChanged { filter.restartHeadingConvergence() }
-            filter.update(gyro: s.gyro, accel: s.accel, mag: field, dt: sim.dt)
+            learning.update(&filter, gyro: s.gyro, accel: s.accel, mag: truthField(s.truth) + rng.vector(0.2), dt: sim.dt)
             guard s.t >= 120 else { continue }
             let e = angleDegrees(filter.quaternion(in: .xMagneticNorthZVertical), s.truth)
             squares += e * e; count += 1

@@ -91,10 +91,11 @@ public enum FuseCommand: Subcommand {
                               smallest learned offset removed, µT (default 5:
                               smaller ones are left to the guided calibration)
       --self-calibration-soft-iron on|off
-                              learn the soft iron too where the rotation
-                              excites it (default off: it costs 0.06 µs per
-                              sample on BROAD and changes nothing there;
-                              docs/fusion.md)
+                              on (default, as the agent's
+                              fusion.self_calibration_soft_iron): learn the
+                              soft iron too, removed once turns about every
+                              axis have shown it (docs/fusion.md); off: the
+                              hard iron alone
       --self-calibration-tau-mag S
                               heading correction time constant with
                               --self-calibration on, s (default 30, chosen
@@ -141,7 +142,7 @@ public enum FuseCommand: Subcommand {
         let selfCalibrationText = try arguments.option("--self-calibration") ?? "on"
         let minimumOffset = try arguments.double("--self-calibration-min-offset", in: 0...1000)
         let tauMag = try arguments.double("--self-calibration-tau-mag", in: 0.01...10_000)
-        let softIronText = try arguments.option("--self-calibration-soft-iron") ?? "off"
+        let softIronText = try arguments.option("--self-calibration-soft-iron") ?? "on"
         guard softIronText == "on" || softIronText == "off" else {
             throw UsageError("--self-calibration-soft-iron must be on or off, got '\(softIronText)'")
         }
@@ -286,10 +287,7 @@ public enum FuseCommand: Subcommand {
                 previous = t[i]
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
-                learning.rotate(gyro: gyro[i], bias: filter.gyroBias, dt: dt)
-                let field: Vector3? = hasMag ? learning.field(hasGuided ? g.apply(m) : m) : nil
-                if hasMag && learning.appliedChanged { filter.restartHeadingConvergence() }
-                filter.update(gyro: gyro[i], accel: accel[i], mag: field, dt: dt)
+                learning.update(&filter, gyro: gyro[i], accel: accel[i], mag: hasMag ? hasGuided ? g.apply(m) : m : nil, dt: dt)
                 let motion = filter.deviceMotion(in: frame)
                 let a = motion.attitude
                 out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,

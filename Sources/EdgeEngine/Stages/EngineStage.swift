@@ -151,11 +151,11 @@ enum StageTable {
                        timing: StageTiming) -> [any EngineStage] {
         var out: [any EngineStage] = []
         if b.imu {
-            var f = FusionStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
+            var f = FusionStage(settings: s.fusion, learning: s.magnetometerLearning, sampleInterval: 1 / s.imuRateHz, frame: s.referenceFrame,
                                 fieldLifetime: timing.fieldLifetimeNanoseconds, hasMagnetometer: b.magnetometer)
             // The magnetometer device applies the calibration; the filter
             // learns its quality for the field's accuracy.
-            f.filter.inputCalibration = calibration.magnetometer
+            f.calibrationChanged(calibration)
             out.append(f)
         }
         if b.accessory { out.append(AccessoryStage(settings: s.fusion, sampleInterval: 1 / s.imuRateHz)) }

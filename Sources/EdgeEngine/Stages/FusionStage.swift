@@ -14,7 +14,8 @@ import EdgeProtocol
 /// field from before it); the sample falls back to `xArbitraryZVertical`
 /// and says so.
 ///
-/// With `Settings.magnetometerSelfCalibration` the field's hard iron is
+/// With `Settings.magnetometerSelfCalibration` the field's hard iron (and,
+/// with `MagnetometerSelfCalibration.Settings.softIron`, its soft iron) is
 /// learned from the gyroscope as the board turns (`MagnetometerSelfCalibration`,
 /// seeded by the guided calibration the magnetometer applies): the filter
 /// and device motion get the field with it removed, and its accuracy.
@@ -40,10 +41,10 @@ struct FusionStage: EngineStage {
     /// How long a fused field stays current, ns (the magnetometer's stall limit).
     var fieldLifetimeNanoseconds: UInt64
 
-    init(settings: AttitudeFilter.Settings, sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64,
-         hasMagnetometer: Bool = true) {
+    init(settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings = .init(),
+         sampleInterval: Double, frame: ReferenceFrame, fieldLifetime: UInt64, hasMagnetometer: Bool = true) {
         filter = AttitudeFilter(settings: settings.running, sampleInterval: sampleInterval)
-        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration)
+        learning = MagneticFieldLearning(enabled: settings.magnetometerSelfCalibration, settings: learningSettings)
         self.frame = frame
         fieldLifetimeNanoseconds = fieldLifetime
         consumes = hasMagnetometer ? [.motion, .field] : .motion
@@ -68,7 +69,10 @@ struct FusionStage: EngineStage {
 
     mutating func timingChanged(_ t: StageTiming) { fieldLifetimeNanoseconds = t.fieldLifetimeNanoseconds }
 
-    mutating func calibrationChanged(_ c: EngineCalibration) { filter.inputCalibration = c.magnetometer }
+    mutating func calibrationChanged(_ c: EngineCalibration) {
+        filter.inputCalibration = c.magnetometer
+        learning.prepare(guided: c.magnetometer)
+    }
 
     /// Whether a field fused within its lifetime backs a sample taken at `t`.
     @inline(__always) func fieldIsCurrent(at t: UInt64) -> Bool {
@@ -81,14 +85,12 @@ struct FusionStage: EngineStage {
     mutating func motion(_ input: inout MotionInput, publisher p: inout Publisher) {
         let acc = input.accel, gyr = input.gyro, t = input.t
         var mag: Vector3? = nil
-        learning.rotate(gyro: gyr, bias: filter.gyroBias, dt: input.dt)
         if let m = pendingField, input.last || t >= pendingFieldNanoseconds {
-            mag = learning.field(m, guided: filter.inputCalibration)
-            if learning.appliedChanged { filter.restartHeadingConvergence() }
+            mag = m
             pendingField = nil
             lastFieldNanoseconds = pendingFieldNanoseconds
         }
-        filter.update(gyro: gyr, accel: acc, mag: mag, dt: input.dt)
+        learning.update(&filter, gyro: gyr, accel: acc, mag: mag, dt: input.dt)
         input.attitude6D = filter.quaternion6D
         if p.wants(.accelerometer) { p.publish(.accelerometer(AccelerometerSample(timestampNs: t, acceleration: acc))) }
         if p.wants(.accelerometerBatch) { p.publish(.accelerometerBatch(AccelerometerSample(timestampNs: t, acceleration: acc))) }
