@@ -86,12 +86,14 @@ enum DeliveryPacing {
 /// (replacing any earlier request), `wake(nil)` for none; it is called
 /// under the delivery's lock, so it must not call back. ``fire()`` calls
 /// must not overlap (one thread makes them).
-final class PacedDelivery: @unchecked Sendable {
+final class PacedDelivery: PacingTarget, @unchecked Sendable {
     private let lock = NSLock()
     private let settings: DeliveryPacing.Settings
     private var state = DeliveryPacing.State()
     private var pending: [(dueNs: UInt64, call: () -> Void)] = []
     private var head = 0
+    /// ``fire(until:)`` is making calls (a due call must wait for them).
+    private var firing = false
     private let now: @Sendable () -> UInt64
     private let wake: @Sendable (UInt64?) -> Void
 
@@ -103,14 +105,20 @@ final class PacedDelivery: @unchecked Sendable {
         register?(self)
     }
 
-    /// A sample captured at `captureNs`: `call` runs when it is due.
+    /// A sample captured at `captureNs`: `call` runs when it is due. A
+    /// call already due with none before it waiting or being made runs at
+    /// once, on this thread (no wake-up of the pacing thread for it: at
+    /// 100 Hz with the agent's 20 ms delivery, the first call of each burst).
     func submit(captureNs: UInt64, _ call: @escaping () -> Void) {
         let arrival = now()
-        lock.withLock {
+        let runNow: Bool = lock.withLock {
             let due = DeliveryPacing.update(&state, settings, captureNs: captureNs, arrivalNs: arrival)
+            if due <= arrival && head == pending.count && !firing { return true }
             pending.append((due, call))
             if pending.count - head == 1 { wake(due) }
+            return false
         }
+        if runNow { call() }
     }
 
     /// `call` after every call submitted before it (an error after the
@@ -144,9 +152,12 @@ final class PacedDelivery: @unchecked Sendable {
                 head = 0
             }
             wake(head < pending.count ? pending[head].dueNs : nil)
+            firing = !ready.isEmpty
             return ready
         }
+        guard !ready.isEmpty else { return }
         for call in ready { call() }
+        lock.withLock { firing = false }
     }
 
     /// Drops the calls not yet made and starts the pacing afresh.
@@ -174,6 +185,11 @@ extension PacedDelivery {
     }
 }
 
+/// What the ``PacingThread`` wakes: it makes (or hands on) every call due by `t`.
+protocol PacingTarget: AnyObject, Sendable {
+    func fire(until t: UInt64)
+}
+
 /// The one thread that makes every paced call of the process when it is
 /// due: it sleeps on a CLOCK_MONOTONIC condition until the earliest wake-up
 /// any ``PacedDelivery`` asked for, then fires every delivery due by then
@@ -190,7 +206,7 @@ final class PacingThread: @unchecked Sendable {
     final class Key: @unchecked Sendable {}
 
     private struct Entry {
-        weak var delivery: PacedDelivery?
+        weak var delivery: (any PacingTarget)?
         var dueNs: UInt64?
     }
 
@@ -210,7 +226,7 @@ final class PacingThread: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
-    func register(_ key: Key, _ delivery: PacedDelivery) {
+    func register(_ key: Key, _ delivery: any PacingTarget) {
         pthread_mutex_lock(&mutex)
         entries[ObjectIdentifier(key), default: Entry()].delivery = delivery
         pthread_mutex_unlock(&mutex)
@@ -219,10 +235,10 @@ final class PacingThread: @unchecked Sendable {
     /// The wake-up `key`'s delivery asks for (nil: none).
     func set(_ key: Key, dueNs: UInt64?) {
         pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
         let id = ObjectIdentifier(key)
         guard let due = dueNs else {
             entries[id]?.dueNs = nil
+            pthread_mutex_unlock(&mutex)
             return
         }
         entries[id, default: Entry()].dueNs = due
@@ -233,31 +249,38 @@ final class PacingThread: @unchecked Sendable {
             t.qualityOfService = .userInteractive
             t.start()
         }
-        if let sleeping = sleepingUntil, due < sleeping { pthread_cond_signal(&condition) }
+        let signal = sleepingUntil.map { due < $0 } ?? false
+        if signal { sleepingUntil = due }   // one signal per earlier wake-up
+        pthread_mutex_unlock(&mutex)
+        // after the unlock: the thread woken does not block on the mutex again
+        if signal { pthread_cond_signal(&condition) }
     }
 
     private func run() {
+        var dueNow: [(ObjectIdentifier, any PacingTarget)] = []
+        var gone: [ObjectIdentifier] = []
         pthread_mutex_lock(&mutex)
         while true {
             let now = monotonicNowNs()
-            var dueNow: [PacedDelivery] = []
+            dueNow.removeAll(keepingCapacity: true)
+            gone.removeAll(keepingCapacity: true)
             var earliest = UInt64.max
+            // read first, change after: changing the dictionary while
+            // iterating it would copy it on every wake-up
             for (id, e) in entries {
-                guard e.delivery != nil else {
-                    entries[id] = nil   // its delivery is gone
-                    continue
-                }
+                guard let d = e.delivery else { gone.append(id); continue }   // its delivery is gone
                 guard let due = e.dueNs else { continue }
-                if due <= now &+ Self.coalesceNs, let d = e.delivery {
-                    dueNow.append(d)
-                    entries[id]?.dueNs = nil   // the delivery's fire asks again
+                if due <= now &+ Self.coalesceNs {
+                    dueNow.append((id, d))
                 } else {
                     earliest = min(earliest, due)
                 }
             }
+            for id in gone { entries[id] = nil }
             if !dueNow.isEmpty {
+                for (id, _) in dueNow { entries[id]?.dueNs = nil }   // the delivery's fire asks again
                 pthread_mutex_unlock(&mutex)
-                for d in dueNow { d.fire(until: now &+ Self.coalesceNs) }
+                for (_, d) in dueNow { d.fire(until: now &+ Self.coalesceNs) }
                 pthread_mutex_lock(&mutex)
                 continue
             }

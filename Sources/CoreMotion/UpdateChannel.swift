@@ -8,7 +8,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     private let lock = NSLock()
     private var _interval: TimeInterval
     private var source: StreamSource?
-    private var pacing: PacedDelivery?
+    private var pacing: Pacer<Data>?
     private var latest: Data?
     private var active = false
 
@@ -50,22 +50,21 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
         stop()
         let push = Push(queue: queue, handler: handler)
         let make = Converter(convert)
-        let paced = push.delivers && Self.pacedStreams.contains(stream) ? PacedDelivery.onPacingThread() : nil
+        let paced = push.delivers && Self.pacedStreams.contains(stream) ? Pacer(push) : nil
         let s = StreamSource(stream: stream, interval: interval, onSample: { [weak self] sample in
             guard let self else { return }
             if let e = notice?(sample) {
-                if let paced { paced.submitUnpaced { push.send(nil, e) } } else { push.send(nil, e) }
+                if let paced { paced.submitUnpaced(nil, e) } else { push.send(nil, e) }
             }
             guard let d = make.convert(sample) else { return }
             self.keep(d)
             if let paced {
-                let item = UncheckedSendable(d)
-                paced.submit(captureNs: sample.timestampNs) { push.send(item.value, nil) }
+                paced.submit(captureNs: sample.timestampNs, d)
             } else {
                 push.send(d, nil)
             }
         }, onError: { e in
-            if let paced { paced.submitUnpaced { push.send(nil, e) } } else { push.send(nil, e) }
+            if let paced { paced.submitUnpaced(nil, e) } else { push.send(nil, e) }
         })
         s.precheck = precheck
         lock.withLock {
@@ -84,7 +83,7 @@ final class UpdateChannel<Data: AnyObject>: @unchecked Sendable {
     private func keep(_ d: Data) { lock.withLock { latest = d } }
 
     func stop() {
-        let (s, p): (StreamSource?, PacedDelivery?) = lock.withLock {
+        let (s, p): (StreamSource?, Pacer<Data>?) = lock.withLock {
             active = false
             defer { source = nil; pacing = nil }
             return (source, pacing)
@@ -101,6 +100,8 @@ final class Push<Data>: @unchecked Sendable {
     init(queue: OperationQueue?, handler: ((Data?, (any Error)?) -> Void)?) {
         self.queue = queue; self.handler = handler
     }
+    /// Calls the handler on this thread (already one of the queue's).
+    func call(_ d: Data?, _ e: NSError?) { handler?(d, e) }
     /// Whether calls go anywhere (a queue and a handler).
     var delivers: Bool { queue != nil && handler != nil }
     func send(_ d: Data?, _ e: NSError?) {
@@ -114,4 +115,48 @@ final class Push<Data>: @unchecked Sendable {
 final class Converter<Data>: @unchecked Sendable {
     let convert: (Sample) -> Data?
     init(_ convert: @escaping (Sample) -> Data?) { self.convert = convert }
+}
+
+/// A channel's paced handler calls: on a concurrent queue of the app's,
+/// operations that wait on the queue's thread for each call's time
+/// (``QueuePacedDelivery``); on the main queue or a queue running one
+/// operation at a time, the ``PacingThread`` adding one operation per call
+/// (the app's own work on that queue is never held back). Chosen when the
+/// updates start.
+final class Pacer<Data>: @unchecked Sendable {
+    private let push: Push<Data>
+    private let onQueue: QueuePacedDelivery?
+    private let onThread: PacedDelivery?
+
+    init(_ push: Push<Data>) {
+        self.push = push
+        if let q = push.queue, QueuePacedDelivery.canWait(on: q) {
+            onQueue = QueuePacedDelivery.on(q); onThread = nil
+        } else {
+            onQueue = nil; onThread = PacedDelivery.onPacingThread()
+        }
+    }
+
+    func submit(captureNs: UInt64, _ d: Data) {
+        let item = UncheckedSendable(d)
+        if let onQueue {
+            onQueue.submit(captureNs: captureNs) { [push] in push.call(item.value, nil) }
+        } else {
+            onThread?.submit(captureNs: captureNs) { [push] in push.send(item.value, nil) }
+        }
+    }
+
+    func submitUnpaced(_ d: Data?, _ e: NSError?) {
+        let item = UncheckedSendable(d)
+        if let onQueue {
+            onQueue.submitUnpaced { [push] in push.call(item.value, e) }
+        } else {
+            onThread?.submitUnpaced { [push] in push.send(item.value, e) }
+        }
+    }
+
+    func cancel() {
+        onQueue?.cancel()
+        onThread?.cancel()
+    }
 }

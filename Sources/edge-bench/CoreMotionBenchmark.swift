@@ -24,8 +24,15 @@ enum CoreMotionBenchmark {
     thread: the library's reader thread, Foundation's OperationQueue, the
     trivial handler) per delivered sample.
 
-    Three set-ups, alternated for N rounds on one agent (one warm-up second
+    Four set-ups, alternated for N rounds on one agent (one warm-up second
     each, then S seconds measured; medians over the rounds):
+      F  the wake-up floor, no agent and no library: in one process a thread
+         woken once per delivery interval by another (the client's reader)
+         wakes a third (the handler's queue thread), which makes the
+         delivery's calls at the samples' spacing, sleeping in between.
+         The reader's CPU per sample is the floor of R, reader plus handler
+         the floor of A (the fewest wake-ups paced calls on a queue thread
+         can take); R and A are also given as multiples of them
       R  one process, one raw EdgeClient subscription (no CoreMotion): the
          reference for what the agent, the socket and the OS cost
       A  one process, one manager        (one subscriber)
@@ -60,6 +67,8 @@ enum CoreMotionBenchmark {
     struct ClientResult {
         var samples = 0
         var cpuNs: UInt64 = 0
+        /// Set-up F: the reader thread's share of ``cpuNs``.
+        var readerNs: UInt64 = 0
         var delaysUs: [Double] = []
         /// Time between one subscriber's consecutive handler calls, µs.
         var gapsUs: [Double] = []
@@ -67,7 +76,7 @@ enum CoreMotionBenchmark {
         /// "samples=N cpu_ns=C" then the delays, µs, one per line after
         /// "delays:", then the gaps between handler calls after "gaps:".
         var text: String {
-            "samples=\(samples) cpu_ns=\(cpuNs)\ndelays:\n" + delaysUs.map { fixed($0, 1) }.joined(separator: "\n")
+            "samples=\(samples) cpu_ns=\(cpuNs) reader_ns=\(readerNs)\ndelays:\n" + delaysUs.map { fixed($0, 1) }.joined(separator: "\n")
                 + "\ngaps:\n" + gapsUs.map { fixed($0, 1) }.joined(separator: "\n") + "\n"
         }
 
@@ -85,6 +94,7 @@ enum CoreMotionBenchmark {
                     guard kv.count == 2 else { continue }
                     if kv[0] == "samples", let v = Int(kv[1]) { r.samples = v; sawHeader = true }
                     if kv[0] == "cpu_ns", let v = UInt64(kv[1]) { r.cpuNs = v }
+                    if kv[0] == "reader_ns", let v = UInt64(kv[1]) { r.readerNs = v }
                 }
             }
             return sawHeader ? r : nil
@@ -109,7 +119,23 @@ enum CoreMotionBenchmark {
         let warmup = try o.double("--warmup", default: 1, in: 0...60)
         let seconds = try o.double("--seconds", default: 8, in: 0.5...3600)
         let raw = o.flag("--raw")
+        let floorDeliveryMs = try o.string("--floor-delivery-ms").flatMap(Double.init)
         try o.finish("coremotion-client")
+        if let d = floorDeliveryMs {
+            // set-up F: the wake-up floor, no agent and no library
+            let start = monotonicNanoseconds() + UInt64(warmup * 1e9)
+            let f = WakeFloor(deliveryNs: UInt64(max(d, 1000 / rate) * 1e6), spacingNs: UInt64(1e9 / rate),
+                              windowStart: start, windowEnd: start + UInt64(seconds * 1e9))
+            f.start()
+            sleepSeconds(Double(f.windowStart &- monotonicNanoseconds()) / 1e9)
+            let r0 = WakeFloor.threadCPUNanoseconds(f.readerTid), h0 = WakeFloor.threadCPUNanoseconds(f.handlerTid)
+            sleepSeconds(Double(f.windowEnd &- monotonicNanoseconds()) / 1e9)
+            let r1 = WakeFloor.threadCPUNanoseconds(f.readerTid), h1 = WakeFloor.threadCPUNanoseconds(f.handlerTid)
+            f.stop()
+            let result = ClientResult(samples: f.calls, cpuNs: (r1 &- r0) + (h1 &- h0), readerNs: r1 &- r0)
+            FileHandle.standardOutput.write(Data(result.text.utf8))
+            return true
+        }
 
         EdgeMotionAgent.socketPath = socket
         EdgeMotionAgent.allowsInProcessAgent = false
@@ -271,13 +297,14 @@ enum CoreMotionBenchmark {
         let agent = try AgentRun(paths: paths, setup: setup, duration: total)
         defer { _ = try? agent.stop() }
 
-        func measure(processes: Int, managers: Int, raw: Bool = false) throws -> Round {
+        func measure(processes: Int, managers: Int, raw: Bool = false, floor: Bool = false) throws -> Round {
             let dir = try TempDirectory(prefix: "edge-bench-cm")
             var children: [ChildProcess] = []
             for i in 0..<processes {
                 children.append(try ChildProcess([me, "coremotion-client", "--socket", agent.socketPath,
                                                   "--managers", "\(managers)", "--rate", "\(rate)",
-                                                  "--warmup", fixed(warmup, 3), "--seconds", fixed(seconds, 3)] + (raw ? ["--raw"] : []),
+                                                  "--warmup", fixed(warmup, 3), "--seconds", fixed(seconds, 3)] + (raw ? ["--raw"] : [])
+                                                 + (floor ? ["--floor-delivery-ms", fixed(setup.deliveryIntervalMs ?? 20, 3)] : []),
                                                  stdout: dir.file("client\(i).out"), stderr: dir.file("client\(i).err")))
             }
             defer { for c in children { c.stop(grace: 2) } }
@@ -297,8 +324,9 @@ enum CoreMotionBenchmark {
             return Round(agentCPUNs: a1 &- a0, clients: results, seconds: seconds)
         }
 
-        var a: [Round] = [], b: [Round] = [], ref: [Round] = []
+        var a: [Round] = [], b: [Round] = [], ref: [Round] = [], fl: [Round] = []
         for r in 0..<rounds {
+            fl.append(try measure(processes: 1, managers: 1, floor: true))
             ref.append(try measure(processes: 1, managers: 1, raw: true))
             a.append(try measure(processes: 1, managers: 1))
             b.append(try measure(processes: 2, managers: 4))
@@ -339,6 +367,12 @@ enum CoreMotionBenchmark {
         t.add(["agent CPU, median of rounds (% of one core)", fixed(agentR, 2), fixed(agentA, 2), fixed(agentB, 2)])
         t.add(["client processes' CPU per delivered sample, median (µs)", fixed(cpuPerSample(ref), 1),
                fixed(cpuPerSample(a), 1), fixed(cpuPerSample(b), 1)])
+        let floorA = median(fl.map(perSampleUs))
+        let floorR = median(fl.map { r in r.samples > 0 ? Double(r.clients.reduce(0) { $0 + $1.readerNs }) / Double(r.samples) / 1000 : .nan })
+        t.add(["wake-up floor F (same run): reader / reader + paced handler thread, µs per sample",
+               fixed(floorR, 1), fixed(floorA, 1), "-"])
+        t.add(["client CPU per sample as a multiple of the floor", fixed(cpuPerSample(ref) / floorR, 2) + " x",
+               fixed(cpuPerSample(a) / floorA, 2) + " x", "-"])
         t.add(["client processes' CPU, median (% of one core, all processes)",
                fixed(median(ref.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2),
                fixed(median(a.map { Double($0.clientCPUNs) / ($0.seconds * 1e9) * 100 }), 2),
