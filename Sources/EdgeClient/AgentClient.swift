@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import EdgeProtocol
+import EdgeValues
 
 /// What happens to a client's connection, and the agent's events.
 public enum AgentEvent: Sendable, Hashable {

@@ -5,6 +5,7 @@ import Musl
 #endif
 import CEdgeShims
 import EdgeProtocol
+import EdgeValues
 
 /// The client's reader of the agent's shared-memory rings (docs/protocol.md,
 /// "Shared-memory rings"): one thread for every ring the process maps. It

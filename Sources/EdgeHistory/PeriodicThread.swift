@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeValues
 
 /// A thread that calls `work` every `periodNs` (CLOCK_MONOTONIC, absolute
 /// deadlines) until ``stop()``, then once more. Between periods it sleeps on
@@ -13,25 +14,13 @@ import Glibc
 final class PeriodicThread: @unchecked Sendable {
     private let periodNs: Int64
     private let work: () -> Void
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    /// Under `mutex`.
+    private let lock = ConditionLock()
+    /// Under `lock`.
     private var stopping = false
     private var thread: pthread_t?
 
     init(periodNs: Int64, work: @escaping () -> Void) {
         self.periodNs = max(periodNs, 1_000_000); self.work = work
-        pthread_mutex_init(mutex, nil)
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond); pthread_mutex_destroy(mutex)
-        cond.deallocate(); mutex.deallocate()
     }
 
     /// Starts the thread; false when the system would not make one (then
@@ -48,15 +37,14 @@ final class PeriodicThread: @unchecked Sendable {
     }
 
     private func run() {
-        var next = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &next)
+        var next = monotonicNowNs()
         while true {
-            let ns = Int64(next.tv_nsec) + periodNs
-            next.tv_sec += Int(ns / 1_000_000_000); next.tv_nsec = Int(ns % 1_000_000_000)
-            pthread_mutex_lock(mutex)
-            while !stopping && pthread_cond_timedwait(cond, mutex, &next) != ETIMEDOUT {}
-            let stop = stopping
-            pthread_mutex_unlock(mutex)
+            next &+= UInt64(periodNs)
+            let stop = lock.withLock {
+                // wait returns false at the deadline; true when woken (a stop, or spuriously)
+                while !stopping && lock.wait(untilNs: next) {}
+                return stopping
+            }
             if stop { return }
             work()
         }
@@ -65,10 +53,8 @@ final class PeriodicThread: @unchecked Sendable {
     /// Wakes the thread, waits for it to end (a `work` in progress
     /// finishes), then calls `work` once more on the caller's thread.
     func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_signal(cond)
-        pthread_mutex_unlock(mutex)
+        lock.withLock { stopping = true }
+        lock.broadcast()
         if let t = thread { pthread_join(t, nil); thread = nil }
         work()
     }
