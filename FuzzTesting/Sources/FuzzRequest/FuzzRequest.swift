@@ -69,11 +69,21 @@ private func checkRequest(_ line: ArraySlice<UInt8>) {
     case .history(_, let from, _):
         MessageEncoder.history(.activities([.init(startS: Double(from) / 1e9, flags: .walking, confidence: .medium)], nextFromNs: from),
                                id: request.id, into: &w)
+    case .record(let d):
+        let start: Int64 = 1_733_000_000_000_000_000
+        MessageEncoder.recording(RecordingWindow(uid: 1000, startUnixNs: start, endUnixNs: start + Int64(d * 1e9)),
+                                 id: request.id, into: &w)
+    case .recorded(let from, let to):
+        MessageEncoder.recorded(RecordedPage(samples: [RecordedAccelerometerSample(identifier: 1, unixNs: from,
+                                                                                   acceleration: .init(0, 0, -9.80665))],
+                                             nextFromNs: from < to ? to : nil),
+                                id: request.id, into: &w)
     }
     let echoed: RequestID?
     switch readBack(w, "the reply to \(request)") {
     case .devices(_, let id), .streams(_, let id), .subscribed(_, _, let id), .unsubscribed(_, let id),
-         .error(_, _, _, _, let id), .stats(_, _, _, _, let id), .pong(_, let id), .history(_, let id):
+         .error(_, _, _, _, let id), .stats(_, _, _, _, let id), .pong(_, let id), .history(_, let id),
+         .recording(_, let id), .recorded(_, let id):
         echoed = id
     default:
         invariantBroken("the reply to \(request) is another kind of message: \(text(w))")
