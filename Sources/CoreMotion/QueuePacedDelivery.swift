@@ -29,10 +29,10 @@ import Glibc
 /// of one update at once, even on a concurrent queue). ``cancel()`` drops
 /// the calls not yet made and wakes a waiting operation, which then ends.
 final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    /// The mutex and the CLOCK_MONOTONIC condition an operation waits on.
+    private let lock = ConditionLock()
     private let settings: DeliveryPacing.Settings
-    // Guarded by `mutex`.
+    // Guarded by `lock`.
     private var state = DeliveryPacing.State()
     private var pending: [(dueNs: UInt64, call: () -> Void)] = []
     private var head = 0
@@ -61,18 +61,7 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
          virtualWait: (@Sendable (UInt64) -> Void)? = nil, register: ((QueuePacedDelivery) -> Void)? = nil) {
         self.settings = settings; self.now = now; self.enqueue = enqueue; self.wake = wake
         self.slot = slot; self.virtualWait = virtualWait
-        pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
         register?(self)
-    }
-
-    deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
     }
 
     /// The queue threads of this process that may wait for a due time at once.
@@ -119,11 +108,11 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
     }
 
     private func add(due: () -> UInt64, call: @escaping () -> Void) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         pending.append((due(), call))
         let start = !running
         running = true
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
         if start { enqueue { [self] in drain() } }
     }
 
@@ -131,21 +120,20 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
     /// ends (or, when no wait slot is free, hands the next due time to the
     /// pacing thread and ends).
     private func drain() {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         while head < pending.count {
             let due = pending[head].dueNs
             if due > now() {
                 if let virtualWait {
-                    pthread_mutex_unlock(&mutex)
+                    lock.unlock()
                     virtualWait(due)
-                    pthread_mutex_lock(&mutex)
+                    lock.lock()
                 } else if slot.take() {
-                    var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
-                    _ = pthread_cond_timedwait(&condition, &mutex, &deadline)
+                    _ = lock.wait(untilNs: due)
                     slot.release()
                 } else {
                     handedOff = true
-                    pthread_mutex_unlock(&mutex)
+                    lock.unlock()
                     wake(due)
                     return
                 }
@@ -153,43 +141,43 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
             }
             let call = pending[head].call
             head += 1
-            pthread_mutex_unlock(&mutex)
+            lock.unlock()
             call()
-            pthread_mutex_lock(&mutex)
+            lock.lock()
         }
         pending.removeAll(keepingCapacity: true)
         head = 0
         running = false
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
     }
 
     /// The pacing thread's wake-up (a hand-off's due time): the next
     /// operation goes on the queue.
     func fire(until t: UInt64) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         let go = handedOff
         handedOff = false
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
         if go { enqueue { [self] in drain() } }
     }
 
     /// Drops the calls not yet made and starts the pacing afresh.
     func cancel() {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         pending.removeAll()
         head = 0
         state = DeliveryPacing.State()
         let stopWake = handedOff
         if handedOff { handedOff = false; running = false }
-        pthread_cond_broadcast(&condition)
-        pthread_mutex_unlock(&mutex)
+        lock.broadcast()
+        lock.unlock()
         if stopWake { wake(nil) }
     }
 
     /// Calls waiting for their time.
     var waiting: Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return pending.count - head
     }
 }
