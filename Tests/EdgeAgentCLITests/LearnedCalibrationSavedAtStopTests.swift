@@ -16,6 +16,18 @@ import EdgeValues
     /// The magnet fixed to the board, µT, board frame (the scenario's `steel`, body "board").
     static let magnet = Vector3(25, -30, 15)
 
+    /// Eight turns of 4 s about axes that together excite every direction.
+    static let turns = """
+            { duration_s: 4, rotate: { axis: "z", rate_dps: 180, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: [1, 1, 0], rate_dps: 150, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: "y", rate_dps: 200, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: [1, -1, 1], rate_dps: 150, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: "x", rate_dps: 180, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: [0, 1, 1], rate_dps: 150, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: "z", rate_dps: -180, ramp_s: 0.5 } },
+            { duration_s: 4, rotate: { axis: [1, 0, 1], rate_dps: 150, ramp_s: 0.5 } },
+    """
+
     /// Turning fast about six axes (150-200 °/s: the learning needs 30° per
     /// equation, so it learns in seconds of real time), then still for the
     /// rest of the run. The default simulated board's seed and
@@ -25,14 +37,7 @@ import EdgeValues
       name: "magnet-on-board-fast", duration_s: 900,
       board: { segments: [
         { duration_s: 1 },
-        { duration_s: 4, rotate: { axis: "z", rate_dps: 180, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: [1, 1, 0], rate_dps: 150, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: "y", rate_dps: 200, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: [1, -1, 1], rate_dps: 150, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: "x", rate_dps: 180, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: [0, 1, 1], rate_dps: 150, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: "z", rate_dps: -180, ramp_s: 0.5 } },
-        { duration_s: 4, rotate: { axis: [1, 0, 1], rate_dps: 150, ramp_s: 0.5 } },
+    \(turns)
         { duration_s: 867 },
       ] },
       environment: {
@@ -159,16 +164,6 @@ import EdgeValues
     /// The same turns as ``scenario``, three times over (the soft iron needs
     /// every axis excited, more than the hard iron), with soft iron.
     static let softIronScenario: String = {
-        let turns = """
-                { duration_s: 4, rotate: { axis: "z", rate_dps: 180, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: [1, 1, 0], rate_dps: 150, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: "y", rate_dps: 200, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: [1, -1, 1], rate_dps: 150, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: "x", rate_dps: 180, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: [0, 1, 1], rate_dps: 150, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: "z", rate_dps: -180, ramp_s: 0.5 } },
-                { duration_s: 4, rotate: { axis: [1, 0, 1], rate_dps: 150, ramp_s: 0.5 } },
-        """
         let d = softIron
         return """
         {
