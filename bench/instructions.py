@@ -133,14 +133,7 @@ def count(agent, config, seconds, clients, transport, layout):
     stop.set()
     for t in threads:
         t.join(2)
-    ir = None
-    for line in open(out):
-        if line.startswith("summary:"):
-            ir = int(line.split()[1])
-    shutil.rmtree(d, ignore_errors=True)
-    if ir is None:
-        raise SystemExit("no callgrind summary: " + err.decode(errors="replace")[-2000:])
-    return ir, sum(counts)
+    return summary_ir(out, d, err), sum(counts)
 
 
 def free_port():
@@ -210,6 +203,12 @@ def callgrind(cmd, env, seconds, stop_with_signal):
         time.sleep(seconds)
         p.terminate()
     _, err = p.communicate(timeout=seconds * 10 + 300)
+    return summary_ir(out, d, err)
+
+
+def summary_ir(out, d, err):
+    """The instructions callgrind counted (its output's summary line), then
+    the run's folder removed; exits with valgrind's stderr when there is none."""
     ir = None
     if os.path.exists(out):
         for line in open(out):
