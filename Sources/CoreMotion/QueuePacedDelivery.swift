@@ -80,13 +80,19 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
         @Sendable static func release() { lock.withLock { taken -= 1 } }
     }
 
-    /// Calls on `queue` in operations of its own, on the real clock.
-    static func on(_ queue: OperationQueue) -> QueuePacedDelivery {
+    /// Calls on `queue` in operations of its own, on the real clock. `slot`:
+    /// the process's wait slot (tests give one of their own, so other
+    /// deliveries in the same process cannot take it).
+    static func on(_ queue: OperationQueue,
+                   slot: (take: @Sendable () -> Bool, release: @Sendable () -> Void) = (WaitSlot.take, WaitSlot.release))
+        -> QueuePacedDelivery
+    {
         let q = UncheckedSendable(queue)
         let thread = PacingThread.shared
         let key = PacingThread.Key()
         return QueuePacedDelivery(now: { monotonicNowNs() }, enqueue: { run in q.value.addOperation(run) },
-                                  wake: { at in thread.set(key, dueNs: at) }, register: { d in thread.register(key, d) })
+                                  wake: { at in thread.set(key, dueNs: at) }, slot: slot,
+                                  register: { d in thread.register(key, d) })
     }
 
     /// Whether a queue's thread may wait for the next due time: a queue

@@ -9,6 +9,7 @@
 @testable import CoreMotion
 import EdgeValues
 import Foundation
+import Synchronization
 import Testing
 
 /// A queue on a virtual clock: operations are kept until the test runs them.
@@ -171,7 +172,12 @@ final class VirtualQueue: @unchecked Sendable {
     /// in order, never two at once, in far fewer operations than calls.
     @Test func aRealConcurrentQueueGetsEveryCallInOrderInFewOperations() async {
         let queue = CountingQueue()
-        let delivery = QueuePacedDelivery.on(queue)
+        // A wait slot of its own: the process-wide one may be held by another
+        // test's delivery running at the same time (the whole suite is one
+        // process), which would hand every call to the pacing thread.
+        let taken = Atomic<Bool>(false)
+        let delivery = QueuePacedDelivery.on(queue, slot: (take: { !taken.exchange(true, ordering: .acquiring) },
+                                                          release: { taken.store(false, ordering: .releasing) }))
         let log = Log()
         let start = monotonicNowNs()
         for i in 0..<40 {
