@@ -204,11 +204,15 @@ let package = Package(
         // symbolic links to the Swift 6 targets' directories, so the same
         // files compile twice. The Surface targets are compile-only: every
         // Apple signature the module provides, used as the SDK declares it.
-        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion", "CoreMotionInProcessAgent"], path: "Tests/CoreMotionTestSupport"),
+        // Test support: `.ownThread`, a suite trait that runs each test on a
+        // thread of its own, for tests that block while they wait on real
+        // processes (Tests/TestThreads/OwnThread.swift says why).
+        .target(name: "TestThreads", path: "Tests/TestThreads"),
+        .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion", "CoreMotionInProcessAgent", "TestThreads"], path: "Tests/CoreMotionTestSupport"),
         .target(name: "CoreMotionSurface", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurface"),
         .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface"]),
+        .testTarget(name: "CoreMotionAppTests", dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurface", "TestThreads"]),
         // The library's internal pure parts (@testable), on virtual time.
         .testTarget(name: "CoreMotionTests", dependencies: ["CoreMotion", "EdgeValues"]),
         // SensorRecorderAppTests runs once, in Swift 6 mode: it records for
@@ -216,7 +220,7 @@ let package = Package(
         // changes (how app code calls the API) CoreMotionSurfaceSwift5
         // compiles.
         .testTarget(name: "CoreMotionAppTestsSwift5",
-                    dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5"],
+                    dependencies: ["CoreMotion", "CoreMotionTestSupport", "CoreMotionSurfaceSwift5", "TestThreads"],
                     exclude: ["SensorRecorderAppTests.swift"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         // The pure chip layer alone: no bus module, no C libraries.
@@ -225,18 +229,18 @@ let package = Package(
         .testTarget(name: "EdgeSimTests", dependencies: ["EdgeSim", "EdgeChips", "EdgeBus", "EdgeFusion"]),
         .testTarget(name: "EdgeFusionTests", dependencies: ["EdgeFusion"]),
         .testTarget(name: "EdgeActivityTests", dependencies: ["EdgeActivity"]),
-        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeSQLite", "EdgeProtocol"]),
-        .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig"]),
-        .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol"]),
+        .testTarget(name: "EdgeHistoryTests", dependencies: ["EdgeHistory", "EdgeSQLite", "EdgeProtocol", "TestThreads"]),
+        .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig", "TestThreads"]),
+        .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol", "TestThreads"]),
         .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
-        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims"]),
+        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims", "TestThreads"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "EdgeHistory"]),
-        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine"]),
+        .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine", "TestThreads"]),
         // The bridge's pure parts, and the bridge against a real mosquitto
         // broker and a real edge-agent on loopback.
-        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine", "EdgeService"]),
-        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeRuntime", "EdgeProtocol"]),
+        .testTarget(name: "EdgeMQTTTests", dependencies: ["EdgeMQTT", "EdgeProtocol", "EdgeConfig", "EdgeClient", "EdgeCommandLine", "EdgeService", "TestThreads"]),
+        .testTarget(name: "DiveLogTests", dependencies: ["DiveLog", "EdgeAgentCLI", "EdgeRuntime", "EdgeProtocol", "TestThreads"]),
         .testTarget(name: "EdgeCommandLineTests", dependencies: ["EdgeCommandLine"]),
         // The module arrows (issue 17): reads Package.swift and every
         // Sources/<Module>'s import lines; links nothing of the package.

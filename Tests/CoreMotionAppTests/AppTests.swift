@@ -10,6 +10,7 @@
 import CoreMotion
 import CoreMotionTestSupport
 import Testing
+import TestThreads
 
 /// What a handler was given, and where it ran.
 final class Inbox<T>: @unchecked Sendable {
@@ -157,7 +158,7 @@ enum AtRestApp {
 
 }
 
-@Suite struct MotionManagerAppTests {
+@Suite(.ownThread) struct MotionManagerAppTests {
     @Test func accelerometerAtRestFaceUpReadsMinusOneGOnTheGivenQueueAtTheInterval() async throws {
         try await withSharedAgent(alone: true) { _ in await AtRestApp.accelerometer() }
     }
@@ -367,7 +368,7 @@ enum AtRestApp {
     }
 }
 
-@Suite struct BatchedSensorAppTests {
+@Suite(.ownThread) struct BatchedSensorAppTests {
     @Test func accelerometerBatchesAtTheReportedFrequency() async throws {
         try await withSharedAgent(alone: true) { agent in
             #expect(CMBatchedSensorManager.isAccelerometerSupported)
@@ -431,7 +432,7 @@ enum AtRestApp {
     }
 }
 
-@Suite struct HeadphoneAppTests {
+@Suite(.ownThread) struct HeadphoneAppTests {
     final class Delegate: NSObject, CMHeadphoneMotionManagerDelegate, @unchecked Sendable {
         private let lock = NSLock()
         private var _events: [String] = []
@@ -475,7 +476,7 @@ enum AtRestApp {
 
 /// No entitlement: `.denied` and a CMErrorNotEntitled error in the handler,
 /// never a wait. No magnetometer: not available, and an error when started.
-@Suite struct PermissionsAppTests {
+@Suite(.ownThread) struct PermissionsAppTests {
     @Test func missingEntitlementIsDeniedWithAnError() async throws {
         try await withAgent(.restricted) { _ in
             #expect(CMHeadphoneMotionManager.authorizationStatus() == .denied)
@@ -522,7 +523,7 @@ enum AtRestApp {
 /// Bad settings of this platform are errors in the handler, never a hang:
 /// a configuration that does not load, and one whose in-process agent
 /// cannot start (its board profile is missing).
-@Suite struct DataSourceErrorAppTests {
+@Suite(.ownThread) struct DataSourceErrorAppTests {
     @Test func aMalformedConfigurationIsAnErrorNotAHang() async throws {
         let files = try ScratchFiles(["edge-agent.json5": "{ service: { socket_path: 42 } }"])
         defer { files.remove() }
@@ -565,7 +566,7 @@ enum AtRestApp {
 
 /// The same app code against a running agent and against the agent the
 /// library starts in the process when none answers.
-@Suite struct DataSourceAppTests {
+@Suite(.ownThread) struct DataSourceAppTests {
     @Test func atRestAgainstARunningAgent() async throws {
         try await withSharedAgent(alone: true) { agent in
             #expect(EdgeMotionAgent.dataSource.contains("the agent at \(agent.socketPath)"))

@@ -5,8 +5,9 @@
 // Independent of the module: the numbers are written here, not read from it.
 import CoreMotion
 import Testing
+import TestThreads
 
-@Suite struct AppleValuesTests {
+@Suite(.ownThread) struct AppleValuesTests {
     @Test func errorCodesAndDomain() {
         #expect(CMErrorDomain == "CMErrorDomain")
         let codes: [(CMError, UInt32)] = [

@@ -7,6 +7,7 @@ import CoreMotionTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// An example executable's run: exit status and everything it printed.
@@ -79,7 +80,7 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
     return (roll, pitch)
 }
 
-@Suite struct ExampleAppTests {
+@Suite(.ownThread) struct ExampleAppTests {
     /// The spirit level on the board lying flat: roll and pitch ≈ 0, "level".
     @Test func tiltExampleShowsTheBoardLevel() async throws {
         try await withSharedAgent { agent in
@@ -168,7 +169,7 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
 /// first user) is served. Chosen over only a policy that denies the test's
 /// own uid (PermissionsAppTests does that too): here the agent tells two
 /// users apart by their credentials on one socket.
-@Suite struct SecondUserAppTests {
+@Suite(.ownThread) struct SecondUserAppTests {
     static let other: UInt32 = 65534
 
     @Test(.enabled(if: getuid() == 0, "needs root to run a process as a second uid (CI runs the tests as root)"))

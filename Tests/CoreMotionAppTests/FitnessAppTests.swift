@@ -5,8 +5,9 @@
 import CoreMotion
 import CoreMotionTestSupport
 import Testing
+import TestThreads
 
-@Suite(.serialized) struct FitnessAppTests {
+@Suite(.serialized, .ownThread) struct FitnessAppTests {
     @Test func pedometerActivityAndHistoryOfAWalk() async throws {
         try await withAgent(.walking) { agent in
             // through its configuration, so the history file is known too

@@ -19,9 +19,10 @@ import CoreMotionTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite struct NonBlockingAppTests {
+@Suite(.ownThread) struct NonBlockingAppTests {
     /// Milliseconds each of three calls of `call` took.
     static func timings(_ call: () -> Void) -> [Double] {
         (0..<3).map { _ in

@@ -21,9 +21,10 @@ import CoreMotionTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite struct OutsidePackageAppTests {
+@Suite(.ownThread) struct OutsidePackageAppTests {
     /// Runs `executable` with `arguments` in `directory`, no EDGE_* variables,
     /// and waits at most `seconds`; its output and status.
     static func run(_ executable: String, _ arguments: [String], in directory: String, seconds: Double) throws -> (Int32, String) {

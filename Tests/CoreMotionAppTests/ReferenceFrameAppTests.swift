@@ -15,8 +15,9 @@
 import CoreMotion
 import CoreMotionTestSupport
 import Testing
+import TestThreads
 
-@Suite struct ReferenceFrameAppTests {
+@Suite(.ownThread) struct ReferenceFrameAppTests {
     /// Device motion of one manager started in `frame`, until `until` holds
     /// for the samples so far (at most `seconds`).
     static func motion(_ frame: CMAttitudeReferenceFrame, seconds: Double = 20,

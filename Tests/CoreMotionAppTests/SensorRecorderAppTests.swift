@@ -4,6 +4,7 @@ import CoreMotion
 import CoreMotionTestSupport
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// CMSensorRecorder as an app uses it, against a real `edge-agent run`
@@ -16,7 +17,7 @@ import Glibc
 ///   included, with gaps where nothing was recorded (…/accelerometerdata(from:to:));
 /// - CMRecordedAccelerometerData carries `identifier` and `startDate`, "the
 ///   wall clock time when the sensor sample was recorded" (…/cmrecordedaccelerometerdata).
-@Suite(.serialized) struct SensorRecorderAppTests {
+@Suite(.serialized, .ownThread) struct SensorRecorderAppTests {
     /// Records, survives an agent restart (the window goes on recording
     /// with no new request), and returns samples that are the board's truth:
     /// at rest, face up, ideal chips: (0, 0, −1) g.

@@ -3,6 +3,7 @@ import CoreMotion
 import CoreMotionTestSupport
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 final class SubmersionInbox: NSObject, CMWaterSubmersionManagerDelegate, @unchecked Sendable {
@@ -25,7 +26,7 @@ final class SubmersionInbox: NSObject, CMWaterSubmersionManagerDelegate, @unchec
     func manager(_ manager: CMWaterSubmersionManager, errorOccurred error: any Error) { lock.withLock { _errors.append(error as NSError) } }
 }
 
-@Suite struct WaterSubmersionAppTests {
+@Suite(.ownThread) struct WaterSubmersionAppTests {
     /// Without a submersion entitlement: `.denied`, no maximum depth, one
     /// CMErrorNotEntitled error and no data, as on the Watch.
     @Test func withoutTheEntitlementNotEntitledAndNoData() async throws {

@@ -8,6 +8,7 @@ import CoreMotion
 import CoreMotionInProcessAgent
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 public struct TestAgentError: Error, CustomStringConvertible {

@@ -10,6 +10,7 @@ import EdgeProtocol
 import EdgeValues
 import EdgeAgentCLI
 @testable import DiveLog
+import TestThreads
 
 /// What a finished `dive-logger` process said.
 struct LoggerRun {
@@ -70,7 +71,7 @@ func protocolLines(_ readings: [SubmersionSample]) -> [String] {
 
 func q(_ db: String, _ sql: String) throws -> String { try sqlite3CLI(["-readonly", db, sql]).trimmingWhitespace }
 
-@Suite struct DiveImportProcessTests {
+@Suite(.ownThread) struct DiveImportProcessTests {
     static let epoch = "2026-06-01T09:30:00Z"
 
     /// A reversed file: every line after the first is earlier than the one
@@ -261,7 +262,7 @@ func q(_ db: String, _ sql: String) throws -> String { try sqlite3CLI(["-readonl
 }
 
 /// Subsurface takes `date`/`time` as the local time of the dive.
-@Suite struct SubsurfaceTimeTests {
+@Suite(.ownThread) struct SubsurfaceTimeTests {
     /// A dive at 09:30:10 UTC on 1 June 2026 (epoch 09:30:00Z + 10 s at
     /// the surface), exported by a process in New York: the file says
     /// 05:30:10 (EDT, UTC−4), as Foundation's time-zone database computes
@@ -317,7 +318,7 @@ func q(_ db: String, _ sql: String) throws -> String { try sqlite3CLI(["-readonl
 }
 
 /// `simulate --jsonl` without --streams: an overview, not every sample.
-@Suite struct SimulateJSONLDefaultTests {
+@Suite(.ownThread) struct SimulateJSONLDefaultTests {
     @Test func withoutStreamsEveryStreamAtOneHertz() throws {
         let dir = temporaryDirectory()
         let jsonl = dir + "/dive.jsonl"
@@ -348,7 +349,7 @@ func q(_ db: String, _ sql: String) throws -> String { try sqlite3CLI(["-readonl
 
 /// Issue 16 item 11: `dive-logger record` finds the agent the way `edge-agent
 /// watch` does, says which socket and why, and says when none answers.
-@Suite(.serialized) struct DiveLoggerSocketTests {
+@Suite(.serialized, .ownThread) struct DiveLoggerSocketTests {
     /// A build tree of its own (so the test's socket is its own): a
     /// `boards/` folder, `config/` with the record test's configuration
     /// (socket `agent.sock` next to it), and `.build/debug/` holding links

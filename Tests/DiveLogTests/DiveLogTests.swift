@@ -8,6 +8,7 @@ import EdgeValues
 import EdgeAgentCLI
 @testable import DiveLog
 import EdgeRuntime
+import TestThreads
 
 let repositoryRoot: String = {
     var url = URL(fileURLWithPath: #filePath)
@@ -26,7 +27,7 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
                      temperature: temperature, state: state)
 }
 
-@Suite struct DiveDetectorTests {
+@Suite(.ownThread) struct DiveDetectorTests {
     /// A 30 s surface interval continues the dive; 90 s ends it; the next
     /// descent is dive two.
     @Test func severalDivesInOneOuting() {
@@ -133,7 +134,7 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
     }
 }
 
-@Suite struct DiveStoreTests {
+@Suite(.ownThread) struct DiveStoreTests {
     @Test func roundTripAndNumbering() throws {
         let dir = temporaryDirectory()
         let store = try DiveStore(path: dir + "/log.sqlite", writer: true)
@@ -232,7 +233,7 @@ final class ExportReader: NSObject, XMLParserDelegate {
     }
 }
 
-@Suite struct DiveLogEndToEndTests {
+@Suite(.ownThread) struct DiveLogEndToEndTests {
     /// scenarios/dive-18m.json5's truth: depth at scenario time `s` (the
     /// holds; the moves are checked only away from their 4 s corners).
     static func truthDepth(_ s: Double) -> Double? {
@@ -417,7 +418,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     return end.map { e in times.filter { $0 <= e + 1e-9 } } ?? times
 }
 
-@Suite struct DiveLogFaultTests {
+@Suite(.ownThread) struct DiveLogFaultTests {
     /// The disk fills mid-dive (SQLITE_FULL, forced with max_page_count on
     /// the writer's connection): the failure is reported, recording goes on
     /// in memory, and once there is room every sample is written; read back
@@ -527,7 +528,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
 
 /// The real thing, bounded: `dive-logger import -` killed with SIGKILL
 /// mid-dive, then started again on the rest of the input.
-@Suite struct DiveLoggerKillTests {
+@Suite(.ownThread) struct DiveLoggerKillTests {
     @Test func sigkillMidDiveThenRestart() throws {
         let binary = repositoryRoot + "/.build/debug/dive-logger"
         try #require(FileManager.default.isExecutableFile(atPath: binary), "swift build --product dive-logger first")
@@ -585,7 +586,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     }
 }
 
-@Suite struct DiveLogReadOnlyTests {
+@Suite(.ownThread) struct DiveLogReadOnlyTests {
     static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
     /// list and show open the log read-only: an SQLite database that is not
@@ -647,7 +648,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
 
 /// The water a log names when the logger is not told: the density the
 /// agent's depth implies, ρ = (p − p_surface) / (g₀ · depth).
-@Suite struct DiveWaterTests {
+@Suite(.ownThread) struct DiveWaterTests {
     static func sample(depth: Double, density: Double) -> SubmersionSample {
         SubmersionSample(timestampNs: 1, depth: depth, pressure: 101_325 + density * 9.80665 * depth, surfacePressure: 101_325,
                          temperature: 20, state: .submerged, depthState: .submergedShallow, temperatureUncertainty: 0.5)

@@ -6,8 +6,9 @@ import Testing
 import Foundation
 import EdgeConfig
 @testable import EdgeAgentCLI
+import TestThreads
 
-@Suite struct BoardsByNameTests {
+@Suite(.ownThread) struct BoardsByNameTests {
     /// c7b77b9: exit 2, "board profile 'simulated-dive' not found" for each spelling.
     @Test(.enabled(if: noSystemConfig, "an installed /etc/edge-agent/edge-agent.json5 is used instead"),
           arguments: ["simulated-dive", "simulated-dive.json5", "boards/simulated-dive.json5"])

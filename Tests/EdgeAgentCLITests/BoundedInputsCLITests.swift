@@ -14,8 +14,9 @@ import EdgeBus
 import EdgeSim
 @testable import EdgeAgentCLI
 import EdgeRuntime
+import TestThreads
 
-@Suite struct BoundedInputsCLITests {
+@Suite(.ownThread) struct BoundedInputsCLITests {
     static func fifo(_ dir: String, _ name: String) throws -> String {
         let path = dir + "/" + name
         guard mkfifo(path, 0o600) == 0 else { throw DaemonTestError("mkfifo: \(String(cString: strerror(errno)))") }

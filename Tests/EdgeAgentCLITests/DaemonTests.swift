@@ -16,6 +16,7 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// What the scenario and configuration fixtures say, restated for the checks.
@@ -175,7 +176,7 @@ struct SampleChecks {
     }
 }
 
-@Suite(.serialized) struct DaemonTests {
+@Suite(.serialized, .ownThread) struct DaemonTests {
     // MARK: the daemon, end to end
 
     @Test(.timeLimit(.minutes(3)))

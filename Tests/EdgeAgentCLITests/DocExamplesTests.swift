@@ -17,6 +17,7 @@ import Foundation
 import Glibc
 #endif
 import EdgeProtocol
+import TestThreads
 
 /// One marked line of a documented transcript.
 struct DocLine: Sendable, CustomStringConvertible {
@@ -144,7 +145,7 @@ extension JSONValue {
     fileprivate static func line(_ text: String) -> JSONValue? { try? JSONValue.parse(Array(text.utf8)) }
 }
 
-@Suite(.serialized) struct DocExamplesTests {
+@Suite(.serialized, .ownThread) struct DocExamplesTests {
     /// The examples are all marked: a request in a code block without `> `
     /// would go unchecked.
     @Test func everyDocumentedRequestIsMarked() throws {

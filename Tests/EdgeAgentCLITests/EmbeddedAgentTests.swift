@@ -2,10 +2,11 @@ import Testing
 import Foundation
 @testable import EdgeAgentCLI
 import EdgeRuntime
+import TestThreads
 
 /// An agent inside the test process, as the CoreMotion library starts one
 /// when no agent answers: the same protocol on a private socket.
-@Suite(.serialized) struct EmbeddedAgentTests {
+@Suite(.serialized, .ownThread) struct EmbeddedAgentTests {
     @Test func servesTheDefaultConfigurationOnAPrivateSocketAndStopsCleanly() throws {
         let dir = try DaemonPaths.makeTemporaryDirectory("embedded")
         defer { DaemonPaths.removeTree(dir) }

@@ -25,9 +25,10 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite(.serialized) struct FaultMatrixDaemonTests {
+@Suite(.serialized, .ownThread) struct FaultMatrixDaemonTests {
     struct Chip: Sendable { var address: UInt8; var id: String; var streams: [String] }
     static let chips = [
         Chip(address: 0x68, id: "mpu6050@0x68", streams: ["accelerometer", "deviceMotion"]),

@@ -2,12 +2,13 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// The fitness history through the real agent: what it committed survives
 /// SIGKILL, a restart appends to the same file, and the file is 0600. Read
 /// back with the sqlite3 shell (a second reader of the format).
-@Suite(.serialized) struct FitnessHistoryDaemonTests {
+@Suite(.serialized, .ownThread) struct FitnessHistoryDaemonTests {
     func sqlite3(_ db: String, _ sql: String) -> String { sqlite3Shell(db, sql) }
 
     func activityRows(_ db: String) -> Int { Int(sqlite3(db, "SELECT count(*) FROM activity")) ?? 0 }

@@ -14,9 +14,10 @@ import EdgeSQLite
 #if canImport(Glibc)
 import Glibc
 import EdgeRuntime
+import TestThreads
 #endif
 
-@Suite struct HistoryAnswerTests {
+@Suite(.ownThread) struct HistoryAnswerTests {
     func tempPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("answer-\(UUID().uuidString).sqlite3").path
     }

@@ -11,9 +11,10 @@ import EdgeHistory
 import EdgeProtocol
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite(.serialized) struct HistoryRequestDaemonTests {
+@Suite(.serialized, .ownThread) struct HistoryRequestDaemonTests {
     /// One activity a minute for a week, on whole seconds, ending an hour ago.
     static let rows = 7 * 24 * 60
 

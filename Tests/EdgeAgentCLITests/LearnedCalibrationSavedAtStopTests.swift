@@ -11,8 +11,9 @@ import Foundation
 import Glibc
 #endif
 import EdgeValues
+import TestThreads
 
-@Suite struct LearnedCalibrationSavedAtStopTests {
+@Suite(.ownThread) struct LearnedCalibrationSavedAtStopTests {
     /// The magnet fixed to the board, µT, board frame (the scenario's `steel`, body "board").
     static let magnet = Vector3(25, -30, 15)
 

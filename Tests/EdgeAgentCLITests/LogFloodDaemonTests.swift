@@ -6,9 +6,10 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite(.serialized) struct LogFloodDaemonTests {
+@Suite(.serialized, .ownThread) struct LogFloodDaemonTests {
     @Test(.timeLimit(.minutes(2)))
     func aSIGHUPFloodIsSaidAFewTimesWithACount() throws {
         let dir = try DaemonPaths.makeTemporaryDirectory("hupflood")

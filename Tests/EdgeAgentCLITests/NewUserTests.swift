@@ -13,6 +13,7 @@ import EdgeProtocol
 import EdgeService
 @testable import EdgeAgentCLI
 import EdgeLocations
+import TestThreads
 
 /// The real binary in a child process with its own working directory.
 struct ToolRun {
@@ -55,7 +56,7 @@ struct ToolRun {
 /// lookup tests rely on; they do not run where one exists.
 let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.systemConfigPath)
 
-@Suite struct FindsItsFilesFromAnywhereTests {
+@Suite(.ownThread) struct FindsItsFilesFromAnywhereTests {
     /// Main: `board profile 'simulated' not found (looked in: ./../boards/…)`, exit 1.
     @Test(.enabled(if: noSystemConfig, "an installed /etc/edge-agent/edge-agent.json5 is used instead"))
     func probeRunsOnTheSimulatedBoardFromAnotherDirectory() throws {
@@ -162,7 +163,7 @@ let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.system
     }
 }
 
-@Suite struct HintsTests {
+@Suite(.ownThread) struct HintsTests {
     /// Main: "Add yourself (`sudo usermod -aG root $USER` …)".
     @Test func permissionAdviceNeverSuggestsJoiningRoot() {
         let e = WatchError.connect(path: "/tmp/edge-agent.sock", errno: EACCES, socketGroup: "root")
@@ -224,7 +225,7 @@ let noSystemConfig = !FileManager.default.fileExists(atPath: BoardLocator.system
     }
 }
 
-@Suite struct ExitStatusTests {
+@Suite(.ownThread) struct ExitStatusTests {
     /// Main: exit 1 for a configuration error, 2 for an option error.
     @Test func aConfigurationErrorIsBadUseInEveryCommand() throws {
         let dir = try DaemonPaths.makeTemporaryDirectory("ux-exit")

@@ -18,8 +18,9 @@ import EdgeFusion
 @testable import EdgeAgentCLI
 import EdgeRuntime
 import EdgeLocations
+import TestThreads
 
-@Suite struct UncalibratedBoardTests {
+@Suite(.ownThread) struct UncalibratedBoardTests {
     static var repositoryConfig: String { DaemonPaths.packageRoot + "/config/edge-agent.json5" }
 
     /// The default simulated board with another seed: its chips are not the

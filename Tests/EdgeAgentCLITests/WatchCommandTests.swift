@@ -8,6 +8,7 @@ import EdgeValues
 import EdgeProtocol
 import EdgeService
 @testable import EdgeAgentCLI
+import TestThreads
 
 // `edge-agent watch` against a real ServiceServer on a temporary socket: the
 // command runs on its own thread, the test publishes samples once the
@@ -136,7 +137,7 @@ enum WatchFixture {
     }
 }
 
-@Suite struct WatchCommandTests {
+@Suite(.ownThread) struct WatchCommandTests {
     @Test func plainLinesFromALiveAgent() throws {
         let (server, ready) = try WatchFixture.server("plain", devices: [WatchFixture.imu, WatchFixture.baro],
                                                       waitingFor: [.deviceMotion, .altitude, .absoluteAltitude])

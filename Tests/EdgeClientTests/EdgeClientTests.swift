@@ -7,6 +7,7 @@ import EdgeValues
 import EdgeProtocol
 import EdgeService
 import EdgeClient
+import TestThreads
 
 // The client library against a real ServiceServer on a temporary socket
 // (the agent's own server code, in this process). Every wait is bounded and
@@ -47,7 +48,7 @@ final class Inbox: Sendable {
     }
 }
 
-@Suite struct MultiplexingRulesTests {
+@Suite(.ownThread) struct MultiplexingRulesTests {
     @Test func wireIntervalServesEverySubscriberOnAGrid() {
         #expect(wireInterval(for: [UInt64]()) == nil)
         #expect(wireInterval(for: [20_000_000]) == 20_000_000)
@@ -90,7 +91,7 @@ final class Inbox: Sendable {
     }
 }
 
-@Suite struct AgentClientTests {
+@Suite(.ownThread) struct AgentClientTests {
     @Test func subscribersInOneProcessShareOneConnectionAndOneWireSubscription() throws {
         let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: clientSocketPath("mux")),
                                        devices: [imu])

@@ -7,6 +7,7 @@ import EdgeProtocol
 import EdgeValues
 import CEdgeShims
 @testable import EdgeClient
+import TestThreads
 
 // A ring offered that this client cannot read (docs/protocol.md,
 // "Shared-memory rings"): no descriptor came with the offer, or the offer's
@@ -134,7 +135,7 @@ func openScriptedRings() -> Int {
     }.count
 }
 
-@Suite(.serialized) struct RingFallbackTests {
+@Suite(.serialized, .ownThread) struct RingFallbackTests {
     func fallsBackToLines(_ offer: ScriptedOffer) throws -> AgentClient.Counters {
         let agent = try ScriptedRingAgent(offer: offer, samples: 50)
         let client = AgentClient(socketPath: agent.path, usesRings: true)

@@ -11,6 +11,7 @@ import Glibc
 import EdgeBus
 @testable import EdgeConfig
 import EdgeLocations
+import TestThreads
 
 /// A private directory under /tmp, removed by the caller.
 func boundedTestDirectory(_ tag: String) throws -> String {
@@ -65,7 +66,7 @@ final class ResultBox<T>: @unchecked Sendable {
     func get() -> T? { lock.lock(); defer { lock.unlock() }; return value }
 }
 
-@Suite struct BoundedFileTests {
+@Suite(.ownThread) struct BoundedFileTests {
     /// Loads `path` as each kind of file EdgeConfig reads; the error of each.
     static func errors(_ path: String) -> [(String, ConfigError?)] {
         func attempt(_ f: () throws -> Void) -> ConfigError? {

@@ -4,12 +4,13 @@ import EdgeProtocol
 import EdgeValues
 @testable import EdgeHistory
 import EdgeSQLite
+import TestThreads
 
 /// The sensor recorder's store (CMSensorRecorder in the agent): what it
 /// writes read back by independent readers (Python's sqlite3 and struct
 /// modules, the sqlite3 shell), retention and the size bound on a virtual
 /// clock, windows per user, the recorder's 50 Hz decimation and demand.
-@Suite struct AccelerometerStoreTests {
+@Suite(.ownThread) struct AccelerometerStoreTests {
     let s = 1_000_000_000 as Int64
     let g = 9.80665
     let base: Int64 = 1_800_000_000 * 1_000_000_000

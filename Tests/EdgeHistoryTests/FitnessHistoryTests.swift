@@ -4,8 +4,9 @@ import EdgeProtocol
 import EdgeValues
 @testable import EdgeHistory
 import EdgeSQLite
+import TestThreads
 
-@Suite struct FitnessHistoryTests {
+@Suite(.ownThread) struct FitnessHistoryTests {
     func tempPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("hist-\(UUID().uuidString).sqlite3").path
     }

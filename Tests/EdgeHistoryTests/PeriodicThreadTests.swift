@@ -2,11 +2,12 @@ import Testing
 import Foundation
 import Synchronization
 @testable import EdgeHistory
+import TestThreads
 
 // The recorders' flushing thread: a commit per period, and a stop that does
 // not wait for the period to end (it used to nap 50 ms at a time to notice
 // one). Bounded polls, no timing asserted.
-@Suite struct PeriodicThreadTests {
+@Suite(.ownThread) struct PeriodicThreadTests {
     /// Polls `done` every 5 ms for at most `seconds`.
     func eventually(_ seconds: Double, _ done: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)

@@ -8,6 +8,7 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// The entities the default test streams (deviceMotion, altitude) publish.
@@ -87,7 +88,7 @@ private final class Rig: @unchecked Sendable {
     }
 }
 
-@Suite(.serialized) struct BrokerIntegrationTests {
+@Suite(.serialized, .ownThread) struct BrokerIntegrationTests {
     /// Discovery read back by a subscriber and checked field by field
     /// against Home Assistant's schema; data, scalars and retained state
     /// arrive; Home Assistant's birth makes the bridge re-send discovery;

@@ -4,8 +4,9 @@
 import Testing
 import Foundation
 @testable import EdgeMQTT
+import TestThreads
 
-@Suite struct CommandLineTests {
+@Suite(.ownThread) struct CommandLineTests {
     func run(_ args: [String], in dir: String) throws -> (status: Int32, out: String, err: String) {
         try runTool(Paths.bridgeBinary, args, in: dir)
     }

@@ -11,6 +11,7 @@ import Testing
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// A TCP listener on 127.0.0.1 that reads whatever a client sends first
@@ -129,7 +130,7 @@ enum BadPackets {
     }
 }
 
-@Suite(.serialized) struct FakeBrokerTests {
+@Suite(.serialized, .ownThread) struct FakeBrokerTests {
     /// One protocol version: every bad reply, then a real broker on the same
     /// port; the bridge process must never be lost, data must resume, and
     /// the status must say how often the bridge process was restarted.

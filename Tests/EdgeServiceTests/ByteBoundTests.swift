@@ -11,8 +11,9 @@ import Glibc
 import EdgeValues
 import EdgeProtocol
 @testable import EdgeService
+import TestThreads
 
-@Suite struct ByteBoundTests {
+@Suite(.ownThread) struct ByteBoundTests {
     /// Pages of 500 activities (about 75 KB a reply), whatever is asked.
     final class LongHistory: HistorySource, @unchecked Sendable {
         func history(_ stream: StreamName, fromNs: Int64, toNs: Int64, maxRows: Int) -> Result<HistoryReply, HistorySourceError> {
