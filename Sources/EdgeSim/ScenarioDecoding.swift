@@ -29,12 +29,27 @@ func scenarioError(_ path: [any CodingKey], _ message: String) -> DecodingError 
     DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: message))
 }
 
+/// The largest magnitude a scenario number may have. Finite is not enough:
+/// a start velocity of 1e307 m/s is finite, the position it reaches is not,
+/// and a chip model handed a non-finite truth traps converting it to a
+/// register. 1e9 is beyond every quantity a board meets (seconds: 31 years;
+/// metres, µT, Pa, degrees) and keeps every product the world forms with
+/// another bounded number finite. scenarios/README.md, "Numbers".
+public let scenarioLargestMagnitude = 1e9
+/// The smallest value of a number that must be positive (a duration, a
+/// frequency, a pressure, a density) and of a non-zero ramp: the motions
+/// divide by durations and ramps, squared, so 1e-300 s gives infinity.
+public let scenarioSmallestPositive = 1e-6
+
 extension KeyedDecodingContainer {
-    /// A 3-vector written `[x, y, z]`.
+    /// A 3-vector written `[x, y, z]`, each within ±`scenarioLargestMagnitude`.
     func scenarioVector(_ key: Key) throws -> Vector3 {
         let a = try decode([Double].self, forKey: key)
         guard a.count == 3, a.allSatisfy(\.isFinite) else {
             throw scenarioError(codingPath + [key], "expected a vector of 3 finite numbers [x, y, z], got \(a.count) values")
+        }
+        guard a.allSatisfy({ abs($0) <= scenarioLargestMagnitude }) else {
+            throw scenarioError(codingPath + [key], "each element must be within ±1e9, got \(a)")
         }
         return Vector3(a[0], a[1], a[2])
     }
@@ -42,12 +57,17 @@ extension KeyedDecodingContainer {
         try contains(key) ? scenarioVector(key) : nil
     }
 
-    /// A finite number; `positive`: > 0, `nonNegative`: ≥ 0.
+    /// A number within ±`scenarioLargestMagnitude`; `positive`: at least
+    /// `scenarioSmallestPositive`, `nonNegative`: ≥ 0.
     func scenarioNumber(_ key: Key, positive: Bool = false, nonNegative: Bool = false) throws -> Double {
         let v = try decode(Double.self, forKey: key)
         guard v.isFinite else { throw scenarioError(codingPath + [key], "expected a finite number") }
-        if positive && !(v > 0) {
-            throw scenarioError(codingPath + [key], "\(key.stringValue) must be > 0, got \(v)")
+        guard abs(v) <= scenarioLargestMagnitude else {
+            throw scenarioError(codingPath + [key], "\(key.stringValue) must be within ±1e9, got \(v)")
+        }
+        if positive && !(v >= scenarioSmallestPositive) {
+            throw scenarioError(codingPath + [key], v > 0 ? "\(key.stringValue) must be at least 1e-6, got \(v)"
+                                                        : "\(key.stringValue) must be > 0, got \(v)")
         }
         if nonNegative && v < 0 {
             throw scenarioError(codingPath + [key], "\(key.stringValue) must be ≥ 0, got \(v)")

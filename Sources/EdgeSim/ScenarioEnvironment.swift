@@ -158,6 +158,9 @@ public enum ScenarioDisturbance: Decodable, Sendable, Equatable {
             if to < .greatestFiniteMagnitude && 2 * ramp > to - from {
                 throw scenarioError(c.codingPath + [CodingKeys.ramp_s], "ramp_s must be at most half of to_s − from_s, got \(ramp)")
             }
+            guard ramp == 0 || ramp >= scenarioSmallestPositive else {   // the ramp divides (scenarioEnvelope)
+                throw scenarioError(c.codingPath + [CodingKeys.ramp_s], "ramp_s must be 0 or at least 1e-6 s, got \(ramp)")
+            }
             self = .steel(name: name, from: from, to: to, offsetMicrotesla: try c.scenarioVectorIfPresent(.offset_ut) ?? .zero,
                           softIron: rows, ramp: ramp, bodies: bodies)
         }

@@ -188,6 +188,9 @@ public struct ScenarioPose: Decodable, Sendable, Equatable {
                 throw scenarioError(c.codingPath + [CodingKeys.quaternion], "give either quaternion [w, x, y, z] or roll_deg/pitch_deg/yaw_deg (or heading_deg), not both")
             }
             let a = try c.decode([Double].self, forKey: .quaternion)
+            guard a.allSatisfy({ abs($0) <= scenarioLargestMagnitude }) else {   // false for NaN too
+                throw scenarioError(c.codingPath + [CodingKeys.quaternion], "each element must be a finite number within ±1e9, got \(a)")
+            }
             let q = a.count == 4 ? Quaternion(w: a[0], x: a[1], y: a[2], z: a[3]) : Quaternion(w: 0, x: 0, y: 0, z: 0)
             guard q.norm > 1e-9 else {
                 throw scenarioError(c.codingPath + [CodingKeys.quaternion], "expected a non-zero quaternion [w, x, y, z]")

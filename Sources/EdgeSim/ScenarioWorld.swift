@@ -59,8 +59,8 @@ public final class ScenarioWorld: TruthSource, Sendable {
         self.scenario = scenario
         self.startNanoseconds = startNanoseconds
         let duration = scenario.durationSeconds
-        guard duration > 0, duration.isFinite else {
-            throw ScenarioError(path: ["duration_s"], message: "duration_s must be > 0, got \(duration)")
+        guard duration >= scenarioSmallestPositive, duration <= Scenario.maximumDurationSeconds else {
+            throw ScenarioError(path: ["duration_s"], message: "duration_s must be within 1e-6…\(Int(Scenario.maximumDurationSeconds)) s, got \(duration)")
         }
         board = try WorldTrajectory(scenario.board, duration: duration, relative: false, path: ["board"])
         if let acc = scenario.accessory {
@@ -74,9 +74,9 @@ public final class ScenarioWorld: TruthSource, Sendable {
         }
         let env = scenario.environment
         for (track, key) in [(env.temperature, "temperature"), (env.humidity, "humidity")] + Self.depthTrack(env.pressure) {
-            for (i, seg) in track.segments.enumerated() where !(seg.durationSeconds > 0 && seg.durationSeconds.isFinite) {
+            for (i, seg) in track.segments.enumerated() where !(seg.durationSeconds >= scenarioSmallestPositive && seg.durationSeconds <= scenarioLargestMagnitude) {
                 throw ScenarioError(path: ["environment", key, "profile", "Index \(i)"],
-                                    message: "a profile segment's duration must be > 0, got \(seg.durationSeconds)")
+                                    message: "a profile segment's duration must be within 1e-6…1e9 s, got \(seg.durationSeconds)")
             }
         }
         earthField = scenario.environment.field.earthVector

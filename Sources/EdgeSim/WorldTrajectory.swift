@@ -137,8 +137,8 @@ struct WorldTrajectory: Sendable {
         var pieces: [WorldPiece] = []
         for (i, seg) in motion.segments.enumerated() {
             let here = path + ["segments", "Index \(i)"]
-            guard seg.durationSeconds > 0, seg.durationSeconds.isFinite else {
-                throw ScenarioError(path: here + ["duration_s"], message: "duration_s must be > 0, got \(seg.durationSeconds)")
+            guard seg.durationSeconds >= scenarioSmallestPositive, seg.durationSeconds <= scenarioLargestMagnitude else {
+                throw ScenarioError(path: here + ["duration_s"], message: "duration_s must be within 1e-6…1e9 s, got \(seg.durationSeconds)")
             }
             if relative && (seg.translation != nil || seg.walk != nil || seg.vibrate != nil) {
                 throw ScenarioError(path: here, message: "an accessory relative_to \"board\" may only rotate (rotate, rotate_to, oscillate): it rides on the board's translation")
@@ -216,6 +216,10 @@ struct WorldTrajectory: Sendable {
             guard let ramp else { return }
             guard ramp >= 0, 2 * ramp <= T else {
                 throw ScenarioError(path: path + [key, "ramp_s"], message: "ramp_s must be within 0…\(T / 2) (half the segment), got \(ramp)")
+            }
+            // The envelope divides by the ramp squared (scenarioEnvelope).
+            guard ramp == 0 || ramp >= scenarioSmallestPositive else {
+                throw ScenarioError(path: path + [key, "ramp_s"], message: "ramp_s must be 0 or at least 1e-6 s, got \(ramp)")
             }
         }
         if case .rate(_, _, _, let ramp)? = seg.rotation { try check(ramp, "rotate") }

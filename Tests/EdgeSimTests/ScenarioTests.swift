@@ -508,15 +508,18 @@ struct ScenarioFaultTests {
 
 // MARK: bad input
 
+/// What decoding `text` as a scenario says: "key.path: message", or "no error".
+func scenarioDecodingMessage(_ text: String) -> String {
+    do { _ = try decodeScenario(text); return "no error" } catch let DecodingError.dataCorrupted(c) {
+        return c.codingPath.map(\.stringValue).joined(separator: ".") + ": " + c.debugDescription
+    } catch {
+        return "\(error)"
+    }
+}
+
 @Suite("Scenario validation")
 struct ScenarioValidationTests {
-    func message(_ text: String) -> String {
-        do { _ = try decodeScenario(text); return "no error" } catch let DecodingError.dataCorrupted(c) {
-            return c.codingPath.map(\.stringValue).joined(separator: ".") + ": " + c.debugDescription
-        } catch {
-            return "\(error)"
-        }
-    }
+    func message(_ text: String) -> String { scenarioDecodingMessage(text) }
 
     @Test("bad scenarios fail with a message that says what is expected", arguments: [
         (#"{ name: "x", duration_s: 5, board: { segments: [ { duration_s: 1, spin: { rate_dps: 3 } } ] } }"#,
