@@ -157,7 +157,7 @@ public final class HMC5883LModel: RegisterFileDevice, @unchecked Sendable {
         let gainCode = measuringGainCode
         measuringGainCode = regs[Int(Reg.crb)] >> 5
         guard !locked else { return }
-        let world = truth.truth(atNanoseconds: ts, body: body)
+        let world = truth.fieldTruth(atNanoseconds: ts, body: body)
         var b = fieldErr.apply(softIron * mounting.chip(fromBoard: world.magneticField), temperature: world.temperature)
         let sigma = noiseSigma
         for i in 0..<3 { b[i] += rng.gaussian(sigma: sigma) }

@@ -42,10 +42,56 @@ public struct PhysicalTruth: Sendable, Equatable {
         magneticField: Vector3(24.0, 0, -41.569219381653056), pressure: 101_325, temperature: 20)
 }
 
+/// What an inertial chip (the MPU-6050) measures of the world: the inertial
+/// part of ``PhysicalTruth`` and the ambient temperature, same units and frame.
+public struct InertialTruth: Sendable, Equatable {
+    /// Specific force, m/s², body frame.
+    public var specificForce: Vector3
+    /// Angular rate, rad/s, body frame.
+    public var angularRate: Vector3
+    /// Ambient temperature, °C.
+    public var temperature: Double
+
+    public init(specificForce: Vector3, angularRate: Vector3, temperature: Double) {
+        self.specificForce = specificForce; self.angularRate = angularRate; self.temperature = temperature
+    }
+}
+
+/// What a magnetometer measures of the world: the field (µT, body frame)
+/// and the ambient temperature (°C), as in ``PhysicalTruth``.
+public struct FieldTruth: Sendable, Equatable {
+    public var magneticField: Vector3
+    public var temperature: Double
+
+    public init(magneticField: Vector3, temperature: Double) {
+        self.magneticField = magneticField; self.temperature = temperature
+    }
+}
+
 /// Anything that can say what the world is like at a time: a scenario, or a
 /// constant for tests. Times are the simulation clock's monotonic ns.
+///
+/// A chip asks only for what it measures (``inertialTruth(atNanoseconds:body:)``,
+/// ``fieldTruth(atNanoseconds:body:)``): the IMU asks at its sample rate, and
+/// a scenario's pressure (a power law) and field are not worth computing
+/// there. Both default to the fields of ``truth(atNanoseconds:body:)``; a
+/// source that implements them must give exactly those values.
 public protocol TruthSource: AnyObject {
     func truth(atNanoseconds t: UInt64, body: SimBody) -> PhysicalTruth
+    func inertialTruth(atNanoseconds t: UInt64, body: SimBody) -> InertialTruth
+    func fieldTruth(atNanoseconds t: UInt64, body: SimBody) -> FieldTruth
+}
+
+extension TruthSource {
+    public func inertialTruth(atNanoseconds t: UInt64, body: SimBody) -> InertialTruth {
+        let w = truth(atNanoseconds: t, body: body)
+        return InertialTruth(specificForce: w.specificForce, angularRate: w.angularRate, temperature: w.temperature)
+    }
+
+    public func fieldTruth(atNanoseconds t: UInt64, body: SimBody) -> FieldTruth {
+        let w = truth(atNanoseconds: t, body: body)
+        return FieldTruth(magneticField: w.magneticField, temperature: w.temperature)
+    }
 }
 
 /// A world that never changes.

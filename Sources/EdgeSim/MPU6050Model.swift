@@ -290,7 +290,7 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
     }
 
     func produceSample(at ts: UInt64) {
-        let world = truth.truth(atNanoseconds: ts, body: body)
+        let world = truth.inertialTruth(atNanoseconds: ts, body: body)
         let dieT = world.temperature + imperfections.dieTemperatureOffset
         let stby = regs[Int(Reg.pwrMgmt2)]
         let (sigmaA, sigmaG) = noiseSigmas()
@@ -319,9 +319,17 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
         // FIFO: enabled sources in register order, big-endian.
         if regs[Int(Reg.userCtrl)] & 0x40 != 0 {
             let en = regs[Int(Reg.fifoEn)]
-            if en & 0x08 != 0 { for i in 0..<3 { pushFIFO(output[i]) } }
-            if en & 0x80 != 0 { pushFIFO(output[3]) }
-            for i in 0..<3 where en & (0x40 >> UInt8(i)) != 0 { pushFIFO(output[4 + i]) }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 14) { bytes in
+                var n = 0
+                func put(_ v: Int16) {
+                    let u = UInt16(bitPattern: v)
+                    bytes[n] = UInt8(u >> 8); bytes[n + 1] = UInt8(u & 0xFF); n += 2
+                }
+                if en & 0x08 != 0 { for i in 0..<3 { put(output[i]) } }
+                if en & 0x80 != 0 { put(output[3]) }
+                for i in 0..<3 where en & (0x40 >> UInt8(i)) != 0 { put(output[4 + i]) }
+                pushFIFO(UnsafeBufferPointer(rebasing: bytes[0..<n]))
+            }
         }
         intStatus |= 0x01
         let enable = regs[Int(Reg.intEnable)]
@@ -330,20 +338,26 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
         }
     }
 
-    func pushFIFO(_ v: Int16) {
-        let u = UInt16(bitPattern: v)
-        pushFIFO(UInt8(u >> 8)); pushFIFO(UInt8(u & 0xFF))
-    }
-    func pushFIFO(_ b: UInt8) {
-        let cap = fifo.count
-        if fifoCount == cap {
-            // Overflow: the oldest byte is dropped, writing continues.
-            fifoHead = (fifoHead + 1) % cap
-            fifoCount -= 1
-            intStatus |= 0x10
+    /// Writes one sample's bytes into the FIFO, in order (one pass over the
+    /// storage per sample, not per byte: this runs at the sample rate).
+    func pushFIFO(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var head = fifoHead, count = fifoCount, overflow = false
+        fifo.withUnsafeMutableBufferPointer { f in
+            let cap = f.count
+            for b in bytes {
+                if count == cap {
+                    // Overflow: the oldest byte is dropped, writing continues.
+                    head = head + 1 == cap ? 0 : head + 1
+                    count -= 1
+                    overflow = true
+                }
+                let i = head + count
+                f[i >= cap ? i - cap : i] = b
+                count += 1
+            }
         }
-        fifo[(fifoHead + fifoCount) % cap] = b
-        fifoCount += 1
+        fifoHead = head; fifoCount = count
+        if overflow { intStatus |= 0x10 }
     }
     func popFIFO() -> UInt8 {
         guard fifoCount > 0 else { return lastFifoByte }
@@ -352,6 +366,25 @@ public final class MPU6050Model: RegisterFileDevice, AuxiliaryBusGate, DataReady
         fifoCount -= 1
         lastFifoByte = b
         return b
+    }
+
+    /// A burst read of FIFO_R_W: the pointer stays on the port and every
+    /// byte is the next one out (`popFIFO`), in one pass.
+    func readBurst(_ register: UInt8, into read: UnsafeMutableRawBufferPointer, atNanoseconds t: UInt64) -> Bool {
+        guard register == Reg.fifoRW, read.count > 1 else { return false }
+        var head = fifoHead, count = fifoCount, last = lastFifoByte
+        fifo.withUnsafeBufferPointer { f in
+            for i in 0..<read.count {
+                if count > 0 {
+                    last = f[head]
+                    head = head + 1 == f.count ? 0 : head + 1
+                    count -= 1
+                }
+                read[i] = last
+            }
+        }
+        fifoHead = head; fifoCount = count; lastFifoByte = last
+        return true
     }
 
     // MARK: register file

@@ -125,7 +125,7 @@ public final class QMC5883LModel: RegisterFileDevice, DataReadySource, @unchecke
     }
 
     func produceSample(at ts: UInt64) {
-        let world = truth.truth(atNanoseconds: ts, body: body)
+        let world = truth.fieldTruth(atNanoseconds: ts, body: body)
         var b = fieldErr.apply(softIron * mounting.chip(fromBoard: world.magneticField), temperature: world.temperature)
         let sigma = noiseSigma
         for i in 0..<3 { b[i] += rng.gaussian(sigma: sigma) }

@@ -203,6 +203,23 @@ public final class ScenarioWorld: TruthSource, Sendable {
         truth(atSeconds: scenarioSeconds(atNanoseconds: t), body: body)
     }
 
+    /// The inertial fields of ``truth(atSeconds:body:)``, computed the same
+    /// way, without the field, pressure and humidity.
+    public func inertialTruth(atNanoseconds t: UInt64, body: SimBody) -> InertialTruth {
+        let s = scenarioSeconds(atNanoseconds: t)
+        let k = kinematics(atSeconds: s, body: body)
+        return InertialTruth(specificForce: k.specificForce, angularRate: k.angularRate, temperature: temperature.value(at: s))
+    }
+
+    /// The field and temperature of ``truth(atSeconds:body:)``, computed the
+    /// same way, without pressure and humidity.
+    public func fieldTruth(atNanoseconds t: UInt64, body: SimBody) -> FieldTruth {
+        let s = scenarioSeconds(atNanoseconds: t)
+        let k = kinematics(atSeconds: s, body: body)
+        return FieldTruth(magneticField: magneticField(atSeconds: s, body: body, attitude: k.attitude),
+                          temperature: temperature.value(at: s))
+    }
+
     /// Everything known about `body` at simulation time `t` ns.
     public func sample(atNanoseconds t: UInt64, body: SimBody = .board) -> TruthSample {
         let s = scenarioSeconds(atNanoseconds: t)

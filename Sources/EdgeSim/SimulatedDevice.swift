@@ -56,10 +56,15 @@ protocol RegisterFileDevice: SimulatedDevice {
     func pointer(after register: UInt8) -> UInt8
     /// Called once after a transaction with a read phase.
     func didRead(atNanoseconds t: UInt64)
+    /// Reads `read.count` bytes from `register` in one go where that is the
+    /// same as reading them one at a time (a FIFO port, whose pointer does
+    /// not move); false: read them one at a time.
+    func readBurst(_ register: UInt8, into read: UnsafeMutableRawBufferPointer, atNanoseconds t: UInt64) -> Bool
 }
 
 extension RegisterFileDevice {
     func didRead(atNanoseconds t: UInt64) {}
+    func readBurst(_ register: UInt8, into read: UnsafeMutableRawBufferPointer, atNanoseconds t: UInt64) -> Bool { false }
     func pointer(after register: UInt8) -> UInt8 { register &+ 1 }
 
     /// The standard pointer/auto-increment transaction; models call it from `transfer`.
@@ -76,9 +81,11 @@ extension RegisterFileDevice {
             }
         }
         if read.count > 0 {
-            for i in 0..<read.count {
-                read[i] = readRegister(pointer, atNanoseconds: t)
-                pointer = self.pointer(after: pointer)
+            if !readBurst(pointer, into: read, atNanoseconds: t) {
+                for i in 0..<read.count {
+                    read[i] = readRegister(pointer, atNanoseconds: t)
+                    pointer = self.pointer(after: pointer)
+                }
             }
             didRead(atNanoseconds: t)
         }

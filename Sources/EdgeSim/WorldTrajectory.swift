@@ -256,8 +256,8 @@ struct WorldTrajectory: Sendable {
     /// last piece: still in its final pose).
     func evaluate(_ t: Double) -> WorldKinematics {
         guard let i = pieceIndex(at: max(t, 0)) else { return final }
-        let piece = pieces[i]
-        return piece.evaluate(max(t, 0) - piece.start)
+        // In place: a copy of the piece (label and all) per sample cost more than the search.
+        return pieces[i].evaluate(max(t, 0) - pieces[i].start)
     }
 }
 

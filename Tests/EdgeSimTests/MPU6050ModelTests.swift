@@ -185,6 +185,35 @@ import Glibc
         #expect(try r.bus.read(Self.addr, Self.FIFO_R_W, 3) == [head[11], head[11], head[11]])
     }
 
+    /// A burst read of FIFO_R_W pops one byte per byte read (RM §4.33), so it
+    /// gives exactly what reading the port one byte at a time gives: the same
+    /// bytes across the ring's wrap, the last byte repeated once it is empty,
+    /// the same count left. Two twin chips (same seed and noise), one read in
+    /// bursts and one byte by byte.
+    @Test func fifoBurstReadEqualsByteAtATimeReads() throws {
+        let a = Self.rig(imperfections: .realistic), b = Self.rig(imperfections: .realistic)
+        for r in [a, b] {
+            try r.bus.write(Self.addr, [Self.PWR_MGMT_1, 0x01])
+            try r.bus.write(Self.addr, [Self.SMPLRT_DIV, 0, 1])         // 1 kHz
+            try r.bus.write(Self.addr, [Self.FIFO_EN, 0xF8])            // temp + accel + gyro: 14-byte records
+            try r.bus.write(Self.addr, [Self.USER_CTRL, 0x44])
+        }
+        // 100 ms at 1 kHz: 1400 bytes into a 1024-byte FIFO, so the ring has
+        // wrapped; then bursts of odd sizes that cross the wrap and run dry.
+        for step in [100, 3, 7, 40] {
+            for r in [a, b] { r.clock.advance(nanoseconds: UInt64(step) * ms) }
+            let n = try fifoCount(a)
+            #expect(try fifoCount(b) == n)
+            for size in [1, 13, 250, n + 5] {
+                let burst = try a.bus.read(Self.addr, Self.FIFO_R_W, size)
+                var single: [UInt8] = []
+                for _ in 0..<size { single += try b.bus.read(Self.addr, Self.FIFO_R_W, 1) }
+                #expect(burst == single)
+                #expect(try fifoCount(a) == fifoCount(b))
+            }
+        }
+    }
+
     @Test func intStatusClearsOnRead() throws {
         let r = Self.rig()
         try r.bus.write(Self.addr, [Self.PWR_MGMT_1, 0x01])

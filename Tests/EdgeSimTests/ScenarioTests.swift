@@ -587,3 +587,37 @@ struct ScenarioValidationTests {
         #expect(w?.attitude(atSeconds: 1.5).angle(to: .scenario(rollDegrees: 0, pitchDegrees: 0, yawDegrees: 90)) ?? 1 < 1e-12)
     }
 }
+
+/// The chips' narrow questions (the IMU's inertial truth, the magnetometers'
+/// field) give exactly the fields of the whole truth, on both bodies, through
+/// magnets, steel, motion and temperature changes: a chip model asking the
+/// narrow question sees the same world, bit for bit.
+@Suite struct NarrowTruthTests {
+    @Test(arguments: ["magnet-pass", "head-walk", "car-ride", "pickup-walk"])
+    func narrowTruthEqualsTheWholeTruth(_ name: String) throws {
+        let w = try world(name)
+        var t = 0.0
+        while t <= 40 {
+            for body in SimBody.allCases {
+                let n = w.startNanoseconds &+ ns(t)
+                let whole = w.truth(atNanoseconds: n, body: body)
+                let inertial = w.inertialTruth(atNanoseconds: n, body: body)
+                let field = w.fieldTruth(atNanoseconds: n, body: body)
+                #expect(inertial == InertialTruth(specificForce: whole.specificForce, angularRate: whole.angularRate,
+                                                  temperature: whole.temperature))
+                #expect(field == FieldTruth(magneticField: whole.magneticField, temperature: whole.temperature))
+            }
+            t += 0.137
+        }
+    }
+
+    /// A source that implements only the whole truth answers the narrow
+    /// questions from it.
+    @Test func defaultNarrowTruthComesFromTheWholeTruth() {
+        let c = ConstantTruth(PhysicalTruth(specificForce: Vector3(1, 2, 3), angularRate: Vector3(4, 5, 6),
+                                            magneticField: Vector3(7, 8, 9), pressure: 90_000, temperature: -3))
+        #expect(c.inertialTruth(atNanoseconds: 5, body: .board)
+                == InertialTruth(specificForce: Vector3(1, 2, 3), angularRate: Vector3(4, 5, 6), temperature: -3))
+        #expect(c.fieldTruth(atNanoseconds: 5, body: .accessory) == FieldTruth(magneticField: Vector3(7, 8, 9), temperature: -3))
+    }
+}
