@@ -110,7 +110,10 @@ extension SupervisedDevice {
     /// Upkeep of a device that is up: the periodic configuration check.
     /// True when what `devices` shows changed.
     mutating func verifyIfDue(now: UInt64, events: inout [ConnectionEvent]) -> Bool {
-        guard !health.idle, health.state == .present, now >= health.nextVerify else { return false }
+        // One read of `health`: through an existential device (the
+        // magnetometer, the barometer) each read copies it, strings and all.
+        let h = health
+        guard !h.idle, h.state == .present, now >= h.nextVerify else { return false }
         health.nextVerify = now &+ policy.verifyNanoseconds
         guard let error = checkConfiguration() else { return false }
         health.errorCount &+= 1

@@ -271,11 +271,18 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         if imu?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if accessory?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if magnetometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
-        if let up = barometer?.isUp, !up { lost(.pressure, consumers: pressureStages, now: now) }
+        if barometer != nil, !Self.isUp(&barometer!) { lost(.pressure, consumers: pressureStages, now: now) }
         if barometer?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
         if let up = depthSensor?.isUp, !up { lost(.depthPressure, consumers: depthStages, now: now) }
         if depthSensor?.service(now: now, events: &publisher.events) == true { publisher.devicesChanged = true }
     }
+    /// Whether a device held as an existential is up, asked in place: a
+    /// plain read (`barometer?.isUp`) copies the whole device out of the
+    /// hub first, every tick.
+    @inline(__always) static func isUp<U: EngineUnit>(_ unit: inout U) -> Bool { unit.isUp }
+    /// Whether it is `present`, asked in place (see ``isUp(_:)``).
+    @inline(__always) static func isPresent<U: EngineUnit>(_ unit: inout U) -> Bool { unit.health.state == .present }
+
     // MARK: reads and stages
 
     func readPrimaryIMU(now: UInt64) {
@@ -314,7 +321,7 @@ public final class SensorHub<Bus: I2CBus>: @unchecked Sendable {
         let got = magnetometer!.read(now: now, calibration: calibration.magnetometer, loopPeriod: loopPeriodNanoseconds,
                                      events: &publisher.events)
         if publisher.events.count != eventsBefore { publisher.devicesChanged = true }
-        if magnetometer!.health.state != .present { lost(.field, consumers: fieldStages, now: now) }
+        if !Self.isPresent(&magnetometer!) { lost(.field, consumers: fieldStages, now: now) }
         guard let (f, t) = got else { return }
         for k in fieldRunning { stages[k].field(f, at: t, publisher: &publisher) }
     }

@@ -95,4 +95,11 @@ public enum StreamName: String, CaseIterable, Hashable, Sendable, Codable {
     }
     /// Number of streams (size of per-stream tables).
     public static let count = 15
+
+    // Equality and hashing by the dense index. Without these, the standard
+    // library's defaults for a RawRepresentable type compare and hash the
+    // String raw value: a string hash on every lookup of a table keyed by
+    // stream, which the clients' delivery path makes for every sample.
+    @inlinable public static func == (a: StreamName, b: StreamName) -> Bool { a.index == b.index }
+    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(index) }
 }

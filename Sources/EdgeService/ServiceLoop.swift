@@ -283,7 +283,7 @@ final class ServiceLoop: @unchecked Sendable {
         latest[idx] = sample
         let shallowCap = DepthDisclosure.maximumDepth(full: false)
         if case .submersion(let s) = sample { depthDisclosure.update(s) }
-        if rings[2 * idx] != nil || rings[2 * idx + 1] != nil { publishToRings(sample) }
+        if rings[2 * idx] != nil || rings[2 * idx + 1] != nil { publishToRings(sample, index: idx) }
         // Nobody reads the stream as lines: no pass over the clients.
         guard lineReaders[idx] > 0 else { return }
         switch sample {
@@ -329,16 +329,24 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Writes the sample into the stream's rings, each as its readers may
     /// see it.
-    func publishToRings(_ sample: Sample) {
-        let idx = sample.stream.index
-        if let r = rings[2 * idx + 1] { r.publish(visible(sample, full: true)) }
+    /// `idx` is the sample's ``StreamName/index``. A stream whose content
+    /// does not depend on the entitlement has only its full ring, written
+    /// with the sample as it is (no copy through ``visible(_:full:)``).
+    func publishToRings(_ sample: Sample, index idx: Int) {
+        if let r = rings[2 * idx + 1] {
+            if Self.dependsOnSubmersionEntitlement(index: idx) { r.publish(visible(sample, full: true)) } else { r.publish(sample) }
+        }
         if let r = rings[2 * idx] { r.publish(visible(sample, full: false)) }
         ringsWritten = true
     }
 
     /// Whether what a client sees of `stream` depends on `submersion.full`.
     static func dependsOnSubmersionEntitlement(_ stream: StreamName) -> Bool {
-        stream == .submersion || stream == .altitude || stream == .absoluteAltitude
+        dependsOnSubmersionEntitlement(index: stream.index)
+    }
+    /// The same, by ``StreamName/index`` (the one list of such streams).
+    @inline(__always) static func dependsOnSubmersionEntitlement(index: Int) -> Bool {
+        index == StreamName.submersion.index || index == StreamName.altitude.index || index == StreamName.absoluteAltitude.index
     }
 
     /// The ring `c` reads `stream` from (made if none exists yet), or nil

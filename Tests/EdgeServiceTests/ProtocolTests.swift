@@ -341,3 +341,24 @@ struct DecimationTests {
         #expect(ring.push(.accelerometer(accelerometerSample(11))))
     }
 }
+
+@Suite("Stream names as table keys")
+struct StreamNameKeyTests {
+    /// Equality and hashing go by the dense index (not the raw String):
+    /// they must still agree with the names, so every stream is its own
+    /// key and no two streams share one.
+    @Test func equalityAndHashingAgreeWithTheNames() {
+        let all = StreamName.allCases
+        #expect(all.count == StreamName.count)
+        #expect(Set(all.map(\.index)) == Set(0..<StreamName.count))
+        for a in all {
+            for b in all { #expect((a == b) == (a.rawValue == b.rawValue), "\(a) == \(b)") }
+            #expect(StreamName(rawValue: a.rawValue).map { $0.hashValue == a.hashValue } == true)
+        }
+        var table: [StreamName: String] = [:]
+        for s in all { table[s] = s.rawValue }
+        #expect(table.count == all.count)
+        for s in all { #expect(table[s] == s.rawValue) }
+        #expect(Set(all).count == all.count)
+    }
+}
