@@ -87,6 +87,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -504,13 +505,17 @@ def compare(args):
 
 
 def fuse_cost(agent, src, self_calibration, out):
-    """fusion_time_per_sample_us of one `fuse --stats` run."""
+    """(fusion_time_per_sample_us, filter_time_per_sample_us or None) of one
+    `fuse --stats` run: the whole Core Motion row per sample, and the filter
+    alone keeping what VQF's updateBatch returns (agents before stop 29 print
+    only the first)."""
     cmd = [str(agent), 'fuse', '--input', str(src), '--output', str(out), '--self-calibration', self_calibration, '--stats']
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r'^fusion_time_per_sample_us=([0-9.eE+-]+)$', p.stdout, re.M)
     if p.returncode != 0 or not m:
         raise CannotRun(f'{" ".join(cmd)} exited with {p.returncode} or printed no fusion_time_per_sample_us')
-    return float(m.group(1))
+    f = re.search(r'^filter_time_per_sample_us=([0-9.eE+-]+)$', p.stdout, re.M)
+    return float(m.group(1)), (float(f.group(1)) if f else None)
 
 
 def cost(args):
@@ -522,13 +527,28 @@ def cost(args):
         if not a.exists():
             raise CannotRun(f'{a} not found')
     names, index = list_trials(data, args.trials)
-    labels = ['VQF C++'] + [f'{who} {sc}' for who, _ in agents for sc in ('off', 'on')]
+    # "X off", "X on": the whole row (Core Motion outputs: frame, Euler angles,
+    # heading, gravity, user acceleration) per sample; "X filter": the filter
+    # alone with self-calibration off, keeping per sample what VQF's batch
+    # call returns (quaternions, bias, flags): like with like.
+    labels = ['VQF C++'] + [f'{who} {sc}' for who, _ in agents for sc in ('off', 'on', 'filter')]
     print(f'cost per sample, microseconds (median of {args.cost} alternated runs per trial; thread CPU time):')
     print('  agent: ' + ', '.join(f'{who} {a}' for who, a in agents))
-    print('  trial                              ' + ''.join(f'{l:>14}' for l in labels))
+    print('  trial                              ' + ''.join(f'{l:>16}' for l in labels))
     medians = []
     with tempfile.TemporaryDirectory(prefix='vqf-cost-') as tmp:
         out = Path(tmp) / 'out.csv'
+        # Time copies, never the files as the linker wrote them: a freshly
+        # linked binary timed about 13 % slower than a plain copy of the same
+        # bytes (same page faults; docs/benchmarks.md, "Issue 22: the attitude
+        # filter's cost (stop 28)"), which made one build look slower than a
+        # copied baseline.
+        copies = []
+        for who, a in agents:
+            c = Path(tmp) / f'{who}-edge-agent'
+            shutil.copy2(a, c)
+            copies.append((who, c))
+        agents = copies
         for name in names:
             src = data / f'{name}.csv'
             t, gyr, acc, mag = read_input(src)
@@ -540,13 +560,17 @@ def cost(args):
                 runs['VQF C++'].append((time.thread_time() - c0) / len(t) * 1e6)
                 for who, a in agents:
                     for sc in ('off', 'on'):
-                        runs[f'{who} {sc}'].append(fuse_cost(a, src, sc, out))
+                        whole, filter_only = fuse_cost(a, src, sc, out)
+                        runs[f'{who} {sc}'].append(whole)
+                        if sc == 'off':
+                            runs[f'{who} filter'].append(filter_only if filter_only is not None else float('nan'))
             m = {l: float(np.median(v)) for l, v in runs.items()}
             medians.append(m)
-            print(f'  {name:34} ' + ''.join(f'{m[l]:14.3f}' for l in labels), flush=True)
+            print(f'  {name:34} ' + ''.join(f'{m[l]:16.3f}' for l in labels), flush=True)
     mean = {l: sum(m[l] for m in medians) / len(medians) for l in labels}
-    print(f'  {"mean":34} ' + ''.join(f'{mean[l]:14.3f}' for l in labels))
-    print(f'  ratios of the means: agent on / VQF C++ {mean["agent on"] / mean["VQF C++"]:.2f}, '
+    print(f'  {"mean":34} ' + ''.join(f'{mean[l]:16.3f}' for l in labels))
+    print(f'  ratios of the means: agent filter / VQF C++ {mean["agent filter"] / mean["VQF C++"]:.2f} (like with like), '
+          f'agent on / VQF C++ {mean["agent on"] / mean["VQF C++"]:.2f}, '
           f'agent off / VQF C++ {mean["agent off"] / mean["VQF C++"]:.2f}, '
           f'learning share (on - off) {mean["agent on"] - mean["agent off"]:.3f} us'
           + (f'; agent on / baseline on {mean["agent on"] / mean["baseline on"]:.2f}, '

@@ -102,11 +102,12 @@ public struct AttitudeFilter: Sendable {
     /// (the continuous calibration reads the gyroscope's integral between the two).
     @inlinable @inline(__always)
     public mutating func updateAccelAndMag(_ accel: Vector3, mag: Vector3?, dt: Double) {
-        updateAccel(accel, dt: dt)
+        // the 6D attitude after the inclination correction, for the heading's (made once)
+        let q6 = updateAccelGivingQ6(accel, dt: dt)
         state.timeSinceMag += dt
         if let mag {
             let magDt = state.magSamples == 0 ? coefficients.magDt : state.timeSinceMag
-            updateMag(mag, dt: magDt)
+            updateMag(mag, dt: magDt, q6: q6 ?? state.accQuat * state.gyroQuat)
         }
     }
 
@@ -166,8 +167,17 @@ public struct AttitudeFilter: Sendable {
     /// non-finite samples are ignored.
     @inlinable
     public mutating func updateAccel(_ accel: Vector3, dt: Double) {
-        if accel.x == 0 && accel.y == 0 && accel.z == 0 { return }
-        guard (accel.x + accel.y + accel.z).isFinite else { return }
+        _ = updateAccelGivingQ6(accel, dt: dt)
+    }
+
+    /// ``updateAccel(_:dt:)``, returning the 6D attitude `accQuat * gyroQuat`
+    /// it made for the bias estimation (nil when the sample was ignored or
+    /// the bias is not estimated), so that the heading correction need not
+    /// make it again.
+    @inlinable
+    mutating func updateAccelGivingQ6(_ accel: Vector3, dt: Double) -> Quaternion? {
+        if accel.x == 0 && accel.y == 0 && accel.z == 0 { return nil }
+        guard (accel.x + accel.y + accel.z).isFinite else { return nil }
         state.lastAccel = accel
         state.accelSamples &+= 1
         let dt = dt > 0 && dt.isFinite ? dt : coefficients.accelDt
@@ -199,11 +209,12 @@ public struct AttitudeFilter: Sendable {
         let accEarth = state.accQuat.rotate(lp).normalized
 
         // both factors are unit: a first-order renormalisation keeps it so
-        state.accQuat = (Self.inclinationCorrection(accEarth) * state.accQuat).renormalized
+        state.accQuat = Self.inclinationCorrection(accEarth, times: state.accQuat).renormalized
 
-        if settings.motionBiasEstimation || settings.restBiasEstimation {
-            estimateBias(accEarth: accEarth, dt: dt)
-        }
+        guard settings.motionBiasEstimation || settings.restBiasEstimation else { return nil }
+        let q6 = state.accQuat * state.gyroQuat
+        estimateBias(accEarth: accEarth, dt: dt, q6: q6)
+        return q6
     }
 
     /// The inclination correction for a unit `accEarth` (the low-passed
@@ -219,14 +230,38 @@ public struct AttitudeFilter: Sendable {
         return Quaternion(w: 0, x: 1, y: 0, z: 0)  // accEarth ≈ (0,0,-1): 180° about X
     }
 
+    /// `inclinationCorrection(accEarth) * q` without the products with the
+    /// correction's zero z component (the same result: those terms are 0).
+    @inlinable @inline(__always)
+    static func inclinationCorrection(_ accEarth: Vector3, times q: Quaternion) -> Quaternion {
+        let a = inclinationCorrection(accEarth)
+        return Quaternion(w: a.w * q.w - a.x * q.x - a.y * q.y,
+                          x: a.w * q.x + a.x * q.w + a.y * q.z,
+                          y: a.w * q.y - a.x * q.z + a.y * q.w,
+                          z: a.w * q.z + a.x * q.y - a.y * q.x)
+    }
+
     /// Gyroscope-bias estimation: a 3-state Kalman filter whose measurement is
     /// either the low-passed gyroscope at rest or, in motion, the inclination
     /// correction rate seen through the low-passed rotation matrix
     /// (VQF `updateAcc`, bias-estimation block).
     @inlinable
     mutating func estimateBias(accEarth: Vector3, dt: Double) {
+        estimateBias(accEarth: accEarth, dt: dt, q6: state.accQuat * state.gyroQuat)
+    }
+
+    /// The same, given the 6D attitude `q6` (`accQuat * gyroQuat`, which
+    /// the caller has already made).
+    ///
+    /// Cost (issue 22): `P` and `S` are symmetric, so the Kalman step works
+    /// on their six distinct elements (`S`, its inverse and the update of
+    /// `P` are computed once per pair and mirrored); at rest `R` is the
+    /// identity and `R P` is `P` itself. The same equations as VQF's, in
+    /// another order: the results differ from a full 3×3 evaluation by
+    /// rounding only (`bench/vqf-compare.py` bounds that).
+    @inlinable
+    mutating func estimateBias(accEarth: Vector3, dt: Double, q6: Quaternion) {
         let c = coefficients
-        let q6 = state.accQuat * state.gyroQuat
         var r = q6.rotationMatrix
         let b = state.bias
         // R * bias, x and y only
@@ -234,47 +269,73 @@ public struct AttitudeFilter: Sendable {
         r = state.motionBiasR.step(r, c.accLp, tau: settings.tauAcc, dt: dt)
         biasLp = state.motionBiasLp.step(biasLp, c.accLp, tau: settings.tauAcc, dt: dt)
 
-        var e: Vector3
-        var w: Vector3
-        if state.restDetected && settings.restBiasEstimation {
-            e = state.restGyroLp.output - b
-            r = .identity
-            w = Vector3(repeating: c.biasRestW)
-        } else if settings.motionBiasEstimation {
-            let invDt = 1 / dt
-            e = Vector3(-accEarth.y * invDt + biasLp.x - r.r0.dot(b),
-                        accEarth.x * invDt + biasLp.y - r.r1.dot(b),
-                        -r.r2.dot(b))
-            w = Vector3(c.biasMotionW, c.biasMotionW, c.biasVerticalW)
-        } else {
-            e = .zero
-            w = Vector3(repeating: -1)
-        }
-
         // P = P + V (also without a measurement)
         if state.biasP.r0.x < c.biasP0 { state.biasP.r0.x += c.biasV }
         if state.biasP.r1.y < c.biasP0 { state.biasP.r1.y += c.biasV }
         if state.biasP.r2.z < c.biasP0 { state.biasP.r2.z += c.biasV }
-        guard w.x >= 0 else { return }
+        let p = state.biasP
+
+        // measurement e, its noise w, and A = R P (rows a0, a1, a2)
+        var e0: Double, e1: Double, e2: Double
+        let w0: Double, w1: Double, w2: Double
+        let a0: Vector3, a1: Vector3, a2: Vector3
+        let s00: Double, s01: Double, s02: Double, s11: Double, s12: Double, s22: Double
+        if state.restDetected && settings.restBiasEstimation {
+            let d = state.restGyroLp.output - b
+            e0 = d.x; e1 = d.y; e2 = d.z
+            w0 = c.biasRestW; w1 = c.biasRestW; w2 = c.biasRestW
+            // R is the identity: A = P, S = P + W
+            a0 = p.r0; a1 = p.r1; a2 = p.r2
+            s00 = p.r0.x + w0; s01 = p.r0.y; s02 = p.r0.z
+            s11 = p.r1.y + w1; s12 = p.r1.z; s22 = p.r2.z + w2
+        } else if settings.motionBiasEstimation {
+            let invDt = 1 / dt
+            e0 = -accEarth.y * invDt + biasLp.x - r.r0.dot(b)
+            e1 = accEarth.x * invDt + biasLp.y - r.r1.dot(b)
+            e2 = -r.r2.dot(b)
+            w0 = c.biasMotionW; w1 = c.biasMotionW; w2 = c.biasVerticalW
+            a0 = r.r0.x * p.r0 + r.r0.y * p.r1 + r.r0.z * p.r2
+            a1 = r.r1.x * p.r0 + r.r1.y * p.r1 + r.r1.z * p.r2
+            a2 = r.r2.x * p.r0 + r.r2.y * p.r1 + r.r2.z * p.r2
+            // S symmetric: its upper triangle
+            s00 = a0.dot(r.r0) + w0; s01 = a0.dot(r.r1); s02 = a0.dot(r.r2)
+            s11 = a1.dot(r.r1) + w1; s12 = a1.dot(r.r2); s22 = a2.dot(r.r2) + w2
+        } else {
+            return
+        }
 
         // clip the disagreement (also limits the harm of the first correction step)
-        e = e.clamped(lowerBound: Vector3(repeating: -c.biasClip), upperBound: Vector3(repeating: c.biasClip))
+        let clip = c.biasClip
+        e0 = min(max(e0, -clip), clip); e1 = min(max(e1, -clip), clip); e2 = min(max(e2, -clip), clip)
 
         // With A = R P (P symmetric, so P Rᵀ = Aᵀ):
         //   S = W + R P Rᵀ = W + A Rᵀ,  K = P Rᵀ S⁻¹ = Aᵀ S⁻¹,
         //   bias += K e = Aᵀ (S⁻¹ e),   P −= K R P = Aᵀ (S⁻¹ A)
-        let a = r * state.biasP
-        var s = Matrix3(Vector3(a.r0.dot(r.r0), a.r0.dot(r.r1), a.r0.dot(r.r2)),
-                        Vector3(a.r1.dot(r.r0), a.r1.dot(r.r1), a.r1.dot(r.r2)),
-                        Vector3(a.r2.dot(r.r0), a.r2.dot(r.r1), a.r2.dot(r.r2)))
-        s.r0.x += w.x; s.r1.y += w.y; s.r2.z += w.z
-        guard let sInv = s.inverse else { return }
-        let u = sInv * e
-        state.bias = b + (u.x * a.r0 + u.y * a.r1 + u.z * a.r2)
-        let sa = sInv * a
-        state.biasP = state.biasP - a.transposed * sa
-        state.bias = state.bias.clamped(lowerBound: Vector3(repeating: -c.biasClip),
-                                        upperBound: Vector3(repeating: c.biasClip))
+        // S⁻¹ by cofactors (symmetric), nil when |det| ≤ epsilon (VQF's `matrix3Inv`)
+        let c00 = s11 * s22 - s12 * s12, c01 = s02 * s12 - s01 * s22, c02 = s01 * s12 - s02 * s11
+        let det = s00 * c00 + s01 * c01 + s02 * c02
+        guard abs(det) > Double.ulpOfOne else { return }
+        let k = 1 / det
+        let i00 = k * c00, i01 = k * c01, i02 = k * c02
+        let i11 = k * (s00 * s22 - s02 * s02), i12 = k * (s01 * s02 - s00 * s12), i22 = k * (s00 * s11 - s01 * s01)
+        // u = S⁻¹ e; bias += Aᵀ u
+        let u0 = i00 * e0 + i01 * e1 + i02 * e2
+        let u1 = i01 * e0 + i11 * e1 + i12 * e2
+        let u2 = i02 * e0 + i12 * e1 + i22 * e2
+        var nb = b + (u0 * a0 + u1 * a1 + u2 * a2)
+        // G = S⁻¹ A (rows g0, g1, g2); P −= Aᵀ G, symmetric: its upper triangle, mirrored
+        let g0 = i00 * a0 + i01 * a1 + i02 * a2
+        let g1 = i01 * a0 + i11 * a1 + i12 * a2
+        let g2 = i02 * a0 + i12 * a1 + i22 * a2
+        // column j of Aᵀ G is Σ_k a_k[j] g_k: row 0 of Aᵀ G = a0.x g0 + a1.x g1 + a2.x g2, …
+        let d0 = a0.x * g0 + a1.x * g1 + a2.x * g2
+        let d1 = a0.y * g0 + a1.y * g1 + a2.y * g2
+        let d22 = a0.z * g0.z + a1.z * g1.z + a2.z * g2.z
+        let p00 = p.r0.x - d0.x, p01 = p.r0.y - d0.y, p02 = p.r0.z - d0.z
+        let p11 = p.r1.y - d1.y, p12 = p.r1.z - d1.z, p22 = p.r2.z - d22
+        state.biasP = Matrix3(Vector3(p00, p01, p02), Vector3(p01, p11, p12), Vector3(p02, p12, p22))
+        nb.x = min(max(nb.x, -clip), clip); nb.y = min(max(nb.y, -clip), clip); nb.z = min(max(nb.z, -clip), clip)
+        state.bias = nb
     }
 
     // MARK: - magnetometer
@@ -284,6 +345,13 @@ public struct AttitudeFilter: Sendable {
     /// previous magnetometer sample. All-zero and non-finite samples are ignored.
     @inlinable
     public mutating func updateMag(_ rawMag: Vector3, dt: Double) {
+        updateMag(rawMag, dt: dt, q6: state.accQuat * state.gyroQuat)
+    }
+
+    /// ``updateMag(_:dt:)`` given the current 6D attitude `q6`
+    /// (`accQuat * gyroQuat`).
+    @inlinable
+    mutating func updateMag(_ rawMag: Vector3, dt: Double, q6: Quaternion) {
         if rawMag.x == 0 && rawMag.y == 0 && rawMag.z == 0 { return }
         guard (rawMag.x + rawMag.y + rawMag.z).isFinite else { return }
         let mag = coefficients.calibrated ? coefficients.softIron * (rawMag - coefficients.hardIron) : rawMag
@@ -297,7 +365,6 @@ public struct AttitudeFilter: Sendable {
         let c = coefficients
 
         // into the 6D earth frame
-        let q6 = state.accQuat * state.gyroQuat
         let magEarth = q6.rotate(mag)
 
         if settings.magneticDisturbanceRejection {
@@ -345,9 +412,12 @@ public struct AttitudeFilter: Sendable {
             }
         }
 
-        // heading disagreement in [-π, π]
-        var dis = mathAtan2(magEarth.x, magEarth.y) - state.delta
-        if dis > .pi { dis -= 2 * .pi } else if dis < -.pi { dis += 2 * .pi }
+        // heading disagreement in [-π, π]: the field's heading atan2(x, y)
+        // less delta, as the heading of the field turned back by delta
+        // (cos and sin of delta from those of delta/2, kept with it)
+        let cd = state.deltaCos * state.deltaCos - state.deltaSin * state.deltaSin
+        let sd = 2 * state.deltaCos * state.deltaSin
+        let dis = Self.heading(x: magEarth.x * cd - magEarth.y * sd, y: magEarth.y * cd + magEarth.x * sd)
         state.lastMagDisagreement = dis
 
         var k = c.kMag
@@ -401,6 +471,21 @@ public struct AttitudeFilter: Sendable {
             state.hasHeadingReference = true
             state.correctedFrameOffset = state.delta
         }
+    }
+
+    /// `atan2(x, y)`, rad: the heading of (x, y) from +y towards +x. Near
+    /// +y (|x| ≤ y/8, the disagreement of a converged heading) the series
+    /// of atan(x/y) to the 19th power (truncation below 2⁻⁵⁹ relative,
+    /// within 1 ulp of libm), a tenth of `atan2`'s cost; `atan2` elsewhere.
+    @inlinable @inline(__always)
+    static func heading(x: Double, y: Double) -> Double {
+        guard y > 0, abs(x) <= 0.125 * y else { return mathAtan2(x, y) }
+        let z = x / y, z2 = z * z
+        var p = -1.0 / 19
+        p = 1.0 / 17 + z2 * p; p = -1.0 / 15 + z2 * p; p = 1.0 / 13 + z2 * p
+        p = -1.0 / 11 + z2 * p; p = 1.0 / 9 + z2 * p; p = -1.0 / 7 + z2 * p
+        p = 1.0 / 5 + z2 * p; p = -1.0 / 3 + z2 * p
+        return z + z * (z2 * p)
     }
 
     // MARK: - outputs of the filter core

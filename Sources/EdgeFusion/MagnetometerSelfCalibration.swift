@@ -251,7 +251,8 @@ public struct MagnetometerSelfCalibration: Sendable {
     /// field comes, not integrated a second time per sample.
     @inlinable @inline(__always)
     public mutating func update(field y: Vector3, turn: Quaternion) {
-        guard (y.x + y.y + y.z).isFinite, y != .zero else { return }
+        // (component by component: `y != .zero` compiled to a loop over the lanes, per sample)
+        guard (y.x + y.y + y.z).isFinite, y.x != 0 || y.y != 0 || y.z != 0 else { return }
         // w of keyTurn⁻¹·turn: cos of half the angle turned since the key
         let k = state.keyTurn
         let w = k.w * turn.w + k.x * turn.x + k.y * turn.y + k.z * turn.z

@@ -216,6 +216,7 @@ func temporaryPath(_ name: String) -> String {
         #expect(status == 0)
         #expect(err.isEmpty)
         #expect(out.contains("samples=3") && out.contains("mag_samples=1") && out.contains("fusion_time_s="))
+        #expect(out.contains("filter_time_per_sample_us="), "the like-for-like pass for bench/vqf-compare.py")
         let lines = try String(contentsOfFile: o, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4)
         #expect(lines[0].hasPrefix("t,qw,qx,qy,qz,"))

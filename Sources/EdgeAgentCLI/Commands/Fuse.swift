@@ -115,7 +115,12 @@ public enum FuseCommand: Subcommand {
       --stats                 print samples processed and fusion_time_s=SECONDS:
                               CPU time of all per-sample work (filter updates,
                               frame conversion, derived outputs), without file
-                              I/O and start-up; fusion_wall_s is the wall time
+                              I/O and start-up; fusion_wall_s is the wall time.
+                              Without --offline also filter_time_per_sample_us:
+                              a second pass timing the filter alone (updates,
+                              its 6D and 9D quaternions, bias and flags kept
+                              per sample: what VQF's batch call computes), for
+                              comparing like with like (bench/vqf-compare.py)
 
     Example:
       edge-agent fuse --input walk.csv --output walk.fused.csv --stats
@@ -222,6 +227,10 @@ public enum FuseCommand: Subcommand {
             console.print("fusion_wall_s=\(wall)")
             console.print("fusion_time_s=\(elapsed)")
             if n > 0 { console.print("fusion_time_per_sample_us=\(elapsed / Double(n) * 1e6)") }
+            if n > 0 && !offline {
+                let filterOnly = filterOnlySeconds(recording, settings: settings, learning: learningSettings, useMag: useMag)
+                console.print("filter_time_per_sample_us=\(filterOnly / Double(n) * 1e6)")
+            }
         }
         return 0
     }
@@ -262,6 +271,27 @@ public enum FuseCommand: Subcommand {
     /// updates, frame conversion and the derived Core Motion outputs.
     static func fuse(_ r: Recording, settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings = .init(),
                      useMag: Bool, frame: ReferenceFrame, into rows: inout [FusedRow]) {
+        rows.withUnsafeMutableBufferPointer { out in
+            replay(r, settings: settings, learning: learningSettings, useMag: useMag) { i, filter, learning in
+                let motion = filter.deviceMotion(in: frame)
+                let a = motion.attitude
+                out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
+                                  gravity: motion.gravity, userAcceleration: motion.userAcceleration,
+                                  rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
+                                  accuracy: Int8(learning.accuracy(guided: motion.magneticField.accuracy,
+                                                                   fieldSeen: filter.state.magSamples > 0).rawValue))
+            }
+        }
+    }
+
+    /// Steps the learning and the filter through every row of `r` and calls
+    /// `each(i, filter, learning)` after row i: the field of a row (none
+    /// where the row has none, or all zero) goes through the guided
+    /// calibration first when there is one. Both of `fuse`'s passes (the
+    /// Core Motion rows and the filter alone) run through this one loop.
+    @inline(__always)
+    static func replay(_ r: Recording, settings: AttitudeFilter.Settings, learning learningSettings: MagnetometerSelfCalibration.Settings,
+                       useMag: Bool, _ each: (Int, inout AttitudeFilter, inout MagneticFieldLearning) -> Void) {
         let n = r.count
         guard n > 0 else { return }
         // with the continuous calibration the guided one is applied first,
@@ -273,7 +303,6 @@ public enum FuseCommand: Subcommand {
         r.gyro.withUnsafeBufferPointer { gyro in
         r.accel.withUnsafeBufferPointer { accel in
         r.mag.withUnsafeBufferPointer { mag in
-        rows.withUnsafeMutableBufferPointer { out in
             // local to the closure: a variable it captured would be copied
             // (kilobytes) around every call that reads it
             var filter = AttitudeFilter(settings: filterSettings, sampleInterval: r.nominalInterval)
@@ -288,15 +317,32 @@ public enum FuseCommand: Subcommand {
                 let m = mag[i]
                 let hasMag = useMag && !(m.x == 0 && m.y == 0 && m.z == 0) && !m.x.isNaN
                 learning.update(&filter, gyro: gyro[i], accel: accel[i], mag: hasMag ? hasGuided ? g.apply(m) : m : nil, dt: dt)
-                let motion = filter.deviceMotion(in: frame)
-                let a = motion.attitude
-                out[i] = FusedRow(q: a.quaternion, roll: a.roll, pitch: a.pitch, yaw: a.yaw, heading: motion.heading,
-                                  gravity: motion.gravity, userAcceleration: motion.userAcceleration,
-                                  rotationRate: motion.rotationRate, magneticField: motion.magneticField.field,
-                                  accuracy: Int8(learning.accuracy(guided: motion.magneticField.accuracy,
-                                                                   fieldSeen: filter.state.magSamples > 0).rawValue))
+                each(i, &filter, &learning)
             }
-        }}}}}
+        }}}}
+    }
+
+    /// Thread CPU seconds of the filter alone over `r`: the same updates as
+    /// ``fuse(_:settings:learning:useMag:frame:into:)`` (learning included
+    /// when on), keeping per sample what VQF's `updateBatch` returns (6D and
+    /// 9D quaternions, gyroscope bias and its uncertainty, the rest and
+    /// disturbance flags) instead of the Core Motion row. For `--stats` only.
+    static func filterOnlySeconds(_ r: Recording, settings: AttitudeFilter.Settings,
+                                  learning learningSettings: MagnetometerSelfCalibration.Settings, useMag: Bool) -> Double {
+        struct Kept { var q6 = Quaternion.identity, q9 = Quaternion.identity, bias = Vector3.zero, sigma = 0.0, rest = false, disturbed = false }
+        var kept = [Kept](repeating: Kept(), count: r.count)
+        let start = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
+        kept.withUnsafeMutableBufferPointer { out in
+            replay(r, settings: settings, learning: learningSettings, useMag: useMag) { i, filter, _ in
+                out[i] = Kept(q6: filter.quaternion6D, q9: filter.quaternion9D, bias: filter.gyroBias,
+                              sigma: filter.gyroBiasUncertainty, rest: filter.isAtRest, disturbed: filter.isMagneticallyDisturbed)
+            }
+        }
+        let elapsed = clockSeconds(CLOCK_THREAD_CPUTIME_ID) - start
+        // Read what was kept, so no store is dead.
+        var check = 0.0
+        for k in kept { check += k.q9.w + k.q6.w + k.bias.x + k.sigma + (k.rest ? 1 : 0) + (k.disturbed ? 1 : 0) }
+        return check.isNaN ? .nan : elapsed
     }
 
     /// `--offline`: the smoother over the whole recording, then the Core
