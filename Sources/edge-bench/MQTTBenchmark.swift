@@ -64,6 +64,8 @@ enum MQTTBenchmark {
                          with --static-swift-stdlib as the README builds it:
                            swift build -c release --static-swift-stdlib --scratch-path .build/static --product edge-mqtt
                            edge-bench mqtt --bridge .build/static/release/edge-mqtt
+                         (12-13 MB; the small static link of docs/mqtt.md,
+                         "The small static build", holds 9-9.5 MB)
                          Several, comma-separated, each NAME=PATH or PATH:
                          parts 1 and 2 run for each in turn, in the same run
                          (before/after comparisons); parts 3 and 4 use the first.

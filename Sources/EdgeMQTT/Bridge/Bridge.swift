@@ -90,6 +90,9 @@ public final class Bridge: Sendable {
         var notDelivering: Bool { silent || agentLive.unresponsive }
     }
     private let state: Locked<State>
+    /// ``TopicPlan/data(_:)`` of every stream, by ``StreamName/index`` (made
+    /// once, not per message).
+    private let dataTopics: [String]
     /// Set once by ``attach(_:)``; used to ask for the device list again.
     private let feedBox = Locked<(any SampleFeed)?>(nil)
 
@@ -98,6 +101,9 @@ public final class Bridge: Sendable {
         self.config = config
         self.liveness = liveness
         plan = TopicPlan(prefix: config.topics.prefix, node: node, discoveryPrefix: config.topics.discoveryPrefix)
+        var topics = [String](repeating: "", count: StreamName.count)
+        for stream in StreamName.allCases { topics[stream.index] = plan.data(stream) }
+        dataTopics = topics
         self.queue = queue
         self.retained = retained
         self.log = log
@@ -308,7 +314,7 @@ public final class Bridge: Sendable {
             MessageEncoder.sample(sample, into: &w)
             var payload = w.bytes
             if payload.last == UInt8(ascii: "\n") { payload.removeLast() }
-            queue.push(OutboundMessage(topic: plan.data(stream), payload: payload, qos: config.qos.data, retain: false,
+            queue.push(OutboundMessage(topic: dataTopics[stream.index], payload: payload, qos: config.qos.data, retain: false,
                                        group: .data, stream: stream, captureNs: t))
         }
         if due.scalars {

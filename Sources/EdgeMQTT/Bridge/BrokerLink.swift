@@ -142,6 +142,11 @@ private final class Runner {
     var refusal: Int32?
     var homeAssistantBirths = 0
     var sent: [TopicGroup: Int] = [:]
+    /// The sum of `sent`.
+    var totalSent = 0
+    /// Published since the summary last said how many (it is updated
+    /// once per flush, not per message).
+    var sentSinceSummary = false
     var acknowledged = 0
     var refusedCount = 0
     var refusals: [String: Int32] = [:]
@@ -234,8 +239,25 @@ private final class Runner {
                 timeout = 0
                 ringTurn = true
             }
+            let signalled = wakeup.controlValue != controlSeen
             controlSeen = wakeup.controlValue
-            let result = session.service(timeoutMs: timeout, extraFD: extras)
+            // Woken by a delivery with nothing awaited from the broker (no
+            // acknowledgement in flight, nothing unwritten) and the sockets
+            // looked at less than `ringPollEveryNs` ago: the turn publishes
+            // the batch without polling them (one poll(2) per
+            // `ringPollEveryNs`, not one per delivery). Their news (a
+            // status request, the agent's events, a broken connection)
+            // waits at most that long; a signal (stop, a request from
+            // another thread) polls at once.
+            let result: MosquittoSession.ServiceResult
+            let turnNs = monotonicNowNs()
+            if ringTurn && !signalled && inflight.isEmpty && !session.wantsWrite
+                && turnNs &- lastPollNs < Self.ringPollEveryNs, case .connected = phase {
+                result = session.serviceWithoutPolling()
+            } else {
+                lastPollNs = turnNs
+                result = session.service(timeoutMs: timeout, extraFD: extras)
+            }
             if result.readable[0] { bridge.queue.wakeup.drain() }
             if result.readable[1] { link.statusServer?.serve(statusJSON()) }
             afterService(result.failure)
@@ -261,6 +283,11 @@ private final class Runner {
     /// The longest a thread sleeping on the agent's rings leaves its sockets
     /// unread when no delivery comes (a stalled agent, streams at 1 Hz).
     static let ringSocketCheckMs: Int32 = 200
+    /// On the agent's rings, how often the sockets are polled while
+    /// deliveries come (more often when the broker owes an answer), ns.
+    static let ringPollEveryNs: UInt64 = 50_000_000
+    /// When the sockets were last polled (CLOCK_MONOTONIC ns).
+    var lastPollNs: UInt64 = 0
 
     func timeoutMs(_ now: UInt64) -> Int32 {
         var until = now + 1_000_000_000
@@ -285,6 +312,8 @@ private final class Runner {
         attemptsSinceConnected += 1
         refusal = nil
         pendingDisconnect = nil
+        // libmosquitto's log says why a connection fails (TLS above all).
+        session.forwardsLog = true
         do {
             try session.startConnect()
             phase = .connecting(deadlineNs: now + UInt64(bridge.config.broker.connectTimeoutS * 1e9))
@@ -344,6 +373,11 @@ private final class Runner {
         let reconnect = connections > 0
         connections += 1
         phase = .connected(sinceNs: now)
+        // Connected without TLS, libmosquitto's log would only cost a
+        // formatted line per packet (MosquittoSession.forwardsLog); with TLS
+        // it says why a connection ends (OpenSSL's errors), and --verbose
+        // wants it.
+        if session.settings.tls == nil && !log.isVerbose { session.forwardsLog = false }
         backoff.reset()
         publishedGeneration = [:]
         inflight = [:]
@@ -399,6 +433,15 @@ private final class Runner {
     func flush(_ now: UInt64) {
         guard !stopping else { return }
         let storeGeneration = bridge.retained.generation
+        // A batch (an agent delivery's samples, a sample's scalar topics,
+        // the retained state) leaves in one TCP segment, not one per
+        // message: one trip through the kernel's TCP and one wake-up of the
+        // broker for it.
+        let corked = (bridge.queue.queued >= 2 || flushedGeneration != storeGeneration) && session.cork()
+        defer {
+            if corked { session.uncork() }
+            if sentSinceSummary { sentSinceSummary = false; updateSummary { s in s.published = totalSent } }
+        }
         if flushedGeneration != storeGeneration {
             for (entry, generation) in bridge.retained.pending(published: publishedGeneration, statusTopic: plan.status) {
                 if inflight.count >= link.maxInflight || session.wantsWrite { return }
@@ -435,8 +478,8 @@ private final class Runner {
             if group == .data { byStream[stream, default: StreamCounts()].json += 1 }
             if group == .scalars { byStream[stream, default: StreamCounts()].scalars += 1 }
         }
-        let total = sent.values.reduce(0, +)
-        updateSummary { s in s.published = total }
+        totalSent += 1
+        sentSinceSummary = true
     }
 
     func periodic(_ now: UInt64) {
@@ -464,7 +507,7 @@ private final class Runner {
         w.key("version"); w.string(EdgeMQTTInfo.version)
         w.key("uptime_s"); w.int(link.uptimeNs / 1_000_000_000)
         w.key("broker_connections"); w.int(connections)
-        w.key("published"); w.int(sent.values.reduce(0, +))
+        w.key("published"); w.int(totalSent)
         w.key("acknowledged"); w.int(acknowledged)
         w.key("refused"); w.int(refusedCount)
         w.key("dropped"); w.int(q.dropped)

@@ -173,12 +173,32 @@ public final class MosquittoSession {
             if let granted { for i in 0..<Int(count) { list.append(granted[i]) } }
             MosquittoSession.from(obj).callbacks.subscribed(mid, list)
         }
+        setLogCallback(true)
+    }
+
+    private func setLogCallback(_ on: Bool) {
+        guard on else {
+            mosquitto_log_callback_set(mosq, nil)
+            return
+        }
         mosquitto_log_callback_set(mosq) { _, obj, level, text in
             let s = MosquittoSession.from(obj)
             let line = text.map { String(cString: $0) } ?? ""
             if level == Int32(MOSQ_LOG_ERR) { s.lastLoggedError = line }
             s.callbacks.log(level, line)
         }
+    }
+
+    /// Whether libmosquitto's log lines reach ``MosquittoCallbacks/log`` and
+    /// ``lastLoggedError`` (on from the start). While a log callback is set,
+    /// libmosquitto 2.0.11 formats every line it logs, debug ones included,
+    /// before the callback can look at the level (lib/logging_mosq.c,
+    /// `log__printf`: a buffer of strlen(format) + 500 bytes malloc'd and
+    /// filled by vsnprintf): a "sending PUBLISH" line per message, about as
+    /// much work as the publish itself. Off, no line is formatted (nor
+    /// reported: errors then come from return codes alone).
+    public var forwardsLog = true {
+        didSet { if forwardsLog != oldValue { setLogCallback(forwardsLog) } }
     }
 
     private static func from(_ obj: UnsafeMutableRawPointer?) -> MosquittoSession {
@@ -233,34 +253,44 @@ public final class MosquittoSession {
     /// What one turn of ``service(timeoutMs:extraFD:)`` found.
     public struct ServiceResult {
         /// Which of the extra descriptors were readable, in order.
-        public var readable: [Bool] = []
+        public var readable = Readable()
         /// libmosquitto reported an error on the socket (the connection is gone).
         public var failure: MQTTError?
     }
 
-    /// Waits at most `timeoutMs` for the broker's socket (and `extraFD`),
-    /// then lets libmosquitto read, write and keep the connection alive
-    /// (keepalive pings, retries). Callbacks run in here.
+    /// Which of at most 64 extra descriptors were readable (a bit each: the
+    /// loop turns 50-100 times a second and allocates nothing per turn).
+    public struct Readable: Equatable {
+        var bits: UInt64 = 0
+        public subscript(_ i: Int) -> Bool { i < 64 && bits & (1 << UInt64(i)) != 0 }
+    }
+
+    /// Waits at most `timeoutMs` for the broker's socket (and `extraFD`, at
+    /// most 64), then lets libmosquitto read, write and keep the connection
+    /// alive (keepalive pings, retries). Callbacks run in here.
     public func service(timeoutMs: Int32, extraFD: [Int32] = []) -> ServiceResult {
+        precondition(extraFD.count <= 64, "at most 64 extra descriptors")
         var result = ServiceResult()
-        result.readable = Array(repeating: false, count: extraFD.count)
         let sock = mosquitto_socket(mosq)
-        var fds: [pollfd] = extraFD.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let count = extraFD.count + (sock >= 0 ? 1 : 0)
+        if pollFDs.count < count { pollFDs = Array(repeating: pollfd(), count: count) }
+        for (i, fd) in extraFD.enumerated() { pollFDs[i] = pollfd(fd: fd, events: Int16(POLLIN), revents: 0) }
         if sock >= 0 {
             var events = Int16(POLLIN)
             if mosquitto_want_write(mosq) { events |= Int16(POLLOUT) }
-            fds.append(pollfd(fd: sock, events: events, revents: 0))
+            pollFDs[extraFD.count] = pollfd(fd: sock, events: events, revents: 0)
         }
-        let r = poll(&fds, nfds_t(fds.count), timeoutMs)
+        let r = pollFDs.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeoutMs) }
         if r > 0 {
-            result.readable = fds.prefix(extraFD.count).map { $0.revents != 0 }
-            if sock >= 0, let p = fds.last {
-                if p.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            for i in extraFD.indices where pollFDs[i].revents != 0 { result.readable.bits |= 1 << UInt64(i) }
+            if sock >= 0 {
+                let revents = pollFDs[extraFD.count].revents
+                if revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                     errno = 0
                     let rc = mosquitto_loop_read(mosq, 1)
                     if rc != code(MOSQ_ERR_SUCCESS) { result.failure = loopFailure(rc) }
                 }
-                if result.failure == nil, p.revents & Int16(POLLOUT) != 0, mosquitto_socket(mosq) >= 0 {
+                if result.failure == nil, revents & Int16(POLLOUT) != 0, mosquitto_socket(mosq) >= 0 {
                     errno = 0
                     let rc = mosquitto_loop_write(mosq, 1)
                     if rc != code(MOSQ_ERR_SUCCESS) { result.failure = loopFailure(rc) }
@@ -275,6 +305,21 @@ public final class MosquittoSession {
         }
         return result
     }
+    /// The part of ``service(timeoutMs:extraFD:)`` that needs no poll(2):
+    /// libmosquitto's keepalive and retries (`mosquitto_loop_misc`), for a
+    /// turn that does not look at the socket (nothing is waiting to be
+    /// written, and what the broker sent can wait for the next poll).
+    public func serviceWithoutPolling() -> ServiceResult {
+        var result = ServiceResult()
+        if mosquitto_socket(mosq) >= 0 {
+            let rc = mosquitto_loop_misc(mosq)
+            if rc != code(MOSQ_ERR_SUCCESS) && rc != code(MOSQ_ERR_NO_CONN) { result.failure = loopFailure(rc) }
+        }
+        return result
+    }
+
+    /// ``service(timeoutMs:extraFD:)``'s poll set, kept between turns.
+    private var pollFDs: [pollfd] = []
 
     private func loopFailure(_ rc: Int32) -> MQTTError {
         if rc == code(MOSQ_ERR_CONN_LOST) || rc == code(MOSQ_ERR_KEEPALIVE) || rc == code(MOSQ_ERR_NO_CONN) {
@@ -297,6 +342,34 @@ public final class MosquittoSession {
         }
         return rc == code(MOSQ_ERR_SUCCESS) ? .success(mid) : .failure(MosquittoCode(rc))
     }
+
+    // MARK: - batches
+
+    /// Holds what is written to the broker's socket from now on in the
+    /// kernel until ``uncork()``, so that a batch of publishes leaves in one
+    /// TCP segment (TCP_CORK, tcp(7)) where the session's TCP_NODELAY
+    /// (for messages that come alone) sends one per publish. False when
+    /// there is no connection or the socket refuses (nothing to undo then).
+    public func cork() -> Bool {
+        let sock = mosquitto_socket(mosq)
+        guard sock >= 0 else { return false }
+        var on: Int32 = 1
+        guard setsockopt(sock, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else { return false }
+        corkedSocket = sock
+        return true
+    }
+
+    /// Sends what ``cork()`` held (at once: TCP_NODELAY stays set).
+    public func uncork() {
+        guard corkedSocket >= 0 else { return }
+        defer { corkedSocket = -1 }
+        // The connection may have ended (and the descriptor been closed)
+        // during the batch: nothing is held then.
+        guard mosquitto_socket(mosq) == corkedSocket else { return }
+        var off: Int32 = 0
+        _ = setsockopt(corkedSocket, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
+    }
+    private var corkedSocket: Int32 = -1
 
     /// Subscribes to `filter`; SUBACK arrives through ``MosquittoCallbacks/subscribed``.
     @discardableResult

@@ -163,6 +163,9 @@ public final class OutboundQueue: Sendable {
         }
     }
 
+    /// Messages waiting now.
+    public var queued: Int { state.withLock { $0.count } }
+
     public struct Counts: Sendable, Hashable {
         /// Messages waiting.
         public var queued: Int
