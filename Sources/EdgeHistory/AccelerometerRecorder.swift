@@ -64,7 +64,7 @@ public final class AccelerometerRecorder: @unchecked Sendable {
     /// Tests pass their own.
     public init(store: AccelerometerStore, flushSeconds: Double = 2, maxPending: Int = 100_000,
                 nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs,
-                clockOffsetNs: @escaping @Sendable () -> Int64 = { HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs() })
+                clockOffsetNs: @escaping @Sendable () -> Int64 = realtimeMinusMonotonicNs)
         throws(HistoryError)
     {
         self.flushSeconds = flushSeconds; self.maxPending = maxPending

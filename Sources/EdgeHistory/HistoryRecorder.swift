@@ -95,7 +95,7 @@ public final class HistoryRecorder: @unchecked Sendable {
     /// `clockOffsetNs`: CLOCK_REALTIME − CLOCK_MONOTONIC (tests pass their own).
     public init(history: FitnessHistory, flushSeconds: Double = 2, maxPending: Int = 100_000,
                 nowUnixNs: @escaping @Sendable () -> Int64 = HistoryRecorder.realtimeNs,
-                clockOffsetNs: @escaping @Sendable () -> Int64 = { HistoryRecorder.realtimeNs() - HistoryRecorder.monotonicNs() }) {
+                clockOffsetNs: @escaping @Sendable () -> Int64 = realtimeMinusMonotonicNs) {
         self.history = history; self.flushSeconds = flushSeconds; self.maxPending = maxPending
         self.nowUnixNs = nowUnixNs
         self.clockOffsetNs = clockOffsetNs
