@@ -73,7 +73,11 @@ import EdgeProtocol
     }
 
     /// Soft reset (polling its 2 ms start-up on the clock) + calibration +
-    /// configure + read back.
+    /// configure + read back. The first read is timed from the clock after
+    /// all that, not from `now` (the tick's): those transfers take bus time
+    /// (more on a slow bus or a loaded machine), and a read timed from the
+    /// tick could come before the first conversion and find the reset
+    /// value 0x80000, which says the chip was reset (BarometerReinitialiseTests).
     mutating func reinitialise(now: UInt64) -> DriverError? {
         let c = effectiveConfiguration
         var d = driver
@@ -83,7 +87,7 @@ import EdgeProtocol
             try d.verifyConfiguration()
         }
         driver = d
-        if error == nil { variant = v; resume(now: now) }
+        if error == nil { variant = v; resume(now: max(now, driver.clock.nowNanoseconds)) }
         return error
     }
 
@@ -149,8 +153,10 @@ import EdgeProtocol
         var d = driver
         _ = attempt { () throws(DriverError) in try d.configure(c) }
         driver = d
-        nextRead = now &+ nanoseconds(seconds: c.maximumMeasurementMilliseconds / 1e3)
-        health.watch(from: now)
+        // From the write, as after a re-initialisation.
+        let written = max(now, driver.clock.nowNanoseconds)
+        nextRead = written &+ nanoseconds(seconds: c.maximumMeasurementMilliseconds / 1e3)
+        health.watch(from: written)
         return true
     }
 }
