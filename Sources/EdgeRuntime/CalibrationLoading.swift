@@ -148,7 +148,7 @@ package extension CalibrationLoader {
     /// The calibration files of a run, in the order they are tried for each
     /// chip: the configuration's `calibration_file`, then the board
     /// profile's (each path already resolved next to its file).
-    package struct Files {
+    struct Files {
         package var configuration: String?
         package var board: String?
         package init(configuration: String? = nil, board: String? = nil) { self.configuration = configuration; self.board = board }
@@ -189,7 +189,7 @@ package extension CalibrationLoader {
     /// unreadable or invalid one is a ``ConfigError``. With `readIdentity`
     /// the chips' identity registers are read through the session's bus
     /// first (only while nothing else uses the bus: at start-up, not on SIGHUP).
-    package static func resolve(_ files: Files, for session: BoardSession, readIdentity: Bool = true, required: Bool = false,
+    static func resolve(_ files: Files, for session: BoardSession, readIdentity: Bool = true, required: Bool = false,
                         warn: (String) -> Void = { _ in }) throws -> AgentCalibration {
         let profilePath = session.simulated != nil ? session.profileSource : nil
         let chips = readIdentity
@@ -265,8 +265,8 @@ package extension CalibrationLoader {
     /// `MagnetometerSelfCalibration.learnedCalibration`) to `path`, tied to
     /// the chip it was learned on, so that the next start begins calibrated
     /// and other chips refuse it.
-    package static func saveLearned(_ learned: MagnetometerCalibration, chip: String, chips: BoardChips, to path: String,
-                                    created: String) throws(CalibrationFileError) {
+    static func saveLearned(_ learned: MagnetometerCalibration, chip: String, chips: BoardChips, to path: String,
+                            created: String) throws(CalibrationFileError) {
         var file = CalibrationFile()
         file.set(mag: learned, for: chip, created: created, measuredOn: chips.origins[chip])
         try file.save(to: path)
@@ -276,7 +276,7 @@ package extension CalibrationLoader {
     /// what differs for entries measured on other chips. Warns about entries
     /// with no `measured_on` (version 1 files: used, as before) and about
     /// chips the board does not have (ignored).
-    package static func partition(_ file: CalibrationFile, path: String, against chips: BoardChips,
+    static func partition(_ file: CalibrationFile, path: String, against chips: BoardChips,
                           warn: (String) -> Void) -> (usable: CalibrationFile, mismatches: [(String, [String])]) {
         var out = CalibrationFile()
         var mismatches: [(String, [String])] = []
@@ -304,7 +304,7 @@ package extension CalibrationLoader {
     /// The entries of `file` that belong to `chips`' board (``partition``).
     /// Throws ``CalibrationMismatch`` when any entry was measured on other
     /// chips (tools that are given one file, such as `fuse`, refuse it).
-    package static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
+    static func check(_ file: CalibrationFile, path: String, against chips: BoardChips,
                       warn: (String) -> Void) throws -> CalibrationFile {
         let split = partition(file, path: path, against: chips, warn: warn)
         if !split.mismatches.isEmpty { throw CalibrationMismatch(path: path, differences: split.mismatches) }
@@ -315,7 +315,7 @@ package extension CalibrationLoader {
     /// uncalibrated (an uncalibrated accelerometer's bias shows as user
     /// acceleration at rest, a magnetometer's hard iron as a wrong heading);
     /// nil when everything that can be calibrated is.
-    package static func uncalibratedWarning(profile: BoardProfile, file: CalibrationFile, path: String?) -> String? {
+    static func uncalibratedWarning(profile: BoardProfile, file: CalibrationFile, path: String?) -> String? {
         var missing: [String] = []
         for chip in profile.chips {
             let entry = file[chip: chip.id]
@@ -333,7 +333,7 @@ package extension CalibrationLoader {
 
     /// The file (already checked) in the engine's form: per-chip values in
     /// the chip frame, for the chips of `profile`. A missing section is identity.
-    package static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
+    static func engineCalibration(_ file: CalibrationFile, profile: BoardProfile? = nil) -> EngineCalibration {
         var out = EngineCalibration()
         let magnetometer = (profile?.chip(.qmc5883l) ?? profile?.chip(.hmc5883l))?.id
         for (id, chip) in file.chips {
@@ -349,7 +349,7 @@ package extension CalibrationLoader {
     /// The magnetometer calibration of `chip` carried into the board frame
     /// (the mounting's rotation R: hard iron R·h, soft iron R·S·Rᵀ), for
     /// tools that get board-frame samples (`fuse`).
-    package static func boardFrameMagnetometer(_ c: MagnetometerCalibration, chip: ChipSpec) -> MagnetometerCalibration {
+    static func boardFrameMagnetometer(_ c: MagnetometerCalibration, chip: ChipSpec) -> MagnetometerCalibration {
         let r = Matrix3(rows: chip.mounting.matrix)
         return MagnetometerCalibration(hardIron: r * c.hardIron, softIron: r * c.softIron * r.transposed,
                                        fieldStrength: c.fieldStrength, residual: c.residual)
