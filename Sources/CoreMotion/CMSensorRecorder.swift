@@ -142,7 +142,7 @@ open class CMSensorRecorder: NSObject {
                 return page
             }
             guard let first = fetch(from) else { return nil }
-            return CMSensorDataList(first: first, offsetNs: FitnessTime.realtimeNs() - FitnessTime.monotonicNs(), fetch: fetch)
+            return CMSensorDataList(first: first, offsetNs: realtimeMinusMonotonicNs(), fetch: fetch)
         }
     }
 }

@@ -7,11 +7,9 @@ import Glibc
 
 /// Dates for the fitness API: the agent's CLOCK_MONOTONIC ns to `Date`.
 enum FitnessTime {
-    static func monotonicNs() -> Int64 { Int64(monotonicNowNs()) }
-    static func realtimeNs() -> Int64 { Int64(realtimeNowNs()) }
     /// A CLOCK_MONOTONIC time of the agent as a `Date`.
     static func date(monotonicNs ns: UInt64) -> Date {
-        let offset = realtimeNs() - monotonicNs()
+        let offset = realtimeMinusMonotonicNs()
         return Date(timeIntervalSince1970: Double(Int64(truncatingIfNeeded: ns) + offset) / 1e9)
     }
     static func unixNs(_ d: Date) -> Int64 {
