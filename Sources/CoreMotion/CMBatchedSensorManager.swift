@@ -13,12 +13,7 @@ open class CMBatchedSensorManager: NSObject {
 
     let accelerometer = UpdateChannel<BatchBox<CMAccelerometerData>>(stream: .accelerometerBatch, interval: 0)
     let motion = UpdateChannel<BatchBox<CMDeviceMotion>>(stream: .deviceMotionBatch, interval: 0)
-    private let handlerQueue: OperationQueue = {
-        let q = OperationQueue()
-        q.maxConcurrentOperationCount = 1
-        q.name = "CMBatchedSensorManager"
-        return q
-    }()
+    private let handlerQueue = OperationQueue.coreMotionInternal("CMBatchedSensorManager")
     private let streamsLock = NSLock()
     private var accelerometerStreams: [ObjectIdentifier: StreamSource] = [:]
     private var motionStreams: [ObjectIdentifier: StreamSource] = [:]

@@ -102,11 +102,7 @@ final class ConnectionStatus: @unchecked Sendable {
     private var stopped = false
     private var accessoryIDs: Set<String> = []
     /// Runs what must not run on the client's reader thread (a request).
-    private let work: OperationQueue = {
-        let q = OperationQueue()
-        q.maxConcurrentOperationCount = 1
-        return q
-    }()
+    private let work = OperationQueue.coreMotionInternal()
 
     init(_ changed: @escaping @Sendable (Bool) -> Void) { self.changed = changed }
 

@@ -125,9 +125,7 @@ open class CMPedometerEvent: NSObject, NSCopying, NSSecureCoding {
 open class CMPedometer: NSObject {
     let updates = UpdateChannel<CMPedometerData>(stream: .pedometer, interval: 0)
     let eventChannel = UpdateChannel<CMPedometerEvent>(stream: .pedometerEvent, interval: 0)
-    let handlerQueue: OperationQueue = {
-        let q = OperationQueue(); q.name = "CMPedometer"; q.maxConcurrentOperationCount = 1; return q
-    }()
+    let handlerQueue = OperationQueue.coreMotionInternal("CMPedometer")
 
     public override init() { super.init() }
     deinit { updates.stop(); eventChannel.stop() }

@@ -161,12 +161,7 @@ extension CMWaterSubmersionManagerDelegate {
 /// pressure and the state only (no depth, no water pressure), at most once
 /// a second, and no temperature.
 open class CMWaterSubmersionManager: NSObject, @unchecked Sendable {
-    let queue: OperationQueue = {
-        let q = OperationQueue()
-        q.maxConcurrentOperationCount = 1
-        q.name = "CMWaterSubmersionManager"
-        return q
-    }()
+    let queue = OperationQueue.coreMotionInternal("CMWaterSubmersionManager")
     private let lock = NSLock()
     private var source: StreamSource?
     private var lastState: SubmersionState?

@@ -10,15 +10,16 @@ import CoreMotionTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
-@Suite(.serialized) struct AgentRestartAppTests {
+@Suite(.serialized, .ownThread) struct AgentRestartAppTests {
     @Test func aCrashedAgentIsReportedAndTheSameHandlerResumes() async throws {
         try await withAgent(.restFlat) { agent in
             let manager = CMMotionManager()
             manager.accelerometerUpdateInterval = 0.05
             let inbox = Inbox<CMAccelerometerData>()
-            manager.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            manager.startAccelerometerUpdates(to: appQueue()) { d, e in inbox.take(d, e) }
             #expect(await eventually(seconds: 20) { inbox.count >= 5 })
             #expect(inbox.errors.isEmpty, "\(inbox.errors)")
 

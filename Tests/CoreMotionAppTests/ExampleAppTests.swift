@@ -102,7 +102,7 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
         let deadPID: Int32 = 4_194_303
         let stale = "/tmp/edge-motion-\(deadPID)-test\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: stale, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: stale + "/agent.sock", contents: nil)
+        _ = FileManager.default.createFile(atPath: stale + "/agent.sock", contents: nil)
         defer { try? FileManager.default.removeItem(atPath: stale) }
 
         let run = try runExample("tilt-example", ["--seconds", "1"], socket: "/tmp/edge-no-agent-\(getpid()).sock")
@@ -120,21 +120,47 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
     /// Two processes on one agent keep their own rates: this one's
     /// accelerometer at 100 Hz while the tilt example takes device motion at
     /// 20 Hz in another.
+    ///
+    /// The samples judged are those *captured* while the example ran (by
+    /// their timestamps), once one captured after it has arrived: under
+    /// AddressSanitizer and the whole suite on two cores, CI once saw none
+    /// *arrive* here during the example's 2 s, with no error. The queue was
+    /// a default-QoS one then, whose threads the suite's computing tests
+    /// held (``appQueue()``); however the queue is served, a sample held
+    /// back arrives late, and a late sample is not a lost one. A stream that
+    /// stops (the agent no longer capturing or sending it) still fails here:
+    /// nothing captured in the window ever arrives. The failure message
+    /// says which it was.
     @Test func anotherProcessKeepsItsRateAndThisOneItsOwn() async throws {
         try await withSharedAgent(alone: true) { agent in
             let manager = CMMotionManager()
             manager.accelerometerUpdateInterval = 0.01
             let inbox = Inbox<CMAccelerometerData>()
-            manager.startAccelerometerUpdates(to: serialQueue("here")) { d, e in inbox.take(d, e) }
+            let arrivals = Inbox<TimeInterval>()   // uptime at each sample's handler call
+            manager.startAccelerometerUpdates(to: serialQueue("here")) { d, e in
+                if d != nil { arrivals.take(ProcessInfo.processInfo.systemUptime, nil) }
+                inbox.take(d, e)
+            }
             #expect(await eventually { inbox.count >= 5 })
-            let before = inbox.count
+            let started = ProcessInfo.processInfo.systemUptime
             let run = try runExample("tilt-example", ["--seconds", "2"], socket: agent.socketPath)
-            let during = inbox.items.dropFirst(before).map(\.timestamp)
+            let ended = ProcessInfo.processInfo.systemUptime
+            let arrivedDuring = arrivals.items.filter { $0 >= started && $0 <= ended }.count
+            let caughtUp = await eventually { inbox.items.last.map { $0.timestamp > ended } == true }
             manager.stopAccelerometerUpdates()
+            let captured = inbox.items.map(\.timestamp)
+            let during = captured.filter { $0 >= started && $0 <= ended }
+            let account = """
+                example ran \(started)–\(ended) s of uptime; \(arrivedDuring) samples arrived meanwhile; \
+                \(during.count) captured meanwhile; the last captured \(captured.last ?? -1) arrived at \(arrivals.items.last ?? -1); \
+                agent running: \(agent.isRunning); errors: \(inbox.errors); \
+                the agent's last output: \(agent.transcript.suffix(1500))
+                """
             #expect(run.status == 0, "\(run.output)")
             #expect(run.lines.compactMap(tiltAngles).count >= 30, "20 Hz for 2 s: \(run.output)")
-            #expect(atInterval(Array(during), 0.01), "\(gaps(Array(during)))")
-            #expect(inbox.errors.isEmpty)
+            #expect(caughtUp, "no sample captured after the example ended arrived: \(account)")
+            #expect(atInterval(during, 0.01), "\(gaps(during)); \(account)")
+            #expect(inbox.errors.isEmpty, "\(account)")
         }
     }
 
@@ -193,7 +219,7 @@ func tiltAngles(_ line: Substring) -> (roll: Double, pitch: Double)? {
             // This user, on the same agent, gets motion.
             let manager = CMMotionManager()
             let inbox = Inbox<CMAccelerometerData>()
-            manager.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            manager.startAccelerometerUpdates(to: appQueue()) { d, e in inbox.take(d, e) }
             #expect(await eventually { inbox.count >= 3 }, "\(inbox.errors)")
             manager.stopAccelerometerUpdates()
             #expect(inbox.errors.isEmpty)

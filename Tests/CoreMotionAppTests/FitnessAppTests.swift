@@ -57,7 +57,7 @@ import TestThreads
             // activity" when updates start, then on each change.
             let late = CMMotionActivityManager()
             let lateSeen = Inbox<CMMotionActivity>()
-            late.startActivityUpdates(to: OperationQueue()) { a in lateSeen.take(a, nil) }
+            late.startActivityUpdates(to: appQueue()) { a in lateSeen.take(a, nil) }
             #expect(await eventually(seconds: 10) { lateSeen.count >= 1 }, "no current activity for a late subscriber: \(String(describing: EdgeMotionAgent.lastActivityError(of: late)))")
             #expect(lateSeen.items.first?.stationary == true)
             late.stopActivityUpdates()
@@ -93,7 +93,7 @@ import TestThreads
             var kinds: [CMMotionActivity] = []
             #expect(await eventually(seconds: 10) {
                 let q = Inbox<[CMMotionActivity]>()
-                activities.queryActivityStarting(from: began, to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                activities.queryActivityStarting(from: began, to: Date(), to: appQueue()) { a, e in q.take(a, e) }
                 kinds = await_(q) ? q.items[0] : []
                 return kinds.contains { $0.walking } && kinds.last?.stationary == true
             }, "\(kinds.map { ($0.walking, $0.stationary) })")
@@ -120,7 +120,7 @@ import TestThreads
             var errors: [NSError] = []
             #expect(await eventually(seconds: 10) {
                 let q = Inbox<[CMMotionActivity]>()   // one query per pass, waited for
-                activities.queryActivityStarting(from: Date().addingTimeInterval(-120), to: Date(), to: OperationQueue()) { a, e in q.take(a, e) }
+                activities.queryActivityStarting(from: Date().addingTimeInterval(-120), to: Date(), to: appQueue()) { a, e in q.take(a, e) }
                 defer { errors = q.errors }
                 return await_(q) && q.items.last?.contains { $0.walking } == true
             }, "\(errors)")
@@ -147,7 +147,7 @@ import TestThreads
             // the activity manager's handler has no error: nothing arrives, and it says why
             let m = CMMotionActivityManager()
             let seen = Inbox<CMMotionActivity>()
-            m.startActivityUpdates(to: OperationQueue()) { a in seen.take(a, nil) }
+            m.startActivityUpdates(to: appQueue()) { a in seen.take(a, nil) }
             #expect(await eventually { EdgeMotionAgent.lastActivityError(of: m) != nil })
             #expect(EdgeMotionAgent.lastActivityError(of: m)?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue))
             #expect(seen.count == 0)
@@ -162,15 +162,18 @@ import TestThreads
             pedometer.queryPedometerData(from: Date().addingTimeInterval(-60), to: Date()) { d, e in query.take(d, e) }
             #expect(await_(query) == false && query.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue), "\(query.errors)")
             let past = Inbox<[CMMotionActivity]>()
-            m.queryActivityStarting(from: Date().addingTimeInterval(-60), to: Date(), to: OperationQueue()) { a, e in past.take(a, e) }
+            m.queryActivityStarting(from: Date().addingTimeInterval(-60), to: Date(), to: appQueue()) { a, e in past.take(a, e) }
             #expect(await_(past) == false && past.errors.first?.code == Int(CMErrorMotionActivityNotAuthorized.rawValue), "\(past.errors)")
         }
     }
 }
 
-/// Waits (bounded) for one answer in `inbox`; true when it came.
+/// Waits (bounded) for one answer in `inbox`; true when it came. Bounded
+/// at 30 s like ``eventually``: the answer comes on an `OperationQueue`,
+/// which other work in the test process can hold back for seconds
+/// (``appQueue()``).
 func await_<T>(_ inbox: Inbox<T>) -> Bool {
-    let end = Date().addingTimeInterval(5)
+    let end = Date().addingTimeInterval(30)
     while Date() < end && inbox.count == 0 && inbox.errors.isEmpty { usleep(10_000) }
     return inbox.count > 0
 }

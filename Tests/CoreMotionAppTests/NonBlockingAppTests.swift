@@ -35,7 +35,7 @@ import TestThreads
     /// Every availability, authorization, start and stop call an app makes.
     static func everyCall() -> [(String, [Double])] {
         let m = CMMotionManager()
-        let q = OperationQueue()
+        let q = appQueue()
         let altimeter = CMAltimeter()
         let headphones = CMHeadphoneMotionManager()
         let activity = CMMotionActivityManager()
@@ -108,7 +108,7 @@ import TestThreads
             #expect(!CMSensorRecorder.isAccelerometerRecordingAvailable() && CMSensorRecorder.authorizationStatus() == .notDetermined)
             #expect(CMSensorRecorder().accelerometerData(from: Date().addingTimeInterval(-60), to: Date()) == nil)
             let inbox = Inbox<CMAccelerometerData>()
-            m.startAccelerometerUpdates(to: OperationQueue()) { d, e in inbox.take(d, e) }
+            m.startAccelerometerUpdates(to: appQueue()) { d, e in inbox.take(d, e) }
             #expect(await eventually { !inbox.errors.isEmpty })
             m.stopAccelerometerUpdates()
             #expect(inbox.count == 0)

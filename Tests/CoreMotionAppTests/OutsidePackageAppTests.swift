@@ -36,7 +36,7 @@ import TestThreads
         for k in ["EDGE_AGENT_SOCKET", "EDGE_AGENT_CONFIG"] { env[k] = nil }
         p.environment = env
         let log = directory + "/output-\(UInt32.random(in: 0...UInt32.max)).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         p.standardOutput = handle
         p.standardError = handle

@@ -25,7 +25,7 @@ import TestThreads
         let manager = CMMotionManager()
         manager.deviceMotionUpdateInterval = 0.05
         let inbox = Inbox<CMDeviceMotion>()
-        manager.startDeviceMotionUpdates(using: frame, to: OperationQueue()) { m, e in inbox.take(m, e) }
+        manager.startDeviceMotionUpdates(using: frame, to: appQueue()) { m, e in inbox.take(m, e) }
         _ = await eventually(seconds: seconds) { until(inbox.items) }
         manager.stopDeviceMotionUpdates()
         return inbox
@@ -81,7 +81,7 @@ import TestThreads
                     let manager = CMMotionManager()
                     manager.deviceMotionUpdateInterval = 0.05
                     let inbox = Inbox<CMDeviceMotion>()
-                    manager.startDeviceMotionUpdates(using: frame, to: OperationQueue()) { m, e in inbox.take(m, e) }
+                    manager.startDeviceMotionUpdates(using: frame, to: appQueue()) { m, e in inbox.take(m, e) }
                     return (frame, manager, inbox)
                 }
             func norm(_ f: CMMagneticField) -> Double { (f.x * f.x + f.y * f.y + f.z * f.z).squareRoot() }

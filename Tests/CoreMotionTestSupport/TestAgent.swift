@@ -83,7 +83,13 @@ public final class TestAgent: @unchecked Sendable {
         return url.path
     }()
 
-    public static var agentBinary: String { packageRoot + "/.build/debug/edge-agent" }
+    /// The agent `swift test` built, or `$EDGE_AGENT_TEST_BINARY` (CI's
+    /// sanitizer passes point it at the sanitized build, as for the daemon
+    /// tests; a second clone's tests so run their own agent, not this
+    /// tree's stale one).
+    public static var agentBinary: String {
+        ProcessInfo.processInfo.environment["EDGE_AGENT_TEST_BINARY"] ?? packageRoot + "/.build/debug/edge-agent"
+    }
 
     init(kind: TestAgentKind) throws {
         self.kind = kind
@@ -622,7 +628,11 @@ public func withHungAgent<T>(_ body: () async throws -> T) async throws -> T {
 }
 
 /// Waits (polling every 10 ms, at most `seconds`) until `condition` holds.
-public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+/// The deadline only ends a wait that would hang: it returns as soon as the
+/// condition holds. 30 s, not 10: on a two-core machine with a fuzzer on one
+/// core and the suite's CPU-bound models on the other, an agent's start-up
+/// and first samples once took longer than 10 s (18 of 26 samples came).
+public func eventually(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }

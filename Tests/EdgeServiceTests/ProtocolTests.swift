@@ -251,6 +251,42 @@ struct DecimationTests {
         #expect(due.count == 2000, "\(2000 - due.count) samples dropped")
     }
 
+    /// What the decimator promises under load, which a test of a real
+    /// process may assert: it keeps its grid, so a sample admitted late (a
+    /// stalled loop lost samples, or capture stamps jitter) can be followed
+    /// by one on the grid a short gap later, but no run of samples is
+    /// faster than asked. Admitted i < j: t_j − t_i > (j − i − 1)(I − I/16)
+    /// − 2 I/16. A 200 Hz source with ±2.5 ms jitter and bursts of lost
+    /// samples, decimated to 50 Hz (pseudo-random, fixed seed).
+    @Test func noRunOfAdmittedSamplesIsFasterThanAsked() {
+        let interval: UInt64 = 20_000_000, tolerance = interval / 16
+        var d = Decimator(intervalNs: interval)
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return seed >> 33 }
+        var admitted: [UInt64] = []
+        var t: UInt64 = 1_000_000_000
+        var shortest = UInt64.max
+        for _ in 0..<40_000 {
+            t += 5_000_000
+            if next() % 50 == 0 { t += 5_000_000 * (1 + next() % 6) }   // a burst lost
+            let ts = t + next() % 5_000_000 - 2_500_000
+            if d.admit(ts) {
+                if let last = admitted.last { shortest = min(shortest, ts &- last) }
+                admitted.append(ts)
+            }
+        }
+        #expect(admitted.count > 8_000)
+        #expect(shortest < interval - tolerance, "the late-then-on-grid case happened (\(shortest) ns)")
+        var worst = Int64.max
+        for k in 1...20 {
+            let bound = Int64(k - 1) * Int64(interval - tolerance) - 2 * Int64(tolerance)
+            for i in 0..<(admitted.count - k) {
+                worst = min(worst, Int64(admitted[i + k] - admitted[i]) - bound)
+            }
+        }
+        #expect(worst > 0, "a run of admitted samples faster than the bound by \(-worst) ns")
+    }
+
     @Test func zeroIntervalDeliversEverything() {
         var sub = Subscription(intervalNs: 0)
         #expect((0..<50).allSatisfy { sub.isDue(UInt64($0)) })
