@@ -548,7 +548,7 @@ public func withNoAgent<T>(_ body: () async throws -> T) async throws -> T {
 public final class HungAgent: @unchecked Sendable {
     public let socketPath: String
     private let directory: String
-    private let listener: Int32
+    private var serving: ListeningThread?
     private let lock = NSLock()
     private var accepted: [Int32] = []
     private var closed = false
@@ -575,17 +575,16 @@ public final class HungAgent: @unchecked Sendable {
             close(fd)
             throw TestAgentError("bind/listen \(socketPath): errno \(e)")
         }
-        listener = fd
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        // The listener is the thread's to close (ListeningThread says why).
+        serving = ListeningThread(listener: fd) { [self] listener in acceptLoop(listener) }
     }
 
     /// Accepts every connection and keeps it open, saying nothing.
-    private func acceptLoop() {
+    private func acceptLoop(_ listener: Int32) {
         while true {
             let c = accept(listener, nil, nil)
             let done = lock.withLock { () -> Bool in
-                if c >= 0 { accepted.append(c) }
+                if c >= 0 && !closed { accepted.append(c) } else if c >= 0 { close(c) }
                 return closed
             }
             if done || (c < 0 && errno != EINTR) { return }
@@ -598,8 +597,7 @@ public final class HungAgent: @unchecked Sendable {
             defer { accepted.removeAll() }
             return accepted
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        serving?.stop()
         for c in fds { close(c) }
         try? FileManager.default.removeItem(atPath: directory)
     }

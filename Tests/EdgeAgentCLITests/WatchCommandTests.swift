@@ -468,19 +468,24 @@ enum WatchFixture {
 /// for the client to hang up: stands in for a different agent.
 final class FakeAgent: @unchecked Sendable {
     let path = watchSocketPath("fake")
-    private let fd: Int32
+    private var serving: ListeningThread?
 
     init(firstLine: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { [path] raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
         let r = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        try #require(r == 0 && listen(fd, 1) == 0)
-        let listener = fd
-        WatchTestThread {
+        guard r == 0 && listen(fd, 1) == 0 else {
+            let e = errno
+            close(fd)
+            try #require(Bool(false), "bind/listen \(path): errno \(e)")
+            return
+        }
+        // The listener is the thread's to close (ListeningThread says why).
+        serving = ListeningThread(listener: fd) { listener in
             let c = accept(listener, nil, nil)
             guard c >= 0 else { return }
             let bytes = Array((firstLine + "\n").utf8)
@@ -490,12 +495,11 @@ final class FakeAgent: @unchecked Sendable {
             // Until the client hangs up (bounded: 20 s).
             while poll(&p, 1, 20_000) > 0, buf.withUnsafeMutableBytes({ read(c, $0.baseAddress, $0.count) }) > 0 {}
             close(c)
-        }.start()
+        }
     }
 
     deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        serving?.stop()
         unlink(path)
     }
 }

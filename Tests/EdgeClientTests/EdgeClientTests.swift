@@ -237,14 +237,13 @@ final class Inbox: Sendable {
 
 /// What the client says when the socket is not a (compatible) agent's: a
 /// listener of the test's own answers with one line and closes.
-@Suite struct NotAnAgentTests {
+@Suite(.ownThread) struct NotAnAgentTests {
     /// Binds `path`, accepts one connection on its own thread, writes `line`, closes.
     final class OneLineServer: @unchecked Sendable {
-        let fd: Int32
-        var thread: Thread?
+        private let serving: ListeningThread
         init(path: String, line: String) throws {
             unlink(path)
-            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var addr = sockaddr_un()
             addr.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &addr.sun_path) { p in
@@ -253,21 +252,19 @@ final class Inbox: Sendable {
             let bound = withUnsafePointer(to: &addr) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
-            guard bound == 0, listen(fd, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
-            let listener = fd
-            thread = Thread {
+            guard bound == 0, listen(fd, 4) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
+            // The listener is the thread's to close (ListeningThread says why:
+            // this server's late thread once took another test's client).
+            serving = ListeningThread(listener: fd) { listener in
                 let c = accept(listener, nil, nil)
                 guard c >= 0 else { return }
                 _ = line.withCString { send(c, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 close(c)
             }
-            thread?.start()
         }
-        /// Stops listening. shutdown first: close alone does not end an
-        /// accept() blocked on the listener in the other thread, which keeps
-        /// the socket listening, so a later connect was accepted and closed
-        /// ("closed before any line") instead of refused.
-        func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+        /// Stops listening: a later connect is refused, not accepted and
+        /// closed ("closed before any line").
+        func stop() { serving.stop() }
     }
 
     @Test func aSocketThatSpeaksSomethingElseIsNotAnAgent() throws {

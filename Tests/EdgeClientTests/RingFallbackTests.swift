@@ -33,7 +33,7 @@ enum ScriptedOffer {
 final class ScriptedRingAgent: @unchecked Sendable {
     let directory: String
     var path: String { directory + "/agent.sock" }
-    private let listener: Int32
+    private var serving: ListeningThread?
     /// Subscribe requests seen, in order: whether each asked for a ring.
     let asked = NSLock()
     private var _ringAsks: [Bool] = []
@@ -44,7 +44,7 @@ final class ScriptedRingAgent: @unchecked Sendable {
     init(offer: ScriptedOffer, samples: Int) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ring-fallback-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let p = directory + "/agent.sock"
@@ -52,14 +52,18 @@ final class ScriptedRingAgent: @unchecked Sendable {
         let r = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        try #require(r == 0 && listen(listener, 1) == 0)
-        let l = listener
-        Thread { [self] in self.serve(l, offer: offer, samples: samples) }.start()
+        guard r == 0 && listen(listener, 1) == 0 else {
+            let e = errno
+            close(listener)
+            try #require(Bool(false), "bind/listen \(p): errno \(e)")
+            return
+        }
+        // The listener is the thread's to close (ListeningThread says why).
+        serving = ListeningThread(listener: listener) { [self] l in self.serve(l, offer: offer, samples: samples) }
     }
 
     deinit {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        serving?.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

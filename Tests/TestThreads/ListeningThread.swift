@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A listening socket served on a thread of its own, which alone closes it.
+///
+/// Why: a test server that closed its listener from the test while its
+/// thread was still to call `accept` (a thread starts when the scheduler
+/// says, later under load) left that thread with a descriptor *number*
+/// that the next `socket()` or `accept()` anywhere in the test process
+/// could be given. The late thread then accepted another test's client on
+/// that other test's listener, sent it its own line and closed it: CI saw
+/// an agent-protocol test's client read "the connection closed before any
+/// line" (the stale-socket test's server sends an empty line).
+///
+/// Here the descriptor stays open until the serving thread has returned
+/// from `serve`, and ``stop()`` only shuts it down, under a lock and only
+/// while it is open: `accept` then fails at once (EINVAL, also when the
+/// thread calls it only later) and a `connect` is refused (ECONNREFUSED),
+/// so the path behaves as closed the moment ``stop()`` returns.
+public final class ListeningThread: @unchecked Sendable {
+    /// The listening descriptor, for `serve` to accept on.
+    public let listener: Int32
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Guarded by `mutex`.
+    private var closed = false
+    private var stopped = false
+
+    /// Starts a thread that runs `serve(listener)`, then closes `listener`.
+    /// `serve` must return once `accept` fails (as it does after ``stop()``).
+    public init(listener: Int32, serve: @escaping @Sendable (Int32) -> Void) {
+        self.listener = listener
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        let job = Job { [self] in
+            serve(listener)
+            pthread_mutex_lock(mutex)
+            closed = true
+            close(listener)
+            pthread_mutex_unlock(mutex)
+        }
+        var thread = pthread_t()
+        let r = pthread_create(&thread, nil, { raw in
+            Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, Unmanaged.passRetained(job).toOpaque())
+        precondition(r == 0, "ListeningThread: pthread_create failed (\(r))")
+        pthread_detach(thread)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool {
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        return stopped
+    }
+
+    /// Stops listening: connects are refused and the thread's `accept`
+    /// fails from now on. Does not wait for the thread; safe to call twice.
+    public func stop() {
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        stopped = true
+        if !closed { shutdown(listener, Int32(SHUT_RDWR)) }
+    }
+
+    private final class Job {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+}
