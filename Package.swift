@@ -216,6 +216,9 @@ let package = Package(
         // thread of its own, for tests that block while they wait on real
         // processes (Tests/TestThreads/OwnThread.swift says why).
         .target(name: "TestThreads", path: "Tests/TestThreads"),
+        // Test support in C: a seccomp filter that takes futex_waitv away
+        // from a thread, for the ring reader's path before Linux 5.16.
+        .target(name: "CTestShims", path: "Tests/CTestShims"),
         .target(name: "CoreMotionTestSupport", dependencies: ["CoreMotion", "CoreMotionInProcessAgent", "TestThreads"], path: "Tests/CoreMotionTestSupport"),
         .target(name: "CoreMotionSurface", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurface"),
         .target(name: "CoreMotionSurfaceSwift5", dependencies: ["CoreMotion"], path: "Tests/CoreMotionSurfaceSwift5",
@@ -241,7 +244,7 @@ let package = Package(
         .testTarget(name: "EdgeConfigTests", dependencies: ["EdgeConfig", "TestThreads"]),
         .testTarget(name: "EdgeServiceTests", dependencies: ["EdgeService", "EdgeProtocol", "TestThreads"]),
         .testTarget(name: "EdgeSystemTests", dependencies: ["EdgeSystem"]),
-        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims", "TestThreads"]),
+        .testTarget(name: "EdgeClientTests", dependencies: ["EdgeClient", "EdgeService", "EdgeProtocol", "CEdgeShims", "TestThreads", "CTestShims"]),
         .testTarget(name: "EdgeEngineTests",
                     dependencies: ["EdgeEngine", "EdgeSim", "EdgeBus", "EdgeChips", "EdgeFusion", "EdgeProtocol", "EdgeHistory"]),
         .testTarget(name: "EdgeAgentCLITests", dependencies: ["EdgeAgentCLI", "EdgeRuntime", "EdgeLocations", "EdgeLinux", "EdgeSQLite", "EdgeCommandLine", "TestThreads"]),

@@ -20,6 +20,12 @@ final class RingReader: @unchecked Sendable {
     private let lock = ConditionLock()
     // Guarded by `lock`.
     private var rings: [SampleRing] = []
+    /// Rings let go of by another thread, unmapped by the reader's thread
+    /// (at the top of its loop) or after it ended: the thread may be about
+    /// to read a ring's wake word when another thread removes the ring
+    /// (without futex_waitv, before Linux 5.16, that read is in user
+    /// space), so only the thread that reads a mapping may unmap it.
+    private var retired: [SampleRing] = []
     private var stopped = false
     private var thread: ClientThread?
     /// Bumped (and its waiter woken) when the set of rings changes or the
@@ -41,6 +47,7 @@ final class RingReader: @unchecked Sendable {
 
     deinit {
         for r in rings { r.unmap() }
+        for r in retired { r.unmap() }
         control.deallocate()
     }
 
@@ -56,7 +63,7 @@ final class RingReader: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         if let i = rings.firstIndex(where: { $0.stream == stream }) {
             if rings[i].inode == inode { Glibc.close(fd); return .success(()) }
-            rings.remove(at: i).unmap()
+            retired.append(rings.remove(at: i))
         }
         guard rings.count < Self.maximumRings else { Glibc.close(fd); return .failure(.refused(EMFILE)) }
         let ring: SampleRing
@@ -79,7 +86,7 @@ final class RingReader: @unchecked Sendable {
     func remove(_ stream: StreamName) {
         lock.withLock {
             guard let i = rings.firstIndex(where: { $0.stream == stream }) else { return }
-            rings.remove(at: i).unmap()
+            retired.append(rings.remove(at: i))
             edge_ring_poke(control)
         }
     }
@@ -87,7 +94,7 @@ final class RingReader: @unchecked Sendable {
     /// Stops reading every ring (the connection ended).
     func removeAll() {
         lock.withLock {
-            for r in rings { r.unmap() }
+            retired += rings
             rings.removeAll()
             edge_ring_poke(control)
         }
@@ -102,7 +109,12 @@ final class RingReader: @unchecked Sendable {
             return thread
         }
         t?.join()
-        removeAll()
+        // The thread has ended: nobody reads the mappings now.
+        lock.withLock {
+            for r in rings + retired { r.unmap() }
+            rings.removeAll()
+            retired.removeAll()
+        }
     }
 
     /// At most this many rings at once (one wait covers them all): one per stream.
@@ -126,6 +138,10 @@ final class RingReader: @unchecked Sendable {
         var wokenBy: UnsafeRawPointer?
         while true {
             lock.lock()
+            // Only this thread waits on the rings' words, and it is not
+            // waiting now: what others let go of can be unmapped.
+            for r in retired { r.unmap() }
+            retired.removeAll()
             if stopped { lock.unlock(); return }
             let controlSeen = edge_ring_load_word(control)
             batch.removeAll(keepingCapacity: true)
