@@ -133,6 +133,45 @@ private func drive(_ feed: PolledAgentFeed, _ seconds: Double = 20, until done: 
     /// sample, the feed asks to be turned at the next one's due capture
     /// time (plus 1 ms) and not to wait on the rings until then. A stream
     /// whose next sample is due within a delivery waits on the rings.
+    /// stop() may come from another thread (edge-mqtt's main thread on
+    /// SIGTERM) while the broker thread polls the feed's socket or waits on
+    /// its rings' words outside the lock: it shuts the socket down (the
+    /// agent sees the client leave) but keeps the descriptor and the
+    /// mappings until the driving thread's next turn, so that no number or
+    /// address is freed under that thread; then they go.
+    @Test func stopLeavesTheSocketAndRingsToTheDrivingThreadsNextTurn() throws {
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socketPath("ringstop")),
+                                       devices: [imu])
+        defer { server.stop() }
+        let feed = PolledAgentFeed(socketPath: server.socketPath, usesRings: true)
+        let events = Events()
+        feed.start(subscriptions: [FeedSubscription(stream: .deviceMotion, intervalNs: 0)]) { events.handle($0) }
+        #expect(drive(feed) { feed.readsRings }, "no ring mapped: \(feed.ringCounts)")
+        let fd = feed.pollDescriptor
+        try #require(fd >= 0)
+        func inode(_ fd: Int32) -> UInt64? {
+            var st = stat()
+            return fstat(fd, &st) == 0 ? UInt64(st.st_ino) : nil
+        }
+        let socketInode = try #require(inode(fd))
+        #expect(server.statistics().clients.count == 1)
+
+        feed.stop()
+        #expect(inode(fd) == socketInode, "the socket stays open until the driving thread's turn")
+        #expect(feed.pollDescriptor == -1 && !feed.readsRings && !feed.waitsOnRings)
+        // The agent sees the client leave at once (the socket is shut down).
+        let end = monotonicNowNs() + 20_000_000_000
+        while server.statistics().clients.count != 0 && monotonicNowNs() < end { _ = poll(nil, 0, 5) }
+        #expect(server.statistics().clients.count == 0)
+
+        let before = events.count
+        feed.service(readable: false, nowNs: monotonicNowNs())
+        #expect(inode(fd) != socketInode, "released on the driving thread's turn")
+        _ = server.publish(motion(1))
+        feed.service(readable: false, nowNs: monotonicNowNs())
+        #expect(events.count == before, "no event after stop")
+    }
+
     @Test func aSlowStreamSleepsUntilItsNextSampleIsDue() throws {
         let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socketPath("ringtimer")),
                                        devices: [imu])

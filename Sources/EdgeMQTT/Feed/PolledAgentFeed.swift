@@ -143,6 +143,14 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         /// The start of that measurement: CLOCK_MONOTONIC ns and each ring's wake word then.
         var gapMarkNs: UInt64?
         var gapMarkWords: [StreamName: UInt32] = [:]
+        /// What ``stop()`` let go of while the driving thread may still use
+        /// it (poll the socket, read the rings' wake words outside the lock:
+        /// before Linux 5.16 that read is in user space). Shut down, not
+        /// closed or unmapped, so that no descriptor number or address is
+        /// freed under that thread; released by its next turn or by deinit.
+        var retiredRings: [SampleRing] = []
+        var retiredConnection: AgentConnection?
+        var retiredFD: Int32 = -1
     }
     /// Held for a whole turn of ``service(readable:nowNs:)`` (handlers run
     /// under it), and by ``stop()``: no event follows once stop returns.
@@ -169,7 +177,10 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
     }
 
     deinit {
-        state.withLock { s in for r in s.rings { r.unmap() } }
+        state.withLock { s in
+            for r in s.rings { r.unmap() }
+            Self.releaseRetired(&s)
+        }
         waitBases.deallocate(); waitSeen.deallocate(); record.deallocate()
     }
 
@@ -191,14 +202,39 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         wakeup?.signal()
     }
 
+    /// Stops: no event follows once it returns. May be called from any
+    /// thread, also while the driving thread polls the socket or waits on
+    /// the rings: the socket is shut down and the rings are kept mapped
+    /// until the driving thread's next turn (or deinit) releases them.
     public func stop() {
         state.withLock { s in
-            if case .connected(let c) = s.phase { c.close() }
-            if case .handshaking(let fd, _) = s.phase { close(fd) }
-            dropRings(&s)
+            switch s.phase {
+            case .connected(let c):
+                shutdown(c.fd, Int32(SHUT_RDWR))
+                s.retiredConnection = c
+            case .handshaking(let fd, _):
+                shutdown(fd, Int32(SHUT_RDWR))
+                s.retiredFD = fd
+            case .waiting, .stopped:
+                break
+            }
+            s.retiredRings += s.rings
+            s.rings.removeAll()
+            s.lineStreams.removeAll()
+            s.gapMarkNs = nil
             s.phase = .stopped
             s.handler = nil
         }
+    }
+
+    /// Closes and unmaps what ``stop()`` let go of: on the driving thread,
+    /// or once it has ended.
+    private static func releaseRetired(_ s: inout State) {
+        for r in s.retiredRings { r.unmap() }
+        s.retiredRings.removeAll()
+        s.retiredConnection?.close()
+        s.retiredConnection = nil
+        if s.retiredFD >= 0 { close(s.retiredFD); s.retiredFD = -1 }
     }
 
     public var pollDescriptor: Int32 {
@@ -226,6 +262,11 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
     public func service(readable: Bool, nowNs: UInt64) {
         beats.add(1, ordering: .relaxed)
         state.withLock { s in
+            if case .stopped = s.phase {
+                // This thread is not waiting on them now.
+                Self.releaseRetired(&s)
+                return
+            }
             guard s.started, let handler = s.handler else { return }
             switch s.phase {
             case .stopped:
