@@ -61,7 +61,12 @@ import TestThreads
                         "\(d)")
             }
             // 50 Hz, from the samples' own capture times: the typical gap is
-            // 20 ms, and no run of samples is faster than the decimator
+            // 20 ms (within 10 %: at 50 Hz the IMU is read without its FIFO,
+            // and a sample's capture time is when the loop read it, so a loop
+            // that is late under load spaces the stamps by its lateness; a
+            // median of 21.0 ms was seen with an AddressSanitizer pass and a
+            // whole `swift test` on two cores; 10 % still tells 50 Hz from 25
+            // or 100), and no run of samples is faster than the decimator
             // allows. (Not the count over the span: an agent stalled past its
             // FIFO on a loaded machine loses samples, a longer gap. Not the
             // shortest single gap: the decimator keeps its 20 ms grid, so a
@@ -72,7 +77,7 @@ import TestThreads
             let gaps = zip(before, before.dropFirst()).map { $1.startDate.timeIntervalSince($0.startDate) }.sorted()
             #expect(gaps.count > 50)
             let median = gaps[gaps.count / 2]
-            #expect(abs(median - 0.02) < 0.001, "median gap \(median) s")
+            #expect(abs(median - 0.02) < 0.002, "median gap \(median) s")
             let tenGaps = zip(before, before.dropFirst(10)).map { $1.startDate.timeIntervalSince($0.startDate) }.min() ?? 0
             #expect(tenGaps > 0.166, "ten gaps spanned only \(tenGaps) s")
             // timestamp is the same instant as startDate, on this boot's monotonic clock
