@@ -13,6 +13,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import EdgeSQLite
 
 public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -52,6 +53,54 @@ public final class DiveStore: @unchecked Sendable {
     public let path: String
     let db: SQLiteConnection
     var lockFD: Int32 = -1
+    /// The lock file's device and inode while this store holds it (in ``heldLocks``).
+    private var lockKey: LockKey?
+
+    struct LockKey: Hashable { var device: UInt64; var inode: UInt64 }
+    /// The lock files writers of this process hold.
+    private static let heldLocks = Mutex<Set<LockKey>>([])
+
+    /// Takes the writer's lock (a flock on the lock file `fd`) and notes it
+    /// in ``heldLocks``; nil when it is held elsewhere.
+    ///
+    /// A flock belongs to the open file description, and a child that
+    /// another thread of this process is starting holds a copy of every
+    /// descriptor until it execs (O_CLOEXEC closes them only then): a lock
+    /// this process let go of stays held for as long as that child waits
+    /// for a processor. So when the lock file names this process and none
+    /// of its writers holds the file, the flock is tried again for up to
+    /// 2 s. (Seen in the tests, which open a log again in the process that
+    /// closed it while other tests start programs; a dive-logger opens its
+    /// log once.)
+    static func takeLock(_ fd: Int32) -> LockKey? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        let key = LockKey(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        var waitedMs = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let ours = holder(fd) == "pid \(getpid())" && !heldLocks.withLock { $0.contains(key) }
+            guard ours, waitedMs < 2000 else { return nil }
+            _ = poll(nil, 0, 5)
+            waitedMs += 5
+        }
+        heldLocks.withLock { _ = $0.insert(key) }
+        return key
+    }
+
+    /// Who the lock file says holds it ("pid N").
+    static func holder(_ fd: Int32) -> String {
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = pread(fd, &buf, 63, 0)
+        return n > 0 ? String(decoding: buf[0..<n], as: UTF8.self).trimmingWhitespace : "unknown pid"
+    }
+
+    /// Lets go of the writer's lock (closes the lock file).
+    func releaseLock() { Self.release(&lockFD, &lockKey) }
+    /// The same, for `init`'s failures (before `self` is whole).
+    private static func release(_ fd: inout Int32, _ key: inout LockKey?) {
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
+        if let k = key { _ = heldLocks.withLock { $0.remove(k) }; key = nil }
+    }
 
     /// Opens the log. `writer`: creates it if need be and takes the
     /// writer's lock (one logger at a time records into a log). A reader
@@ -98,13 +147,12 @@ public final class DiveStore: @unchecked Sendable {
             var fd = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 { createdLock = true } else if errno == EEXIST { fd = open(lockPath, O_RDWR | O_CLOEXEC) }
             guard fd >= 0 else { throw .cannotOpen(path: lockPath, reason: String(cString: strerror(errno))) }
-            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                var buf = [UInt8](repeating: 0, count: 64)
-                let n = pread(fd, &buf, 63, 0)
+            guard let key = Self.takeLock(fd) else {
+                let holder = Self.holder(fd)
                 Glibc.close(fd)
-                let holder = n > 0 ? String(decoding: buf[0..<n], as: UTF8.self).trimmingWhitespace : "unknown pid"
                 throw .lockedByAnotherLogger(path: path, holder: holder)
             }
+            lockKey = key
             let me = "pid \(getpid())"
             _ = ftruncate(fd, 0)
             _ = me.withCString { pwrite(fd, $0, strlen($0), 0) }
@@ -132,7 +180,7 @@ public final class DiveStore: @unchecked Sendable {
             // is written (not even the WAL switch) to another program's.
             _ = try db.scalarText("PRAGMA schema_version")
             if let why = try Self.foreignReason(db) {
-                if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+                Self.release(&lockFD, &lockKey)
                 if createdLock { unlink(path + ".lock") }
                 throw DiveLogError.foreignDatabase(path: path, reason: why)
             }
@@ -162,17 +210,17 @@ public final class DiveStore: @unchecked Sendable {
         } catch let e as DiveLogError {
             throw e
         } catch let error as SQLiteError {
-            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            Self.release(&lockFD, &lockKey)
             if createdLock, error.isNotADatabase { unlink(path + ".lock") }
             if error.isNotADatabase { throw .notADatabase(path: path) }
             throw .sqlite(error)
         } catch {
-            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            Self.release(&lockFD, &lockKey)
             throw .cannotOpen(path: path, reason: "\(error)")
         }
     }
 
-    deinit { if lockFD >= 0 { Glibc.close(lockFD) } }
+    deinit { releaseLock() }
 
     func wrap<T>(_ body: () throws(SQLiteError) -> T) throws(DiveLogError) -> T {
         do { return try body() } catch { throw error.isNotADatabase ? .notADatabase(path: path) : .sqlite(error) }

@@ -169,6 +169,32 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
         #expect(rc == 1 && err.contains("is not a dive log"))
     }
 
+    /// The writer's lock is a flock, which a copy of its descriptor keeps
+    /// (a child that another thread is starting holds one until it execs).
+    /// A store that closed leaves such a copy behind: reopening the log
+    /// waits for the copy to go (here, another thread closes it), and while
+    /// the copy stays, is refused after a bounded wait, naming this process.
+    @Test func aCopyOfAClosedWritersLockIsWaitedFor() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/copy.sqlite"
+        var copy: Int32 = -1
+        do {
+            let first = try DiveStore(path: path, writer: true)
+            copy = dup(first.lockFD)
+        }
+        try #require(copy >= 0)
+        #expect {
+            try DiveStore(path: path, writer: true)
+        } throws: { e in
+            if case .lockedByAnotherLogger(path, let h)? = e as? DiveLogError { return h == "pid \(getpid())" }
+            return false
+        }
+        let held = copy
+        let closer = Thread { _ = poll(nil, 0, 50); close(held) }
+        closer.start()
+        #expect(throws: Never.self) { _ = try DiveStore(path: path, writer: true) }
+    }
+
     /// A second writer is refused while the first holds the log; readers work.
     @Test func aLogAnotherLoggerHolds() throws {
         let dir = temporaryDirectory()
@@ -403,25 +429,6 @@ func diveReadings(bottom: Double, from t0: Double = 0) -> [SubmersionSample] {
 
 /// What the detector alone logs of `readings`: the dive's sample times (the
 /// truth the store is checked against).
-/// Opens `path` as the writer again after this process let go of it.
-///
-/// The writer's lock is a flock, which belongs to the open file description:
-/// a child that another test of this process is starting holds a copy of
-/// every descriptor until it execs (O_CLOEXEC closes them only then), so the
-/// lock can outlive this process's close for as long as that child waits
-/// for a processor. Seen once on a loaded machine: the reopen was refused
-/// as "being written by another dive-logger (pid <this test process>)".
-/// So while the holder is this process, try again, for at most 10 s.
-func reopenWriter(_ path: String) throws -> DiveStore {
-    let deadline = monotonicNowNs() + 10_000_000_000
-    while true {
-        do { return try DiveStore(path: path, writer: true) } catch {
-            guard case .lockedByAnotherLogger(_, "pid \(getpid())") = error, monotonicNowNs() < deadline else { throw error }
-            _ = poll(nil, 0, 10)
-        }
-    }
-}
-
 func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
     var st = DiveDetectorState()
     var times: [Double] = [], end: Double?, start: Double?
@@ -527,7 +534,7 @@ func expectedTimes(_ readings: [SubmersionSample]) -> [Double] {
         #expect(lastLogged - kept.last!.time <= 1.0 + 1e-9, "lost \(lastLogged - kept.last!.time) s of dive time")
         #expect(kept.map(\.time) == Array(want.prefix(kept.count)), "what was committed is intact")
 
-        let store = try reopenWriter(path)
+        let store = try DiveStore(path: path, writer: true)
         let r = try DiveRecorder(store: store, water: "salt", unixOffsetNanoseconds: 0)
         for x in readings.dropFirst(before.count) { r.feed(x) }
         try r.finishInput()
