@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Synchronization
 
 /// A listening socket served on a thread of its own, which alone closes it.
 ///
@@ -24,24 +25,20 @@ import Musl
 public final class ListeningThread: @unchecked Sendable {
     /// The listening descriptor, for `serve` to accept on.
     public let listener: Int32
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    // Guarded by `mutex`.
-    private var closed = false
-    private var stopped = false
+    /// Whether the listener was closed (by the serving thread) and whether
+    /// ``stop()`` was called.
+    private let flags = Mutex((closed: false, stopped: false))
 
     /// Starts a thread that runs `serve(listener)`, then closes `listener`.
     /// `serve` must return once `accept` fails (as it does after ``stop()``).
     public init(listener: Int32, serve: @escaping @Sendable (Int32) -> Void) {
         self.listener = listener
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         let job = Job { [self] in
             serve(listener)
-            pthread_mutex_lock(mutex)
-            closed = true
-            close(listener)
-            pthread_mutex_unlock(mutex)
+            flags.withLock { f in
+                f.closed = true
+                close(listener)
+            }
         }
         var thread = pthread_t()
         let r = pthread_create(&thread, nil, { raw in
@@ -52,23 +49,16 @@ public final class ListeningThread: @unchecked Sendable {
         pthread_detach(thread)
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
     /// Whether ``stop()`` was called.
-    public var isStopped: Bool {
-        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
-        return stopped
-    }
+    public var isStopped: Bool { flags.withLock { $0.stopped } }
 
     /// Stops listening: connects are refused and the thread's `accept`
     /// fails from now on. Does not wait for the thread; safe to call twice.
     public func stop() {
-        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
-        stopped = true
-        if !closed { shutdown(listener, Int32(SHUT_RDWR)) }
+        flags.withLock { f in
+            f.stopped = true
+            if !f.closed { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
     }
 
     private final class Job {

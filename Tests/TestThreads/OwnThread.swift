@@ -51,8 +51,10 @@ extension Trait where Self == OwnThreadTrait {
 /// A task executor with one thread of its own, which runs the jobs enqueued
 /// on it in order and ends at ``finish()``.
 public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var cond = pthread_cond_t()
+    // On the heap: a pthread mutex or condition must not move, and Swift
+    // does not promise a stored property's address across `&` uses.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     // Guarded by `mutex`.
     private var jobs: [UnownedJob] = []
     private var finished = false
@@ -60,8 +62,10 @@ public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var thread = pthread_t()
 
     public init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&cond, nil)
+        mutex.initialize(to: pthread_mutex_t())
+        cond.initialize(to: pthread_cond_t())
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
         let me = Unmanaged.passRetained(self).toOpaque()
         let r = pthread_create(&thread, nil, { raw in
             Unmanaged<OwnThreadExecutor>.fromOpaque(raw!).takeRetainedValue().run()
@@ -70,29 +74,34 @@ public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
         precondition(r == 0, "OwnThreadExecutor: pthread_create failed (\(r))")
     }
 
+    deinit {
+        pthread_cond_destroy(cond); cond.deallocate()
+        pthread_mutex_destroy(mutex); mutex.deallocate()
+    }
+
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         if exited {
             // A task that kept the preference past the test (an unstructured
             // `Task` the test started): run it where tasks run by default.
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             globalConcurrentExecutor.enqueue(unowned)
             return
         }
         jobs.append(unowned)
-        pthread_cond_signal(&cond)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(cond)
+        pthread_mutex_unlock(mutex)
     }
 
     /// The thread ends once it has run every job enqueued so far. Joined,
     /// unless the caller is that thread (the task can still be on it when
     /// the preference's scope ends): then it ends after this job.
     public func finish() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         finished = true
-        pthread_cond_signal(&cond)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(cond)
+        pthread_mutex_unlock(mutex)
         if pthread_equal(thread, pthread_self()) == 0 { pthread_join(thread, nil) } else { pthread_detach(thread) }
     }
 
@@ -104,11 +113,11 @@ public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
         // the kernel's per-thread name file renames it.
         if let f = fopen("/proc/thread-self/comm", "w") { fputs(Self.threadName, f); fclose(f) }
         while true {
-            pthread_mutex_lock(&mutex)
-            while jobs.isEmpty && !finished { pthread_cond_wait(&cond, &mutex) }
-            if jobs.isEmpty { exited = true; pthread_mutex_unlock(&mutex); return }
+            pthread_mutex_lock(mutex)
+            while jobs.isEmpty && !finished { pthread_cond_wait(cond, mutex) }
+            if jobs.isEmpty { exited = true; pthread_mutex_unlock(mutex); return }
             let job = jobs.removeFirst()
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
