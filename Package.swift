@@ -215,7 +215,7 @@ let package = Package(
         // Test support: `.ownThread`, a suite trait that runs each test on a
         // thread of its own, for tests that block while they wait on real
         // processes (Tests/TestThreads/OwnThread.swift says why).
-        .target(name: "TestThreads", path: "Tests/TestThreads"),
+        .target(name: "TestThreads", dependencies: ["EdgeValues"], path: "Tests/TestThreads"),
         // Test support in C: a seccomp filter that takes futex_waitv away
         // from a thread, for the ring reader's path before Linux 5.16.
         .target(name: "CTestShims", path: "Tests/CTestShims"),

@@ -13,7 +13,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import EdgeValues
 import EdgeSQLite
 
 public enum DiveLogError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -58,7 +58,7 @@ public final class DiveStore: @unchecked Sendable {
 
     struct LockKey: Hashable { var device: UInt64; var inode: UInt64 }
     /// The lock files writers of this process hold.
-    private static let heldLocks = Mutex<Set<LockKey>>([])
+    private static let heldLocks = Locked<Set<LockKey>>([])
 
     /// Takes the writer's lock (a flock on the lock file `fd`) and notes it
     /// in ``heldLocks``; nil when it is held elsewhere.

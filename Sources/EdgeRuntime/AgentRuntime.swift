@@ -90,7 +90,7 @@ public final class AgentRuntime: @unchecked Sendable {
     private let calibrationFiles: CalibrationLoader.Files
     private let calibrationRequired: Bool
     private let log: @Sendable (String) -> Void
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private struct State {
         var stopped = false
         var uncalibrated: [String]
@@ -232,7 +232,7 @@ public final class AgentRuntime: @unchecked Sendable {
         self.startReport = startReport; self.deviceReport = engine.startLines; self.server = server; self.engine = engine; self.history = history
         self.sensorRecorder = sensorRecorder
         self.calibrationFiles = calibrationFiles; self.calibrationRequired = calibrationRequired; self.log = log
-        state = Mutex(State(uncalibrated: uncalibrated))
+        state = Locked(State(uncalibrated: uncalibrated))
     }
 
     // MARK: while it runs

@@ -4,7 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import EdgeValues
 import EdgeClient
 import EdgeProtocol
 
@@ -28,7 +28,7 @@ enum BenchTransport: String, CaseIterable {
 final class RingReadingClient: BenchReader, @unchecked Sendable {
     let client: AgentClient
     private var subscriptions: [Subscription] = []
-    private final class Box: Sendable { let tally = Mutex<ClientTally>(ClientTally()) }
+    private final class Box: Sendable { let tally = Locked<ClientTally>(ClientTally()) }
     private let box = Box()
     private let trackedStream: StreamName?
 

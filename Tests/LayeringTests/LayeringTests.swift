@@ -244,4 +244,51 @@ enum Layering {
             Issue.record("SensorHub.swift names the stage \(s): the hub runs what StageTable gives it")
         }
     }
+
+    /// State shared between threads is behind `Locked` (EdgeValues), a
+    /// pthread mutex, never the toolchain's `Synchronization.Mutex`: its
+    /// contended path hands the lock over in the kernel (a PI futex), so
+    /// ThreadSanitizer sees no order between the holders and reports their
+    /// accesses as races. It did in CI's ThreadSanitizer step, three times,
+    /// each when the lock happened to be contended (Locked.swift says where).
+    @Test func noCodeLocksWithTheToolchainsMutex() throws {
+        var found: [String] = []
+        for top in ["Sources", "Tests", "Examples"] {
+            let dir = Layering.root.appendingPathComponent(top)
+            guard let walker = FileManager.default.enumerator(atPath: dir.path) else { continue }
+            // (not this directory, whose examples name the type)
+            for case let relative as String in walker where relative.hasSuffix(".swift") && !relative.hasPrefix("LayeringTests/") {
+                let text = try String(contentsOf: dir.appendingPathComponent(relative), encoding: .utf8)
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    if code.hasPrefix("//") { continue }
+                    if Self.namesTheMutexType(code) { found.append("\(top)/\(relative):\(n + 1): \(code)") }
+                }
+            }
+        }
+        #expect(found.isEmpty, "use Locked (EdgeValues), not Synchronization.Mutex:\n\(found.joined(separator: "\n"))")
+    }
+
+    /// Whether a line of code names the type `Mutex` (generic or called),
+    /// not a word that ends in it (`pthread_mutex`, `MyMutex`).
+    static func namesTheMutexType(_ line: String) -> Bool {
+        var rest = Substring(line)
+        while let r = rest.range(of: "Mutex") {
+            let before = rest[..<r.lowerBound].last
+            let after = rest[r.upperBound...].drop(while: { $0 == " " }).first
+            let startsWord = before.map { !($0.isLetter || $0.isNumber || $0 == "_") } ?? true
+            if startsWord && (after == "<" || after == "(") { return true }
+            rest = rest[r.upperBound...]
+        }
+        return false
+    }
+
+    @Test func theMutexRuleTellsTheTypeFromWordsEndingInIt() {
+        #expect(Self.namesTheMutexType("private let state: Mutex<State>"))
+        #expect(Self.namesTheMutexType("state = Mutex(State())"))
+        #expect(Self.namesTheMutexType("let m = Synchronization.Mutex (0)"))
+        #expect(!Self.namesTheMutexType("private var mutex = pthread_mutex_t()"))
+        #expect(!Self.namesTheMutexType("let m = MyMutex<Int>(0)"))
+        #expect(!Self.namesTheMutexType("import Synchronization"))
+    }
 }

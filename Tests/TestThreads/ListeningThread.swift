@@ -4,7 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
+import EdgeValues
 
 /// A listening socket served on a thread of its own, which alone closes it.
 ///
@@ -27,7 +27,10 @@ public final class ListeningThread: @unchecked Sendable {
     public let listener: Int32
     /// Whether the listener was closed (by the serving thread) and whether
     /// ``stop()`` was called.
-    private let flags = Mutex((closed: false, stopped: false))
+    /// (`Locked`, a pthread mutex, which ThreadSanitizer sees: with the
+    /// toolchain's `Synchronization.Mutex`, a `stop()` that met the thread's
+    /// close was reported as a race.)
+    private let flags = Locked((closed: false, stopped: false))
 
     /// Starts a thread that runs `serve(listener)`, then closes `listener`.
     /// `serve` must return once `accept` fails (as it does after ``stop()``).
