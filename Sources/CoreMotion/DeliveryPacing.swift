@@ -210,35 +210,30 @@ final class PacingThread: @unchecked Sendable {
         var dueNs: UInt64?
     }
 
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    /// A mutex and a CLOCK_MONOTONIC condition on the heap (stored inline
+    /// and passed by `&`, they would be at an address Swift does not promise
+    /// to keep).
+    private let lock = ConditionLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     /// What the thread sleeps until (nil: not sleeping; `.max`: no wake-up asked for).
     private var sleepingUntil: UInt64?
     private var started = false
 
-    private init() {
-        pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
+    private init() {}
 
     func register(_ key: Key, _ delivery: any PacingTarget) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         entries[ObjectIdentifier(key), default: Entry()].delivery = delivery
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
     }
 
     /// The wake-up `key`'s delivery asks for (nil: none).
     func set(_ key: Key, dueNs: UInt64?) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         let id = ObjectIdentifier(key)
         guard let due = dueNs else {
             entries[id]?.dueNs = nil
-            pthread_mutex_unlock(&mutex)
+            lock.unlock()
             return
         }
         entries[id, default: Entry()].dueNs = due
@@ -251,15 +246,15 @@ final class PacingThread: @unchecked Sendable {
         }
         let signal = sleepingUntil.map { due < $0 } ?? false
         if signal { sleepingUntil = due }   // one signal per earlier wake-up
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
         // after the unlock: the thread woken does not block on the mutex again
-        if signal { pthread_cond_signal(&condition) }
+        if signal { lock.broadcast() }   // one waiter: the pacing thread
     }
 
     private func run() {
         var dueNow: [(ObjectIdentifier, any PacingTarget)] = []
         var gone: [ObjectIdentifier] = []
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         while true {
             let now = monotonicNowNs()
             dueNow.removeAll(keepingCapacity: true)
@@ -279,18 +274,13 @@ final class PacingThread: @unchecked Sendable {
             for id in gone { entries[id] = nil }
             if !dueNow.isEmpty {
                 for (id, _) in dueNow { entries[id]?.dueNs = nil }   // the delivery's fire asks again
-                pthread_mutex_unlock(&mutex)
+                lock.unlock()
                 for (_, d) in dueNow { d.fire(until: now &+ Self.coalesceNs) }
-                pthread_mutex_lock(&mutex)
+                lock.lock()
                 continue
             }
             sleepingUntil = earliest
-            if earliest == .max {
-                pthread_cond_wait(&condition, &mutex)
-            } else {
-                var deadline = timespec(tv_sec: Int(earliest / 1_000_000_000), tv_nsec: Int(earliest % 1_000_000_000))
-                _ = pthread_cond_timedwait(&condition, &mutex, &deadline)
-            }
+            lock.wait(untilNs: earliest)   // .max: until woken
             sleepingUntil = nil
         }
     }

@@ -448,16 +448,14 @@ public enum DiveLoggerCommand {
 
 /// What the record command's threads share.
 final class RecordState: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
+    /// On the heap (an inline pthread_mutex_t passed by `&` is at an address
+    /// Swift does not promise to keep).
+    private let lock = ConditionLock()
     private var notes: [String] = []
     private var said = Set<String>()
     private var failureText: String?
     var failure: String? { locked { failureText } }
-    init() { pthread_mutex_init(&mutex, nil) }
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
-        return try body()
-    }
+    func locked<T>(_ body: () throws -> T) rethrows -> T { try lock.withLock(body) }
     func note(_ s: String) { locked { say(s) } }
     func noteOnce(_ s: String) { locked { if said.insert(s).inserted { say(s) } } }
     /// Lines something outside the logger can repeat at will (a pressure
