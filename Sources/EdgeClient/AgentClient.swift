@@ -108,6 +108,8 @@ public final class AgentClient: @unchecked Sendable {
         public var ringLost = 0
         /// Rings offered that could not be read (their streams came as lines again).
         public var ringFallbacks = 0
+        /// Why the last of them could not be read, with its stream (nil: none was refused).
+        public var lastRingFallback: String?
     }
 
     private struct Subscriber {
@@ -524,9 +526,10 @@ public final class AgentClient: @unchecked Sendable {
         } else {
             failure = reader.descriptorsTruncated ? "this process is out of descriptors" : "no descriptor came with the offer"
         }
-        guard failure != nil else { return }
+        guard let failure else { return }
         lock.withLock {
             counters.ringFallbacks += 1
+            counters.lastRingFallback = "\(stream.rawValue): \(failure)"
             guard var s = streams[stream] else { return }
             s.ringRefused = true
             s.wireNs = nil

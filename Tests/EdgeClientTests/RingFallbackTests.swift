@@ -163,12 +163,14 @@ func openScriptedRings() -> Int {
     @Test func anOfferWithoutADescriptorFallsBackToLines() throws {
         let c = try fallsBackToLines(.withoutDescriptor)
         #expect(c.ringFallbacks == 1)
+        #expect(c.lastRingFallback == "accelerometer: no descriptor came with the offer")
         #expect(c.ringSamples == 0)
     }
 
     @Test func aRingOfAnotherLayoutIsClosedAndTheStreamComesAsLines() throws {
         let c = try fallsBackToLines(.otherLayout)
         #expect(c.ringFallbacks == 1)
+        #expect(c.lastRingFallback == "accelerometer: the ring's layout differs from this build's")
         #expect(c.ringSamples == 0)
         // The descriptor it was given is closed, not kept (the agent's copy
         // closed as soon as it was sent).

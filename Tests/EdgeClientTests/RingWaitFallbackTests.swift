@@ -72,7 +72,8 @@ private func withoutFutexWaitv(_ body: @escaping @Sendable () -> Void) throws ->
         defer { phase.withLock { $0 = 3 } }
         #expect(eventually { inbox.count == 300 }, "\(inbox.count) of 300")
         #expect(inbox.samples.withLock { $0 } == (0..<300).map(richMotion))
-        #expect(client.counts.ringSamples == 300 && client.counts.ringFallbacks == 0)
+        #expect(client.counts.ringSamples == 300 && client.counts.ringFallbacks == 0,
+                "\(client.counts.ringSamples) from rings; refused: \(client.counts.lastRingFallback ?? "none")")
 
         // A second stream's ring stays while the first comes and goes, so the
         // reader waits on two words (the user-space read of the second).
@@ -94,7 +95,7 @@ private func withoutFutexWaitv(_ body: @escaping @Sendable () -> Void) throws ->
         #expect(eventually { publisher.isFinished })
         #expect(cycles == 150, "a subscription got no sample after \(cycles) cycles")
         #expect(other.count > 0)
-        #expect(client.counts.ringFallbacks == 0)
+        #expect(client.counts.ringFallbacks == 0, "refused: \(client.counts.lastRingFallback ?? "none")")
     }
 }
 
