@@ -323,24 +323,32 @@ final class DaemonClient {
     /// Lines that were not a JSON object (a protocol violation).
     private(set) var garbage: [String] = []
 
+    /// The socket is this object's only once it is connected: a class whose
+    /// initializer throws after every stored property is set runs `deinit`,
+    /// so an `fd` stored before a failed connect was closed twice (here and
+    /// in `deinit`). The second close hit whatever descriptor another test's
+    /// thread had been given that number in between: CI saw a client's ring
+    /// descriptor, just received, fail `fstat` while this retried a connect.
     init(path: String, name: String) throws {
         self.name = name
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw DaemonTestError("\(name): socket: \(String(cString: strerror(errno)))") }
-        var addr = try unixAddress(path)
+        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { throw DaemonTestError("\(name): socket: \(String(cString: strerror(errno)))") }
+        var addr: sockaddr_un
+        do { addr = try unixAddress(path) } catch { close(s); throw error }
         var r: Int32
         repeat {
             r = withUnsafePointer(to: &addr) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
         } while r != 0 && errno == EINTR
         guard r == 0 else {
             let e = errno
-            close(fd)
+            close(s)
             throw DaemonTestError("\(name): connect \(path): \(String(cString: strerror(e)))")
         }
+        fd = s
     }
 
     deinit { close(fd) }
