@@ -92,10 +92,10 @@ public final class MosquittoSession {
         }
         mosq = m
         mosquitto_user_data_set(m, Unmanaged.passUnretained(self).toOpaque())
-        do { try configure(will: will) } catch {
-            mosquitto_destroy(m)
-            throw error
-        }
+        // Every stored property is set, so a throw from here on runs deinit,
+        // which destroys the client: destroying it here too was a double
+        // free (SIGABRT for a CA file the service user cannot read).
+        try configure(will: will)
         installCallbacks()
     }
 
