@@ -192,21 +192,26 @@ final class FakeSystemdNotify {
     let path: String
     private(set) var datagrams: [String] = []
 
+    /// The socket is stored only once bound (as in ``DaemonClient``: a
+    /// throw after every stored property is set runs deinit, which would
+    /// close it a second time and unlink a path this never bound).
     init(path: String) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw DaemonTestError("notify socket: \(String(cString: strerror(errno)))") }
-        var addr = try unixAddress(path)
+        let s = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { throw DaemonTestError("notify socket: \(String(cString: strerror(errno)))") }
+        var addr: sockaddr_un
+        do { addr = try unixAddress(path) } catch { close(s); throw error }
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                bind(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard rc == 0 else {
             let e = errno
-            close(fd)
+            close(s)
             throw DaemonTestError("bind \(path): \(String(cString: strerror(e)))")
         }
+        fd = s
     }
 
     deinit {

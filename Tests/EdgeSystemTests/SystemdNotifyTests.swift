@@ -16,8 +16,10 @@ final class FakeNotifySocket {
 
     init(abstract: Bool = false) throws {
         let tag = "edge-notify-test-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemdNotifyError(kind: .socket, address: tag, errno: errno) }
+        // Stored only once bound: a throw after every stored property is
+        // set runs deinit, which would close it again (and unlink the path).
+        let s = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { throw SystemdNotifyError(kind: .socket, address: tag, errno: errno) }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes: [UInt8]
@@ -35,9 +37,14 @@ final class FakeNotifySocket {
         withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: bytes) }
         let len = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, len) }
         }
-        guard rc == 0 else { close(fd); throw SystemdNotifyError(kind: .socket, address: notifyValue, errno: errno) }
+        guard rc == 0 else {
+            let e = errno
+            close(s)
+            throw SystemdNotifyError(kind: .socket, address: notifyValue, errno: e)
+        }
+        fd = s
     }
 
     /// The next queued datagram, or nil if none.
