@@ -87,13 +87,22 @@ enum DeliveryPacing {
 /// under the delivery's lock, so it must not call back. ``fire()`` calls
 /// must not overlap (one thread makes them).
 final class PacedDelivery: PacingTarget, @unchecked Sendable {
-    private let lock = NSLock()
+    /// Its mutex, and a condition on which ``cancel()`` waits for calls
+    /// being made on another thread.
+    private let lock = ConditionLock()
     private let settings: DeliveryPacing.Settings
     private var state = DeliveryPacing.State()
     private var pending: [(dueNs: UInt64, call: () -> Void)] = []
     private var head = 0
-    /// ``fire(until:)`` is making calls (a due call must wait for them).
-    private var firing = false
+    /// The threads making calls now (``fire(until:)``, or ``submit`` making
+    /// a call due at once): a due call must wait for them, and ``cancel()``
+    /// returns only once they are done.
+    private var makers: [pthread_t] = []
+    /// Bumped by each ``cancel()``: a thread making calls stops before the
+    /// next one once it changed.
+    private var cancels = 0
+    /// ``close()`` was called: submissions are dropped.
+    private var closed = false
     private let now: @Sendable () -> UInt64
     private let wake: @Sendable (UInt64?) -> Void
 
@@ -111,14 +120,19 @@ final class PacedDelivery: PacingTarget, @unchecked Sendable {
     /// 100 Hz with the agent's 20 ms delivery, the first call of each burst).
     func submit(captureNs: UInt64, _ call: @escaping () -> Void) {
         let arrival = now()
-        let runNow: Bool = lock.withLock {
-            let due = DeliveryPacing.update(&state, settings, captureNs: captureNs, arrivalNs: arrival)
-            if due <= arrival && head == pending.count && !firing { return true }
-            pending.append((due, call))
-            if pending.count - head == 1 { wake(due) }
-            return false
+        lock.lock()
+        guard !closed else { lock.unlock(); return }
+        let due = DeliveryPacing.update(&state, settings, captureNs: captureNs, arrivalNs: arrival)
+        if due <= arrival && head == pending.count && makers.isEmpty {
+            makers.append(pthread_self())
+            lock.unlock()
+            call()
+            doneMaking()
+            return
         }
-        if runNow { call() }
+        pending.append((due, call))
+        if pending.count - head == 1 { wake(due) }
+        lock.unlock()
     }
 
     /// `call` after every call submitted before it (an error after the
@@ -126,6 +140,7 @@ final class PacedDelivery: PacingTarget, @unchecked Sendable {
     func submitUnpaced(_ call: @escaping () -> Void) {
         let arrival = now()
         lock.withLock {
+            guard !closed else { return }
             let due = max(arrival, state.last?.dueNs ?? 0)
             pending.append((due, call))
             if pending.count - head == 1 { wake(due) }
@@ -136,42 +151,69 @@ final class PacedDelivery: PacingTarget, @unchecked Sendable {
     func fire() { fire(until: now()) }
 
     /// Runs every call due at or before `t`, in order; asks for the next
-    /// wake-up.
+    /// wake-up. A ``cancel()`` meanwhile stops it before the next call.
     func fire(until t: UInt64) {
-        let ready: [() -> Void] = lock.withLock {
-            var ready: [() -> Void] = []
-            while head < pending.count, pending[head].dueNs <= t {
-                ready.append(pending[head].call)
-                head += 1
-            }
-            if head == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 64, head * 2 > pending.count {
-                pending.removeFirst(head)
-                head = 0
-            }
-            wake(head < pending.count ? pending[head].dueNs : nil)
-            firing = !ready.isEmpty
-            return ready
+        lock.lock()
+        var ready: [() -> Void] = []
+        while head < pending.count, pending[head].dueNs <= t {
+            ready.append(pending[head].call)
+            head += 1
         }
-        guard !ready.isEmpty else { return }
-        for call in ready { call() }
-        lock.withLock { firing = false }
+        if head == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > pending.count {
+            pending.removeFirst(head)
+            head = 0
+        }
+        wake(head < pending.count ? pending[head].dueNs : nil)
+        guard !ready.isEmpty else { lock.unlock(); return }
+        makers.append(pthread_self())
+        let began = cancels
+        lock.unlock()
+        for call in ready {
+            guard lock.withLock({ cancels == began }) else { break }
+            call()
+        }
+        doneMaking()
     }
 
-    /// Drops the calls not yet made and starts the pacing afresh.
+    private func doneMaking() {
+        lock.withLock {
+            let me = pthread_self()
+            if let i = makers.firstIndex(where: { pthread_equal($0, me) != 0 }) { makers.remove(at: i) }
+            lock.broadcast()
+        }
+    }
+
+    /// Drops the calls not yet made and starts the pacing afresh. When it
+    /// returns no call submitted before it is made any more: a call being
+    /// made on another thread is waited for (one made on this thread, which
+    /// is cancelling from inside it, is not).
     func cancel() {
         lock.withLock {
             pending.removeAll()
             head = 0
             state = DeliveryPacing.State()
+            cancels += 1
             wake(nil)
+            let me = pthread_self()
+            while makers.contains(where: { pthread_equal($0, me) == 0 }) { lock.wait(untilNs: .max) }
         }
+    }
+
+    /// ``cancel()``, for good: what is submitted afterwards is dropped (a
+    /// sample that was on its way when the updates stopped).
+    func close() {
+        lock.withLock { closed = true }
+        cancel()
     }
 
     /// Calls waiting for their time.
     var waiting: Int { lock.withLock { pending.count - head } }
+
+    /// How many times it was cancelled (for tests).
+    var cancelCount: Int { lock.withLock { cancels } }
 }
 
 extension PacedDelivery {

@@ -41,6 +41,8 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
     private var running = false
     /// The pacing thread adds the next operation at the next due time.
     private var handedOff = false
+    /// ``close()`` was called: submissions are dropped.
+    private var closed = false
     private let now: @Sendable () -> UInt64
     /// Adds one operation to the queue.
     private let enqueue: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -115,6 +117,7 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
 
     private func add(due: () -> UInt64, call: @escaping () -> Void) {
         lock.lock()
+        guard !closed else { lock.unlock(); return }
         pending.append((due(), call))
         let start = !running
         running = true
@@ -178,6 +181,14 @@ final class QueuePacedDelivery: PacingTarget, @unchecked Sendable {
         lock.broadcast()
         lock.unlock()
         if stopWake { wake(nil) }
+    }
+
+    /// ``cancel()``, for good: what is submitted afterwards is dropped (a
+    /// sample that was on its way when the updates stopped). A call being
+    /// made is the queue's: it ends before the queue's next operation.
+    func close() {
+        lock.withLock { closed = true }
+        cancel()
     }
 
     /// Calls waiting for their time.

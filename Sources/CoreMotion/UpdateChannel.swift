@@ -155,8 +155,11 @@ final class Pacer<Data>: @unchecked Sendable {
         }
     }
 
+    /// The updates stopped: calls not yet made are dropped, and so is a
+    /// sample still on its way from the client's thread; when this returns
+    /// no handler call is added to the queue any more.
     func cancel() {
-        onQueue?.cancel()
-        onThread?.cancel()
+        onQueue?.close()
+        onThread?.close()
     }
 }

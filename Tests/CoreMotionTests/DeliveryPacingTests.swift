@@ -143,6 +143,64 @@ func gapsNs(_ t: [UInt64]) -> [Int64] { zip(t.dropFirst(), t).map { Int64($0) - 
         #expect(made == [0, 2], "a fresh start: due on arrival, made at once")
     }
 
+    /// A cancel while the pacing thread is making a burst of due calls: the
+    /// burst stops before its next call, and the cancel returns only after
+    /// the call being made, so once the updates have stopped no call is made.
+    /// (A Core Motion app test under load saw 12 handler calls after stop:
+    /// the pacing thread had taken a late burst out before the cancel and
+    /// went on making it.) Threads meet on semaphores; nothing sleeps.
+    @Test func aCancelStopsABurstBeingMadeAndWaitsForItsCall() {
+        let clock = VirtualTimer()
+        let delivery = PacedDelivery(now: { clock.nowNs }, wake: { clock.wakeNs = $0 })
+        let made = Locked<[String]>([])
+        let inFirst = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        clock.nowNs = 1_000_000_000
+        // three calls waiting (the first sample's lag paces the others)
+        delivery.submit(captureNs: 900_000_000) { made.withLock { $0.append("call 0") } }
+        for i in 1...3 {
+            delivery.submit(captureNs: 900_000_000 + UInt64(i) * 10_000_000) {
+                made.withLock { $0.append("call \(i)") }
+                if i == 1 { inFirst.signal(); release.wait() }
+            }
+        }
+        #expect(delivery.waiting == 3)
+        clock.nowNs = 2_000_000_000   // all three due: one burst
+        let firing = Thread { delivery.fire() }
+        firing.start()
+        inFirst.wait()
+        let cancelled = DispatchSemaphore(value: 0)
+        let cancelling = Thread {
+            delivery.cancel()
+            made.withLock { $0.append("cancel returned") }
+            cancelled.signal()
+        }
+        cancelling.start()
+        // the cancel has begun (it counts itself before it waits) ...
+        for _ in 0..<60_000 where delivery.cancelCount == 0 { usleep(1000) }   // bounded: 60 s
+        #expect(delivery.cancelCount == 1)
+        // ... and waits for the call being made
+        release.signal()
+        cancelled.wait()
+        #expect(made.withLock { $0 } == ["call 0", "call 1", "cancel returned"])
+        #expect(delivery.waiting == 0 && clock.wakeNs == nil)
+    }
+
+    /// After ``PacedDelivery/close()`` (the updates stopped) a sample still
+    /// on its way from the client's thread is dropped, due or not.
+    @Test func aClosedDeliveryDropsWhatComesAfter() {
+        let clock = VirtualTimer()
+        let delivery = PacedDelivery(now: { clock.nowNs }, wake: { clock.wakeNs = $0 })
+        var made: [Int] = []
+        clock.nowNs = 1_020_000_000
+        delivery.submit(captureNs: 1_000_000_000) { made.append(0) }
+        delivery.close()
+        delivery.submit(captureNs: 1_010_000_000) { made.append(1) }
+        delivery.submitUnpaced { made.append(2) }
+        clock.nowNs = 2_000_000_000
+        delivery.fire()
+        #expect(made == [0] && delivery.waiting == 0 && clock.wakeNs == nil)
+    }
+
     /// An error goes after the samples before it, and is not held back
     /// otherwise.
     @Test func anErrorFollowsTheSamplesBeforeIt() {

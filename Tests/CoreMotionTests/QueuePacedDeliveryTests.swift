@@ -110,6 +110,25 @@ final class VirtualQueue: @unchecked Sendable {
         #expect(made == [0, 2])
     }
 
+    /// After ``QueuePacedDelivery/close()`` (the updates stopped) a sample
+    /// still on its way from the client's thread adds no operation.
+    @Test func aClosedDeliveryDropsWhatComesAfter() {
+        let clock = VirtualTimer()
+        let queue = VirtualQueue()
+        let delivery = QueuePacedDelivery(now: { clock.nowNs }, enqueue: { op in queue.added += 1; queue.operations.append(op) },
+                                          wake: { clock.wakeNs = $0 }, slot: ({ false }, {}))
+        var made: [Int] = []
+        clock.nowNs = 1_020_000_000
+        delivery.submit(captureNs: 1_000_000_000) { made.append(0) }
+        queue.runAll()
+        delivery.close()
+        delivery.submit(captureNs: 1_010_000_000) { made.append(1) }
+        delivery.submitUnpaced { made.append(2) }
+        #expect(queue.operations.isEmpty && delivery.waiting == 0)
+        queue.runAll()
+        #expect(made == [0])
+    }
+
     /// An error goes after the samples before it.
     @Test func anErrorFollowsTheSamplesBeforeIt() {
         let clock = VirtualTimer()
