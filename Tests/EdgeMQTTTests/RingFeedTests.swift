@@ -123,7 +123,13 @@ private func drive(_ feed: PolledAgentFeed, _ seconds: Double = 20, until done: 
         #expect(drive(viaLines) { lines.count == 40 }, "lines \(lines.count)")
         #expect(drive(viaRing) { ring.count == 40 }, "ring \(ring.count)")
         #expect(ring.samples == lines.samples)
-        #expect(viaRing.ringCounts.samples == 200 && viaRing.ringCounts.lineSamples == 0, "\(viaRing.ringCounts)")
+        // Every record is read, the last four (after the 40th sample kept)
+        // maybe only on a later turn: the agent's service thread writes the
+        // ring after publish returns, so the 40th can be read before them
+        // (under ThreadSanitizer beside a test run: 196 at the check above).
+        #expect(drive(viaRing) { viaRing.ringCounts.samples == 200 } && viaRing.ringCounts.lineSamples == 0,
+                "\(viaRing.ringCounts)")
+        #expect(ring.count == 40)
         #expect(viaLines.ringCounts.samples == 0 && viaLines.ringCounts.lineSamples == 40, "\(viaLines.ringCounts)")
         #expect(!viaLines.readsRings)
     }
