@@ -202,11 +202,16 @@ func makeServer(_ tag: String, policy: EntitlementPolicy, credentials: ScriptedC
                              peerCredentials: credentials.source)
 }
 
+/// How long a new client waits for the version line: generous, since it
+/// only bounds a failure. (5 s was not: under ThreadSanitizer, beside a
+/// plain test run, one client of a server just started waited longer.)
+let versionLineTimeoutMs: Int64 = 60_000
+
 /// Connects and reads the version line and, for a refused client, its error.
 /// Returns the error's code (nil: admitted, checked with a barrier).
 func connectExpectingRefusal(_ server: ServiceServer) throws -> (TestClient, String?) {
     let c = try TestClient(path: server.socketPath)
-    guard let v = c.readMessage(), v.string("class") == "version" else {
+    guard let v = c.readMessage(timeoutMs: versionLineTimeoutMs), v.string("class") == "version" else {
         throw HarnessError(description: "no version line")
     }
     c.request(#"{"class":"ping","id":"admitted?"}"#)
@@ -225,7 +230,7 @@ func connectExpectingRefusal(_ server: ServiceServer) throws -> (TestClient, Str
 /// Connects and consumes the version line.
 func connectClient(_ server: ServiceServer, receiveBuffer: Int? = nil) throws -> TestClient {
     let c = try TestClient(path: server.socketPath, receiveBuffer: receiveBuffer)
-    guard let v = c.readMessage(), v.string("class") == "version" else {
+    guard let v = c.readMessage(timeoutMs: versionLineTimeoutMs), v.string("class") == "version" else {
         throw HarnessError(description: "no version line")
     }
     return c
