@@ -71,7 +71,7 @@ final class TestClient {
     func request(_ json: String) { send(json + "\n") }
 
     /// Next line (without newline), or nil on EOF / reset / timeout.
-    func readLine(timeoutMs: Int64 = 5000) -> String? {
+    func readLine(timeoutMs: Int64 = waitTimeoutMs) -> String? {
         let deadline = monotonicMs() + timeoutMs
         while true {
             if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -95,13 +95,13 @@ final class TestClient {
     }
 
     /// Next message, parsed.
-    func readMessage(timeoutMs: Int64 = 5000) -> JSONValue? {
+    func readMessage(timeoutMs: Int64 = waitTimeoutMs) -> JSONValue? {
         guard let line = readLine(timeoutMs: timeoutMs) else { return nil }
         return try? JSONValue.parse(Array(line.utf8))
     }
 
     /// Reads until a message of `cls` arrives; returns it and the messages skipped.
-    func waitFor(_ cls: String, timeoutMs: Int64 = 5000) -> (JSONValue?, [JSONValue]) {
+    func waitFor(_ cls: String, timeoutMs: Int64 = waitTimeoutMs) -> (JSONValue?, [JSONValue]) {
         var skipped: [JSONValue] = []
         let deadline = monotonicMs() + timeoutMs
         while monotonicMs() < deadline {
@@ -115,14 +115,14 @@ final class TestClient {
     /// Sends a ping and returns every message received before its pong: the
     /// service thread drains the sample ring before it reads requests, so all
     /// samples published before the ping are in this list.
-    func barrier(timeoutMs: Int64 = 5000) -> [JSONValue]? {
+    func barrier(timeoutMs: Int64 = waitTimeoutMs) -> [JSONValue]? {
         request(#"{"class":"ping","id":"barrier"}"#)
         let (pong, before) = waitFor("pong", timeoutMs: timeoutMs)
         return pong == nil ? nil : before
     }
 
     /// Waits for EOF or reset; true if the connection closed.
-    func waitClosed(timeoutMs: Int64 = 5000) -> Bool {
+    func waitClosed(timeoutMs: Int64 = waitTimeoutMs) -> Bool {
         let deadline = monotonicMs() + timeoutMs
         while monotonicMs() < deadline {
             if readLine(timeoutMs: max(1, deadline - monotonicMs())) == nil { return closed }
@@ -202,9 +202,14 @@ func makeServer(_ tag: String, policy: EntitlementPolicy, credentials: ScriptedC
                              peerCredentials: credentials.source)
 }
 
-/// How long a new client waits for the version line: generous, since it
-/// only bounds a failure. (5 s was not: under ThreadSanitizer, beside a
-/// plain test run, one client of a server just started waited longer.)
+/// How long a client's reads wait by default: every wait with it is for
+/// something that must come (a reply, a close, the pong of a barrier), so
+/// it only bounds a failure and is generous. (It was 5 s, and under
+/// ThreadSanitizer beside a plain test run a client of a server just
+/// started waited longer for its version line.)
+let waitTimeoutMs: Int64 = 30_000
+
+/// How long a new client waits for the version line.
 let versionLineTimeoutMs: Int64 = 60_000
 
 /// Connects and reads the version line and, for a refused client, its error.
