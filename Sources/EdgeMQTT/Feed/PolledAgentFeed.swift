@@ -218,10 +218,7 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
             case .waiting, .stopped:
                 break
             }
-            s.retiredRings += s.rings
-            s.rings.removeAll()
-            s.lineStreams.removeAll()
-            s.gapMarkNs = nil
+            dropRings(&s, retiring: true)
             s.phase = .stopped
             s.handler = nil
         }
@@ -332,14 +329,22 @@ public final class PolledAgentFeed: PolledFeed, @unchecked Sendable {
         c.send(Request(kind: .subscribe(sub.stream, intervalNs: sub.intervalNs), id: id, ringLayout: ring))
     }
 
-    /// Unmaps every ring (the connection ended, or the feed stops).
-    private func dropRings(_ s: inout State) {
-        for r in s.rings { r.unmap() }
+    /// Lets go of every ring: on the driving thread (the connection ended)
+    /// each is unmapped and the wait's state reset; from ``stop()``
+    /// (`retiring`, maybe another thread, while the driving thread may wait
+    /// on the rings' words) each is kept mapped for that thread's next turn
+    /// to release, and the wait's state, which only it touches, is left.
+    private func dropRings(_ s: inout State, retiring: Bool = false) {
+        if retiring {
+            s.retiredRings += s.rings
+        } else {
+            for r in s.rings { r.unmap() }
+            waitCount = 0
+            wokenBy = nil
+        }
         s.rings.removeAll()
         s.lineStreams.removeAll()
         s.gapMarkNs = nil
-        waitCount = 0
-        wokenBy = nil
     }
 
     /// A `subscribed` reply: map the ring it offers (its descriptor is the
