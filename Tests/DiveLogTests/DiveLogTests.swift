@@ -189,9 +189,15 @@ func sample(_ t: Double, depth: Double, state: SubmersionState, temperature: Dou
             if case .lockedByAnotherLogger(path, let h)? = e as? DiveLogError { return h == "pid \(getpid())" }
             return false
         }
+        // The closing thread is running before the open starts waiting (a
+        // thread started only now could be scheduled after the open's 2 s
+        // on a loaded machine); it closes the copy 50 ms after being told.
         let held = copy
-        let closer = Thread { _ = poll(nil, 0, 50); close(held) }
+        let go = DispatchSemaphore(value: 0), ready = DispatchSemaphore(value: 0)
+        let closer = Thread { ready.signal(); go.wait(); _ = poll(nil, 0, 50); close(held) }
         closer.start()
+        ready.wait()
+        go.signal()
         #expect(throws: Never.self) { _ = try DiveStore(path: path, writer: true) }
     }
 

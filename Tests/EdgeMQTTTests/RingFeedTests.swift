@@ -134,11 +134,6 @@ private func drive(_ feed: PolledAgentFeed, _ seconds: Double = 20, until done: 
         #expect(!viaLines.readsRings)
     }
 
-    /// A stream decimated to 1 Hz (or 10 Hz) does not wake the thread at each of the
-    /// agent's deliveries (every 20 ms) only to drop their samples: after a
-    /// sample, the feed asks to be turned at the next one's due capture
-    /// time (plus 1 ms) and not to wait on the rings until then. A stream
-    /// whose next sample is due within a delivery waits on the rings.
     /// stop() may come from another thread (edge-mqtt's main thread on
     /// SIGTERM) while the broker thread polls the feed's socket or waits on
     /// its rings' words outside the lock: it shuts the socket down (the
@@ -178,6 +173,11 @@ private func drive(_ feed: PolledAgentFeed, _ seconds: Double = 20, until done: 
         #expect(events.count == before, "no event after stop")
     }
 
+    /// A stream decimated to 1 Hz (or 10 Hz) does not wake the thread at each of the
+    /// agent's deliveries (every 20 ms) only to drop their samples: after a
+    /// sample, the feed asks to be turned at the next one's due capture
+    /// time (plus 1 ms) and not to wait on the rings until then. A stream
+    /// whose next sample is due within a delivery waits on the rings.
     @Test func aSlowStreamSleepsUntilItsNextSampleIsDue() throws {
         let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: socketPath("ringtimer")),
                                        devices: [imu])
