@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import EdgeValues
 import Testing
 
 /// A suite trait: each test of the suite runs on a thread of its own.
@@ -51,21 +52,17 @@ extension Trait where Self == OwnThreadTrait {
 /// A task executor with one thread of its own, which runs the jobs enqueued
 /// on it in order and ends at ``finish()``.
 public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // On the heap: a pthread mutex or condition must not move, and Swift
-    // does not promise a stored property's address across `&` uses.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Guarded by `mutex`.
+    /// The project's mutex and condition (on the heap: a pthread mutex or
+    /// condition must not move, and Swift does not promise a stored
+    /// property's address across `&` uses).
+    private let lock = ConditionLock()
+    // Guarded by `lock`.
     private var jobs: [UnownedJob] = []
     private var finished = false
     private var exited = false
     private var thread = pthread_t()
 
     public init() {
-        mutex.initialize(to: pthread_mutex_t())
-        cond.initialize(to: pthread_cond_t())
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
         let me = Unmanaged.passRetained(self).toOpaque()
         let r = pthread_create(&thread, nil, { raw in
             Unmanaged<OwnThreadExecutor>.fromOpaque(raw!).takeRetainedValue().run()
@@ -74,34 +71,29 @@ public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
         precondition(r == 0, "OwnThreadExecutor: pthread_create failed (\(r))")
     }
 
-    deinit {
-        pthread_cond_destroy(cond); cond.deallocate()
-        pthread_mutex_destroy(mutex); mutex.deallocate()
-    }
-
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        pthread_mutex_lock(mutex)
+        lock.lock()
         if exited {
             // A task that kept the preference past the test (an unstructured
             // `Task` the test started): run it where tasks run by default.
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
             globalConcurrentExecutor.enqueue(unowned)
             return
         }
         jobs.append(unowned)
-        pthread_cond_signal(cond)
-        pthread_mutex_unlock(mutex)
+        lock.broadcast()   // one waiter: the executor's thread
+        lock.unlock()
     }
 
     /// The thread ends once it has run every job enqueued so far. Joined,
     /// unless the caller is that thread (the task can still be on it when
     /// the preference's scope ends): then it ends after this job.
     public func finish() {
-        pthread_mutex_lock(mutex)
-        finished = true
-        pthread_cond_signal(cond)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            finished = true
+            lock.broadcast()
+        }
         if pthread_equal(thread, pthread_self()) == 0 { pthread_join(thread, nil) } else { pthread_detach(thread) }
     }
 
@@ -113,11 +105,11 @@ public final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
         // the kernel's per-thread name file renames it.
         if let f = fopen("/proc/thread-self/comm", "w") { fputs(Self.threadName, f); fclose(f) }
         while true {
-            pthread_mutex_lock(mutex)
-            while jobs.isEmpty && !finished { pthread_cond_wait(cond, mutex) }
-            if jobs.isEmpty { exited = true; pthread_mutex_unlock(mutex); return }
+            lock.lock()
+            while jobs.isEmpty && !finished { lock.wait(untilNs: .max) }
+            if jobs.isEmpty { exited = true; lock.unlock(); return }
             let job = jobs.removeFirst()
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
