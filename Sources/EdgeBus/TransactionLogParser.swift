@@ -180,9 +180,12 @@ struct TransactionLogParser {
     static func text(_ b: UnsafeBufferPointer<UInt8>) -> String { String(decoding: b, as: UTF8.self) }
     static func text(_ b: Slice<UnsafeBufferPointer<UInt8>>) -> String { String(decoding: b, as: UTF8.self) }
     /// An error's free text: a stray carriage return reads as the space the
-    /// writer puts in its place, so a log parsed and written again is the same log.
+    /// writer puts in its place, and spaces before the text (a carriage return
+    /// among them) are the separator, as they are when the text is written
+    /// again, so a log parsed and written again is the same log.
     static func freeText(_ b: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        String(decoding: b.map { $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
+        let text = b.drop { $0 == 0x20 || $0 == 0x0D }
+        return String(decoding: text.map { $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
     }
 
     mutating func line(_ l: UnsafeBufferPointer<UInt8>, number n: Int) throws(TransactionLogError) {

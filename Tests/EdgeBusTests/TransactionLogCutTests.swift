@@ -85,16 +85,41 @@ import Testing
     }
 }
 
-/// Found by the recording fuzz target: a carriage return inside a failed
-/// transfer's error text. The writer writes a space for it; the parser now
-/// reads it as one, so a log parsed and written again is the same log.
+/// Found by the recording fuzz target (twice): a carriage return inside a
+/// failed transfer's error text, then one at its start. The writer writes a
+/// space for it and one space before the text; the parser reads it as a
+/// space and the spaces before the text as the separator, so a log parsed
+/// and written again is the same log.
 @Suite struct TransactionLogCarriageReturnTests {
-    @Test func aLoneCRInAnErrorsTextSurvivesARewrite() throws {
-        let text = "# edge-agent transaction log v1\n@bus simulated\n@start-ns 0\n10 0x0d w 06 r 1 ! noDevice 6 0x06 read\rX\n"
-        let log = try TransactionLog.parse(text, file: "cr.log")
+    static let header = "# edge-agent transaction log v1\n@bus simulated\n@start-ns 0\n"
+
+    @Test(arguments: [
+        ("10 0x0d w 06 r 1 ! noDevice 6 0x06 read\rX\n", "read X"),
+        ("10 0x0d w 06 r 1 ! noDevice 6 0x06 \rderaX\n", "deraX"),       // CI's finding at e1e9fd3
+        ("10 0x0d w 06 r 1 ! noDevice 6 0x06  \r \rread\n", "read"),
+        ("10 0x0d w 06 r 1 ! noDevice 6 0x06 \r\r\n", ""),
+        ("10 0x0d probe ! noDevice 6 - \rprobe\n", "probe"),
+    ])
+    func aCRInAnErrorsTextSurvivesARewrite(record: String, operation: String) throws {
+        let log = try TransactionLog.parse(Self.header + record, file: "cr.log")
+        guard case .failed(let e) = log.records.first?.outcome else {
+            Issue.record("not a failed record: \(log.records)"); return
+        }
+        #expect(e.operation == operation)
         let w = TransactionLogWriter(header: log.header)
         for r in log.records { w.append(r) }
         let again = try TransactionLog.parse(w.text, file: "rewritten.log")
-        #expect(again.records == log.records)
+        #expect(again.records.map(\.outcome) == log.records.map(\.outcome))
+    }
+
+    @Test func aCRAtTheStartOfADataReadyErrorSurvivesARewrite() throws {
+        let log = try TransactionLog.parse(Self.header + "10 gpio drdy ! io 5 \rwait\n", file: "cr.log")
+        guard case .gpioFailed(let e) = log.records.first?.outcome else {
+            Issue.record("not a failed wait: \(log.records)"); return
+        }
+        #expect(e.operation == "wait")
+        let w = TransactionLogWriter(header: log.header)
+        for r in log.records { w.append(r) }
+        #expect(try TransactionLog.parse(w.text, file: "rewritten.log").records.map(\.outcome) == log.records.map(\.outcome))
     }
 }
