@@ -33,7 +33,7 @@ open class CMRecordedAccelerometerData: CMAccelerometerData {
     }
     public required init?(coder: NSCoder) {
         _identifier = UInt64(bitPattern: coder.decodeInt64(forKey: "identifier"))
-        _startDate = coder.decodeDate(forKey: "startDate") ?? Date(timeIntervalSince1970: 0)
+        _startDate = coder.decodeDate(forKey: "startDate")
         super.init(coder: coder)
     }
 

@@ -43,23 +43,29 @@ public final class LinuxI2CBus: I2CBus, @unchecked Sendable {
         var f: Int32
         repeat { f = open(path, O_RDWR | O_CLOEXEC) } while f < 0 && errno == EINTR
         if f < 0 { throw I2CError(errno: errno, bus: path, operation: "open") }
-        fd = f
+        // Every check is made on the local descriptor, and the properties
+        // are set only once none can fail: a throw after `fd` is set would
+        // run deinit (when the other properties have defaults), closing the
+        // number twice.
         var funcs: UInt = 0
-        let r = edge_i2c_funcs(fd, &funcs)
+        let r = edge_i2c_funcs(f, &funcs)
         if r < 0 {
-            close(fd)
+            close(f)
             throw I2CError(errno: -r, bus: path, operation: "ioctl(I2C_FUNCS)")
         }
-        functionality = funcs
+        let chosen: Transport
         if !forceSMBus && funcs & EDGE_I2C_FUNC_I2C != 0 {
-            transport = .i2cRdwr
+            chosen = .i2cRdwr
         } else if funcs & EDGE_I2C_FUNC_SMBUS_READ_I2C_BLOCK != 0 || funcs & EDGE_I2C_FUNC_SMBUS_READ_BYTE_DATA != 0 {
-            transport = .smbus
+            chosen = .smbus
         } else {
-            close(fd)
+            close(f)
             throw I2CError(kind: .unsupported, errno: 0, bus: path,
                            operation: "open (adapter offers neither I2C_RDWR nor SMBus byte/block reads)")
         }
+        functionality = funcs
+        transport = chosen
+        fd = f
     }
 
     deinit { close(fd) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EdgeValues
 import Testing
 import TestThreads
 
@@ -54,23 +55,21 @@ final class Flag: @unchecked Sendable { var value = false }
 
 /// Waits until `count` threads have arrived (bounded).
 final class Barrier: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var cond = pthread_cond_t()
-    private var arrived = 0
+    private let lock = ConditionLock()
+    private var arrived = 0   // guarded by `lock`
     private let count: Int
-    init(_ count: Int) { self.count = count; pthread_mutex_init(&mutex, nil); pthread_cond_init(&cond, nil) }
+    init(_ count: Int) { self.count = count }
 
     func arriveAndWait(seconds: Int) -> Bool {
-        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
-        arrived += 1
-        pthread_cond_broadcast(&cond)
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += seconds
-        while arrived < count {
-            if pthread_cond_timedwait(&cond, &mutex, &deadline) == ETIMEDOUT { return arrived >= count }
+        let deadline = monotonicNowNs() + UInt64(seconds) * 1_000_000_000
+        return lock.withLock {
+            arrived += 1
+            lock.broadcast()
+            while arrived < count {
+                if !lock.wait(untilNs: deadline) { return arrived >= count }
+            }
+            return true
         }
-        return true
     }
 }
 

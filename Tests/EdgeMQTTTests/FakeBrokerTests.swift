@@ -77,8 +77,14 @@ final class FakeBroker: @unchecked Sendable {
     }
 
     /// Stops accepting and closes the port (a real broker may take it).
+    /// Ends the serving thread and closes the listener; a second call does
+    /// nothing (closing the number again could close another test's descriptor).
     func stop() {
-        lock.withLock { stopped = true }
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         while thread?.isFinished == false { usleep(10_000) }
         thread = nil   // the thread's closure holds self: let both go
         close(listener)
