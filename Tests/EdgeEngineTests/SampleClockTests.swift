@@ -47,6 +47,51 @@ import Testing
         }
     }
 
+    /// Every stamp against its read, one sample or two a tick, the loop
+    /// late by up to 0.5 or 3 ms, the chip's clock 1 % or 0.2 % either
+    /// side or exact: the spacing holds everywhere.
+    ///
+    /// KNOWN ISSUE (open; the stop-33 closing note): the newest sample a
+    /// read finds was captured by that read, yet this loop, which follows
+    /// the reads on average, stamps it after its read about half the time -
+    /// by up to the read jitter on a steady clock, and by up to a period
+    /// for a while after the chip's clock slips a sample against the loop's:
+    /// a capture in the future of the process that reads it. Stamping the
+    /// earliest capture a read allows (the loop less a period) ends it, but
+    /// puts every IMU sample before the magnetometer's field of the same
+    /// tick, which the fusion's field-freshness rules (FusionStage, and
+    /// StaleFieldTests, FaultMatrixTests) take as a sample without a current
+    /// field: both sensors' stamps have to move to capture estimates
+    /// together.
+    @Test(arguments: [0.99, 0.998, 1.0, 1.002, 1.01])
+    func theSpacingHoldsAndStampsAfterTheirReadAreAKnownIssue(_ speed: Double) {
+        let nominal: UInt64 = 10_000_000
+        let truePeriod = Double(nominal) / speed
+        for (tick, jitter) in [(10_000_000.0, 500_000), (10_000_000.0, 3_000_000), (20_000_000.0, 500_000)] {
+            var clock = SampleClock()
+            var g = SplitMix(seed: 5)
+            var made = 0
+            var previous: Double?
+            var afterRead = 0, gaps: [Double] = []
+            for k in 1...6000 {
+                let read = Double(k) * tick + Double(g.next() % UInt64(jitter))
+                let total = Int(read / truePeriod)
+                let n = total - made
+                guard n > 0 else { continue }
+                let (newest, period) = clock.stamp(count: n, readAt: UInt64(read), nominalPeriod: nominal)
+                if Double(newest) > read { afterRead += 1 }
+                if k > 10, let p = previous { gaps.append((Double(newest) - Double(n - 1) * period - p) / truePeriod) }
+                previous = Double(newest)
+                made = total
+            }
+            let what = "speed \(speed), a read every \(tick / 1e6) ms up to \(Double(jitter) / 1e6) ms late"
+            #expect(gaps.allSatisfy { $0 > 0.9 && $0 < 1.1 }, "\(what): gaps \(gaps.min()!)...\(gaps.max()!) periods")
+            withKnownIssue("stamps after their read (see the doc comment)") {
+                #expect(afterRead == 0, "\(what): \(afterRead) stamps after their read")
+            }
+        }
+    }
+
     @Test func startsOverAfterAGap() {
         var c = SampleClock()
         _ = c.stamp(count: 2, readAt: 20_000_000, nominalPeriod: 10_000_000)

@@ -24,7 +24,8 @@ struct Rig {
     init(settings: EngineSettings = EngineSettings(), truth: (any TruthSource)? = nil,
          faults: [ScheduledFault] = [], accessory: Bool = false, scenario: String? = nil,
          scenarioText: String? = nil, calibration: EngineCalibration = EngineCalibration(),
-         imperfections: ChipImperfections = .realistic, otherChips: Bool = false) throws {
+         imperfections: ChipImperfections = .realistic, imuImperfections: ChipImperfections? = nil,
+         otherChips: Bool = false) throws {
         // `otherChips`: the HMC5883L (0x1E) and BME280 (0x76) in place of
         // the QMC5883L and BMP280 (boards/simulated-hmc5883l-bme280.json5).
         var specs = otherChips
@@ -32,6 +33,9 @@ struct Rig {
                SimulatedChipSpec(kind: "bme280", address: 0x76, imperfections: imperfections),
                SimulatedChipSpec(kind: "hmc5883l", address: 0x1E, imperfections: imperfections)]
             : SimulatedChipSpec.referenceBoard(imperfections)
+        if let imuImperfections, let i = specs.firstIndex(where: { $0.address == 0x68 }) {
+            specs[i].imperfections = imuImperfections
+        }
         if accessory { specs.append(SimulatedChipSpec(kind: "mpu6050", address: 0x69, body: .accessory, imperfections: imperfections)) }
         var world: any TruthSource = truth ?? ConstantTruth()
         var allFaults = faults
