@@ -11,7 +11,7 @@ import EdgeSim
 /// against it: once every 100 ticks a tick finds two samples made since
 /// the last (fast) or none (slow).
 ///
-/// KNOWN ISSUE (open; the stop-33 closing note): at one sample a tick the
+/// KNOWN ISSUE (open; docs/agent.md, "Known limits"): at one sample a tick the
 /// IMU is read from its data registers, not its FIFO, so the first of two
 /// samples is overwritten before it is read (fast: 10 of 1010 lost in
 /// 20 s), and every sample is stamped with its tick's time (slow: a gap of

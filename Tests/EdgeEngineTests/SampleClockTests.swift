@@ -51,7 +51,7 @@ import Testing
     /// late by up to 0.5 or 3 ms, the chip's clock 1 % or 0.2 % either
     /// side or exact: the spacing holds everywhere.
     ///
-    /// KNOWN ISSUE (open; the stop-33 closing note): the newest sample a
+    /// KNOWN ISSUE (open; docs/agent.md, "Known limits"): the newest sample a
     /// read finds was captured by that read, yet this loop, which follows
     /// the reads on average, stamps it after its read about half the time -
     /// by up to the read jitter on a steady clock, and by up to a period

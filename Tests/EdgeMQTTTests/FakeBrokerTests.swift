@@ -76,9 +76,9 @@ final class FakeBroker: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting and closes the port (a real broker may take it).
-    /// Ends the serving thread and closes the listener; a second call does
-    /// nothing (closing the number again could close another test's descriptor).
+    /// Stops accepting and closes the port (a real broker may take it). A
+    /// second call does nothing: closing the number again could close
+    /// another test's descriptor.
     func stop() {
         let first = lock.withLock { () -> Bool in
             defer { stopped = true }
