@@ -147,35 +147,23 @@ public final class AgentRuntime: @unchecked Sendable {
         }
         if dataReady != nil { settings.mpu6050.dataReadyInterrupt = true }
 
-        var serviceConfig = EngineSetup.service(config, socketPath: socketPath)
-        serviceConfig.agentFrame = settings.referenceFrame.rawValue
-        serviceConfig.agentDeclinationDeg = config.fusion.declinationDeg
-        let server: ServiceServer
-        do {
-            server = try ServiceServer(configuration: serviceConfig, policy: policy)
-        } catch {
-            throw RunError("cannot serve clients on \(socketPath): \(error)")
-        }
-        var report = ["edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)"]
-        if let sim = session.simulated {
-            // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
-            report.append("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
-        }
-        report += calibration.startLines.map { "  " + $0 }
-
+        // The stores and what answers clients from them come first: the
+        // server answers the first client to connect, and an agent that
+        // keeps a history must never tell it `noHistory`.
+        var storeReport: [String] = []
         var recorder: HistoryRecorder?
+        var historySource: FitnessHistorySource?
         if let h = config.fitness.history {
             let path = EngineSetup.path(h.path, config: selection.configPath)
             do {
                 recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
             } catch {
-                server.stop(reason: "agent failed to start")
                 throw RunError("fitness history: \(error)")
             }
             recorder?.onHealthChange = { change in o.log("edge-agent: " + change.description) }
-            report.append("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
+            storeReport.append("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
             do {
-                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder))
+                historySource = try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder)
             } catch {
                 o.log("edge-agent: warning: fitness history: clients' history requests cannot be answered: \(error)")
             }
@@ -186,13 +174,30 @@ public final class AgentRuntime: @unchecked Sendable {
             do {
                 sensorRecorder = try AccelerometerRecorder(store: try AccelerometerStore(path: path, maxBytes: r.maxBytes))
             } catch {
-                server.stop(reason: "agent failed to start")
                 throw RunError("sensor recorder: \(error)")
             }
             sensorRecorder?.onHealthChange = { line in o.log("edge-agent: " + line) }
-            report.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
-            server.setRecorderSource(SensorRecorderSource(sensorRecorder!))
+            storeReport.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
         }
+
+        var serviceConfig = EngineSetup.service(config, socketPath: socketPath)
+        serviceConfig.agentFrame = settings.referenceFrame.rawValue
+        serviceConfig.agentDeclinationDeg = config.fusion.declinationDeg
+        let server: ServiceServer
+        do {
+            server = try ServiceServer(configuration: serviceConfig, policy: policy, historySource: historySource,
+                                       recorderSource: sensorRecorder.map { SensorRecorderSource($0) })
+        } catch {
+            sensorRecorder?.close()
+            throw RunError("cannot serve clients on \(socketPath): \(error)")
+        }
+        var report = ["edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)"]
+        if let sim = session.simulated {
+            // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
+            report.append("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
+        }
+        report += calibration.startLines.map { "  " + $0 }
+        report += storeReport
         var sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
         if let sensorRecorder { sink = RecorderSink(inner: sink, recorder: sensorRecorder) }
         sensorRecorder?.start()

@@ -242,11 +242,18 @@ public final class ServiceServer: Sendable {
     ///   - onDemandChange: called on the service thread whenever the fastest
     ///     requested interval of any stream changes, with the full map
     ///     (stream → seconds; absent: nobody subscribes). Must not block.
+    ///   - historySource: where `history` requests are answered from, in
+    ///     place before the socket is bound, so the first client to connect
+    ///     never hears `noHistory` from an agent that keeps a history.
+    ///   - recorderSource: the same for `record` and `recorded`.
     public init(configuration: ServiceConfiguration,
                 policy: EntitlementPolicy = .defaultPolicy(),
                 devices: [DeviceInfo] = [],
+                historySource: (any HistorySource)? = nil,
+                recorderSource: (any RecorderSource)? = nil,
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
-        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials)
+        let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials,
+                                       historySource: historySource, recorderSource: recorderSource)
         self.core = core
         thread = Locked(t)
     }
@@ -263,11 +270,14 @@ public final class ServiceServer: Sendable {
     private static func start(_ configuration: ServiceConfiguration, _ policy: EntitlementPolicy,
                               _ devices: [DeviceInfo],
                               _ onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
-                              _ peerCredentials: @escaping ServiceCore.PeerCredentials)
+                              _ peerCredentials: @escaping ServiceCore.PeerCredentials,
+                              historySource: (any HistorySource)? = nil, recorderSource: (any RecorderSource)? = nil)
         throws(ServiceError) -> (ServiceCore, ServiceThread) {
         try configuration.validate()
         let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
                                    onDemandChange: onDemandChange, peerCredentials: peerCredentials)
+        core.historySource.withLock { $0 = historySource }
+        core.recorderSource.withLock { $0 = recorderSource }
         let listener = try ListeningSocket.bind(configuration)
         let loop = ServiceLoop(core: core, listener: listener)
         core.deliverInline = { [unowned loop] in loop.deliverInline() }
