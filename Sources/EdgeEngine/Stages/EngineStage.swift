@@ -140,11 +140,12 @@ struct BoardInputs {
 /// fitness and humidity keeps the order samples of one reading are published
 /// in (a replay golden holds it).
 enum StageTable {
-    /// Every stage kind, in order.
-    static let kinds: [any EngineStage.Type] = [
-        FusionStage.self, AccessoryStage.self, AltitudeStage.self, SubmersionStage.self, FitnessStage.self,
-        HumidityStage.self, MagnetometerStreamStage.self,
-    ]
+    /// Every stage kind, in order (made on each use, read only when an
+    /// engine is built: a stored global of metatypes is not `Sendable`).
+    static var kinds: [any EngineStage.Type] {
+        [FusionStage.self, AccessoryStage.self, AltitudeStage.self, SubmersionStage.self, FitnessStage.self,
+         HumidityStage.self, MagnetometerStreamStage.self]
+    }
 
     /// The stages for a board with `b`, configured from `s`.
     static func stages(for b: BoardInputs, settings s: EngineSettings, calibration: EngineCalibration,
