@@ -185,8 +185,10 @@ public final class AgentRuntime: @unchecked Sendable {
         serviceConfig.agentDeclinationDeg = config.fusion.declinationDeg
         let server: ServiceServer
         do {
+            // Clients wait in the backlog until the engine has probed the
+            // board: the first answer an agent gives lists its devices.
             server = try ServiceServer(configuration: serviceConfig, policy: policy, historySource: historySource,
-                                       recorderSource: sensorRecorder.map { SensorRecorderSource($0) })
+                                       recorderSource: sensorRecorder.map { SensorRecorderSource($0) }, acceptingClients: false)
         } catch {
             sensorRecorder?.close()
             throw RunError("cannot serve clients on \(socketPath): \(error)")
@@ -219,6 +221,8 @@ public final class AgentRuntime: @unchecked Sendable {
             server.stop(reason: "agent failed to start")
             throw error
         }
+        // The engine has probed the board and published its devices (SensorHub.start).
+        server.startAcceptingClients()
         report += engine.startLines.map { "  " + $0 }
         report.append("  reference frame: \(settings.referenceFrame.rawValue)")
         report.append("  " + engine.loopLine)

@@ -193,8 +193,10 @@ final class ServiceLoop: @unchecked Sendable {
         pollFDs.removeAll(keepingCapacity: true)
         pollFDs.append(pollfd(fd: core.wakeReadFD, events: Int16(POLLIN), revents: 0))
         // While out of descriptors (EMFILE), stop polling the listener for
-        // a moment instead of spinning on a connection we cannot accept.
-        let acceptEvents = edge_monotonic_ns() >= acceptPausedUntil ? Int16(POLLIN) : 0
+        // a moment instead of spinning on a connection we cannot accept;
+        // before the owner opens the door, not at all.
+        let accepting = core.acceptingClients.load(ordering: .acquiring) && edge_monotonic_ns() >= acceptPausedUntil
+        let acceptEvents = accepting ? Int16(POLLIN) : 0
         pollFDs.append(pollfd(fd: listener.fd, events: acceptEvents, revents: 0))
         var anyClosing = false
         for c in clients {

@@ -113,6 +113,9 @@ final class ServiceCore: Sendable {
     /// Answers `record` and `recorded`; nil: the agent keeps no recorder.
     let recorderSource = Locked<(any RecorderSource)?>(nil)
     let stopRequested = Atomic<Bool>(false)
+    /// Whether the service thread accepts connections (until then they wait
+    /// in the listen backlog): see ``ServiceServer/startAcceptingClients()``.
+    let acceptingClients = Atomic<Bool>(true)
     let demandGeneration = Atomic<Int>(0)
     let encodedCount = Atomic<Int>(0)
     let nonFiniteCount = Atomic<Int>(0)
@@ -246,14 +249,21 @@ public final class ServiceServer: Sendable {
     ///     place before the socket is bound, so the first client to connect
     ///     never hears `noHistory` from an agent that keeps a history.
     ///   - recorderSource: the same for `record` and `recorded`.
+    ///   - acceptingClients: false to bind the socket now but accept no
+    ///     connection until ``startAcceptingClients()``: a client that
+    ///     connects meanwhile waits for its version line in the listen
+    ///     backlog, instead of being answered by an agent that does not yet
+    ///     know its devices.
     public init(configuration: ServiceConfiguration,
                 policy: EntitlementPolicy = .defaultPolicy(),
                 devices: [DeviceInfo] = [],
                 historySource: (any HistorySource)? = nil,
                 recorderSource: (any RecorderSource)? = nil,
+                acceptingClients: Bool = true,
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
         let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials,
-                                       historySource: historySource, recorderSource: recorderSource)
+                                       historySource: historySource, recorderSource: recorderSource,
+                                       acceptingClients: acceptingClients)
         self.core = core
         thread = Locked(t)
     }
@@ -271,11 +281,13 @@ public final class ServiceServer: Sendable {
                               _ devices: [DeviceInfo],
                               _ onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
                               _ peerCredentials: @escaping ServiceCore.PeerCredentials,
-                              historySource: (any HistorySource)? = nil, recorderSource: (any RecorderSource)? = nil)
+                              historySource: (any HistorySource)? = nil, recorderSource: (any RecorderSource)? = nil,
+                              acceptingClients: Bool = true)
         throws(ServiceError) -> (ServiceCore, ServiceThread) {
         try configuration.validate()
         let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
                                    onDemandChange: onDemandChange, peerCredentials: peerCredentials)
+        core.acceptingClients.store(acceptingClients, ordering: .releasing)
         core.historySource.withLock { $0 = historySource }
         core.recorderSource.withLock { $0 = recorderSource }
         let listener = try ListeningSocket.bind(configuration)
@@ -324,6 +336,15 @@ public final class ServiceServer: Sendable {
     }
 
     // MARK: engine API (any thread, rare)
+
+    /// Starts accepting the connections of a server made with
+    /// `acceptingClients: false` (those waiting in the backlog first). The
+    /// agent calls it once its engine has probed the board and published
+    /// the first devices snapshot. Does nothing the second time.
+    public func startAcceptingClients() {
+        guard !core.acceptingClients.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        core.wake()
+    }
 
     /// Broadcasts a device connection change to every client (and should be
     /// followed by a ``setDevices(_:)`` with the new state).

@@ -51,6 +51,32 @@ struct ServerTests {
         #expect(entry.string("lastError") == "read 14 bytes: no device")
     }
 
+    /// A server made with `acceptingClients: false` (the agent's, until its
+    /// engine has probed the board) leaves connections in the backlog: a
+    /// client that connects and asks at once is answered only after
+    /// `startAcceptingClients()`, with the devices set before it, never
+    /// with the empty list of an agent still starting (`watch` showed no
+    /// devices for its first second; CoreMotion asked again for 3 s).
+    @Test func connectionsWaitUntilTheServerAcceptsThem() throws {
+        let imu = DeviceInfo(id: "imu", kind: "mpu6050", address: "/dev/i2c-1@0x68", state: .present,
+                             streams: [.accelerometer, .gyroscope, .deviceMotion], rateHz: 100)
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("gate")),
+                                       acceptingClients: false)
+        defer { server.stop() }
+        let c = try TestClient(path: server.socketPath)   // connect(2) succeeds: the listen backlog
+        c.request(#"{"class":"devices","id":"early"}"#)
+        #expect(server.statistics().acceptedClients == 0)
+        server.setDevices([imu])
+        server.startAcceptingClients()
+        server.startAcceptingClients()   // the second time does nothing
+        let v = try #require(c.readMessage())
+        #expect(v.string("class") == "version")
+        let d = try #require(c.waitFor("devices").0)
+        #expect(d.string("id") == "early")
+        #expect(d["devices"]?.arrayValue?.first?.string("id") == "imu")
+        #expect(server.statistics().acceptedClients == 1)
+    }
+
     @Test func subscribedClientReceivesSamplesInOrderWithUnits() throws {
         let server = try makeServer("sub")
         defer { server.stop() }
