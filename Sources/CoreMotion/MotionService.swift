@@ -158,7 +158,8 @@ final class MotionService: @unchecked Sendable {
         guard case (let s?, nil) = connectedSource() else { return nil }
         let now = monotonicNowNs()
         if let c = s.lock.withLock({ s.devicesCache }), now - c.atNs < 1_000_000_000 { return c.list }
-        // An agent that is starting lists no devices yet: ask again (at most 3 s).
+        // An older agent (one that accepted clients while it started) lists
+        // no devices yet: ask again (at most 3 s).
         let end = now + 3_000_000_000
         while true {
             guard case .devices(let list, _)? = try? s.client.request(.devices, timeoutMs: 3000) else { return nil }

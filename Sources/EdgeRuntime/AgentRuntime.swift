@@ -99,7 +99,9 @@ public final class AgentRuntime: @unchecked Sendable {
     // MARK: start
 
     /// Selects and opens the board, loads the calibration, binds the socket,
-    /// opens the history and starts the engine on its loop thread.
+    /// opens the history and the recorder, starts the engine on its loop
+    /// thread, and only then accepts clients (those that connected meanwhile
+    /// first).
     /// - Throws: ``SetupError`` for a configuration, board, scenario or
     ///   calibration that is missing or invalid (exit 2 in `run`); a
     ///   ``RunError`` or the bus's error for what stops it running (exit 1).
@@ -147,23 +149,40 @@ public final class AgentRuntime: @unchecked Sendable {
         }
         if dataReady != nil { settings.mpu6050.dataReadyInterrupt = true }
 
-        // The stores and what answers clients from them come first: the
-        // server answers the first client to connect, and an agent that
-        // keeps a history must never tell it `noHistory`.
-        var storeReport: [String] = []
+        var serviceConfig = EngineSetup.service(config, socketPath: socketPath)
+        serviceConfig.agentFrame = settings.referenceFrame.rawValue
+        serviceConfig.agentDeclinationDeg = config.fusion.declinationDeg
+        let server: ServiceServer
+        do {
+            // Bound now (a second agent stops here, before it opens any
+            // store), but accepting no client until the history, the
+            // recorder and the engine's first devices snapshot are in
+            // place: a client that connects meanwhile waits in the backlog,
+            // and an agent's first answer is never `noHistory` or no devices.
+            server = try ServiceServer(configuration: serviceConfig, policy: policy, acceptingClients: false)
+        } catch {
+            throw RunError("cannot serve clients on \(socketPath): \(error)")
+        }
+        var report = ["edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)"]
+        if let sim = session.simulated {
+            // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
+            report.append("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
+        }
+        report += calibration.startLines.map { "  " + $0 }
+
         var recorder: HistoryRecorder?
-        var historySource: FitnessHistorySource?
         if let h = config.fitness.history {
             let path = EngineSetup.path(h.path, config: selection.configPath)
             do {
                 recorder = HistoryRecorder(history: try FitnessHistory(path: path, retentionSeconds: h.retentionDays * 86400))
             } catch {
+                server.stop(reason: "agent failed to start")
                 throw RunError("fitness history: \(error)")
             }
             recorder?.onHealthChange = { change in o.log("edge-agent: " + change.description) }
-            storeReport.append("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
+            report.append("  fitness history: \(path) (SQLite, WAL; kept \(h.retentionDays) days)")
             do {
-                historySource = try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder)
+                server.setHistorySource(try FitnessHistorySource(path: path, retentionSeconds: h.retentionDays * 86400, recorder: recorder))
             } catch {
                 o.log("edge-agent: warning: fitness history: clients' history requests cannot be answered: \(error)")
             }
@@ -174,32 +193,13 @@ public final class AgentRuntime: @unchecked Sendable {
             do {
                 sensorRecorder = try AccelerometerRecorder(store: try AccelerometerStore(path: path, maxBytes: r.maxBytes))
             } catch {
+                server.stop(reason: "agent failed to start")
                 throw RunError("sensor recorder: \(error)")
             }
             sensorRecorder?.onHealthChange = { line in o.log("edge-agent: " + line) }
-            storeReport.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
+            report.append("  sensor recorder: \(path) (SQLite, WAL; 50 Hz accelerometer kept 3 days, at most \(r.maxMegabytes) MB)")
+            server.setRecorderSource(SensorRecorderSource(sensorRecorder!))
         }
-
-        var serviceConfig = EngineSetup.service(config, socketPath: socketPath)
-        serviceConfig.agentFrame = settings.referenceFrame.rawValue
-        serviceConfig.agentDeclinationDeg = config.fusion.declinationDeg
-        let server: ServiceServer
-        do {
-            // Clients wait in the backlog until the engine has probed the
-            // board: the first answer an agent gives lists its devices.
-            server = try ServiceServer(configuration: serviceConfig, policy: policy, historySource: historySource,
-                                       recorderSource: sensorRecorder.map { SensorRecorderSource($0) }, acceptingClients: false)
-        } catch {
-            sensorRecorder?.close()
-            throw RunError("cannot serve clients on \(socketPath): \(error)")
-        }
-        var report = ["edge-agent: config \(selection.configPath ?? "(built-in defaults)"), board \"\(session.profile.name)\" (\(session.profileSource)) on \(session.bus.name), socket \(socketPath), protocol \(EdgeProtocolInfo.version)"]
-        if let sim = session.simulated {
-            // Scenario times (motion, faults) count from here; clients' timestamp_ns are on the same clock.
-            report.append("  simulation: scenario time 0 s is CLOCK_MONOTONIC \(sim.bus.startNanoseconds) ns")
-        }
-        report += calibration.startLines.map { "  " + $0 }
-        report += storeReport
         var sink: any SampleSink = recorder.map { HistorySink(inner: server, recorder: $0) } ?? server
         if let sensorRecorder { sink = RecorderSink(inner: sink, recorder: sensorRecorder) }
         sensorRecorder?.start()

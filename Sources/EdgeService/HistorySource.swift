@@ -2,7 +2,7 @@ import EdgeProtocol
 
 /// Answers `history` requests: the agent's fitness history (the agent sets
 /// one with ``ServiceServer/setHistorySource(_:)`` when `fitness.history` is
-/// configured). Called on the service thread, one request at a time; a
+/// configured, before it accepts clients). Called on the service thread, one request at a time; a
 /// query must be short (an indexed read of a local database).
 public protocol HistorySource: AnyObject, Sendable {
     /// What the history holds for `stream` (`pedometer` or `activity`)
@@ -23,7 +23,7 @@ public struct HistorySourceError: Error, Sendable, Hashable, CustomStringConvert
 
 /// Answers `record` and `recorded` requests: the agent's sensor recorder
 /// (set with ``ServiceServer/setRecorderSource(_:)`` when `recorder` is
-/// configured). Called on the service thread, one request at a time.
+/// configured, before the agent accepts clients). Called on the service thread, one request at a time.
 public protocol RecorderSource: AnyObject, Sendable {
     /// Opens or extends `uid`'s recording window for `durationS` seconds from now.
     func record(uid: UInt32, durationS: Double) -> Result<RecordingWindow, HistorySourceError>

@@ -6,6 +6,8 @@ import Musl
 
 /// The bound, listening Unix-domain socket and the file it created.
 struct ListeningSocket: Sendable {
+    /// Connections that may wait to be accepted (listen(2)'s backlog).
+    static let backlog: Int32 = 64
     let fd: Int32
     let path: String
     /// Inode of the socket file we created, so we never unlink a successor's file.
@@ -40,7 +42,7 @@ struct ListeningSocket: Sendable {
             attempt += 1
             try removeStale(path: path, addr: addr)
         }
-        guard listen(fd, 64) == 0 else {
+        guard listen(fd, Self.backlog) == 0 else {
             let e = errno
             unlink(path)
             throw .system(PosixError(errno: e, call: "listen", path: path))

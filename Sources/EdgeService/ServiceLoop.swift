@@ -212,7 +212,8 @@ final class ServiceLoop: @unchecked Sendable {
             if pollFDs[0].revents != 0 { drainWakePipe() }
             deliverEvents()
             drainSamples()
-            if pollFDs[1].revents != 0 { acceptClients() }
+            // (a listener polled for nothing, the door still closed, is not accepted from)
+            if pollFDs[1].events != 0 && pollFDs[1].revents != 0 { acceptClients() }
 
             // Client I/O (pollFDs[2...] are the clients present before accepting).
             let now = edge_monotonic_ns()
@@ -872,6 +873,12 @@ final class ServiceLoop: @unchecked Sendable {
         drainWakePipe()
         deliverEvents()
         drainSamples()
+        // A server that never opened its door (an agent that failed to
+        // start) accepts what waits in its backlog now, so those clients
+        // read a version line and why it stops, not a reset.
+        if !core.acceptingClients.load(ordering: .acquiring) {
+            for _ in 0...(Int(ListeningSocket.backlog) / acceptBurst) { acceptClients() }
+        }
         writer.reset()
         MessageEncoder.shutdown(reason: reason, into: &writer)
         let line = currentLine()

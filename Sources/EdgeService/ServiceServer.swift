@@ -220,13 +220,17 @@ public final class ServiceServer: Sendable {
     private let thread: Locked<ServiceThread?>
 
     /// Where `history` requests are answered from (nil: every one gets
-    /// `noHistory`, saying the agent keeps none).
+    /// `noHistory`, saying the agent keeps none). Set it before clients are
+    /// accepted (`acceptingClients: false`, then ``startAcceptingClients()``):
+    /// a client accepted earlier may be told the agent keeps none.
     public func setHistorySource(_ source: (any HistorySource)?) {
         core.historySource.withLock { $0 = source }
     }
 
     /// Where `record` and `recorded` requests are answered from (nil:
-    /// every one gets `noHistory`, saying the agent keeps no recorder).
+    /// every one gets `noHistory`, saying the agent keeps no recorder). As
+    /// with the history, set it before clients are accepted: the version
+    /// line says whether there is one.
     public func setRecorderSource(_ source: (any RecorderSource)?) {
         core.recorderSource.withLock { $0 = source }
     }
@@ -245,24 +249,18 @@ public final class ServiceServer: Sendable {
     ///   - onDemandChange: called on the service thread whenever the fastest
     ///     requested interval of any stream changes, with the full map
     ///     (stream → seconds; absent: nobody subscribes). Must not block.
-    ///   - historySource: where `history` requests are answered from, in
-    ///     place before the socket is bound, so the first client to connect
-    ///     never hears `noHistory` from an agent that keeps a history.
-    ///   - recorderSource: the same for `record` and `recorded`.
     ///   - acceptingClients: false to bind the socket now but accept no
     ///     connection until ``startAcceptingClients()``: a client that
     ///     connects meanwhile waits for its version line in the listen
-    ///     backlog, instead of being answered by an agent that does not yet
-    ///     know its devices.
+    ///     backlog, instead of being answered by an agent that has not yet
+    ///     set its history and recorder sources or its devices. (A server
+    ///     stopped before it opened accepts them then, so they read why.)
     public init(configuration: ServiceConfiguration,
                 policy: EntitlementPolicy = .defaultPolicy(),
                 devices: [DeviceInfo] = [],
-                historySource: (any HistorySource)? = nil,
-                recorderSource: (any RecorderSource)? = nil,
                 acceptingClients: Bool = true,
                 onDemandChange: (@Sendable ([StreamName: Double]) -> Void)? = nil) throws(ServiceError) {
         let (core, t) = try Self.start(configuration, policy, devices, onDemandChange, ServiceCore.socketPeerCredentials,
-                                       historySource: historySource, recorderSource: recorderSource,
                                        acceptingClients: acceptingClients)
         self.core = core
         thread = Locked(t)
@@ -281,15 +279,12 @@ public final class ServiceServer: Sendable {
                               _ devices: [DeviceInfo],
                               _ onDemandChange: (@Sendable ([StreamName: Double]) -> Void)?,
                               _ peerCredentials: @escaping ServiceCore.PeerCredentials,
-                              historySource: (any HistorySource)? = nil, recorderSource: (any RecorderSource)? = nil,
                               acceptingClients: Bool = true)
         throws(ServiceError) -> (ServiceCore, ServiceThread) {
         try configuration.validate()
         let core = try ServiceCore(configuration: configuration, policy: policy, devices: devices,
                                    onDemandChange: onDemandChange, peerCredentials: peerCredentials)
         core.acceptingClients.store(acceptingClients, ordering: .releasing)
-        core.historySource.withLock { $0 = historySource }
-        core.recorderSource.withLock { $0 = recorderSource }
         let listener = try ListeningSocket.bind(configuration)
         let loop = ServiceLoop(core: core, listener: listener)
         core.deliverInline = { [unowned loop] in loop.deliverInline() }

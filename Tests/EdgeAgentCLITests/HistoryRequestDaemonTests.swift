@@ -167,4 +167,43 @@ import TestThreads
         #expect(!plainAgent || after - before <= 16 * 1024, "still \(after / 1024) MB resident after the clients left (from \(before / 1024) MB)")
         print("history byte bounds: RSS before \(before / 1024) MB, peak \(peak / 1024) MB, after \(after / 1024) MB")
     }
+
+    /// CI (ThreadSanitizer) connected while the agent was still opening a
+    /// week of history and was told `noHistory`: the agent bound its socket
+    /// and answered before it had set its history. Now it accepts clients
+    /// only once the history, the recorder and the engine's first devices
+    /// snapshot are in place, so a client that connects the moment the
+    /// socket appears and asks at once is answered from all of them.
+    @Test(.timeLimit(.minutes(2)))
+    func aClientThatConnectsAsTheSocketAppearsIsAnsweredFromTheHistory() throws {
+        let dir = try DaemonPaths.makeTemporaryDirectory("histfirst")
+        defer { DaemonPaths.removeTree(dir) }
+        let t0 = try makeHistory(dir + "/fitness.sqlite3")
+        let agent = try startAgent(dir)
+        defer { agent.kill() }
+        let socket = dir + "/agent.sock"
+        let appear = DaemonDeadline(seconds: 60)
+        while !DaemonPaths.isSocket(socket) && agent.isRunning && !appear.expired { daemonPause(ms: 1) }
+        var c: DaemonClient?
+        while c == nil && agent.isRunning && !appear.expired {
+            c = try? DaemonClient(path: socket, name: "first")
+            if c == nil { daemonPause(ms: 1) }
+        }
+        let first = try #require(c, "no agent on \(socket)\n\(agent.transcript)")
+        // Both before the version line is read: whatever the agent does with
+        // them, it does as its first answers.
+        first.request(#"{"class":"history","stream":"activity","from_ns":\#(t0),"to_ns":\#(t0 + 600_000_000_000),"id":"h"}"#)
+        first.request(#"{"class":"devices","id":"d"}"#)
+        let d = DaemonDeadline(seconds: 30)
+        var history: DaemonMessage?, devices: DaemonMessage?
+        while history == nil || devices == nil, let m = first.next(d) {
+            if m.string("id") == "h" { history = m }
+            if m.string("id") == "d" { devices = m }
+        }
+        let h = try #require(history, "no answer to history\n\(agent.transcript)")
+        #expect(h.cls == "history", "\(h)")
+        #expect(((h.object["activities"] as? [[String: Any]])?.count ?? 0) > 0, "\(h)")
+        let listed = try #require(devices?.object["devices"] as? [[String: Any]], "\(String(describing: devices))")
+        #expect(listed.contains { $0["kind"] as? String == "mpu6050" }, "\(listed)")
+    }
 }

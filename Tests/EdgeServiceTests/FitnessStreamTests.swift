@@ -110,22 +110,24 @@ struct FitnessStreamTests {
         }
     }
 
-    /// A server given its history and recorder when it is made answers from
-    /// them from its first connection: the agent made its server first and
-    /// set them after, so a client quick enough (CI's under
-    /// ThreadSanitizer, while the agent opened a week of history) heard
-    /// `noHistory` from an agent that keeps one, and a version line without
-    /// `recorder`.
-    @Test func sourcesGivenAtTheStartAnswerTheFirstClient() throws {
-        let config = ServiceConfiguration(socketPath: uniqueSocketPath("hist2"))
-        let stub = StubHistory()
-        let server = try ServiceServer(configuration: config, policy: EntitlementPolicy(byUID: [getuid(): [.fitness, .recorder]]),
-                                       historySource: stub, recorderSource: StubRecorder())
+    /// A server that accepts its first client only after its history and
+    /// recorder are set (the agent's order since CI heard `noHistory` from
+    /// an agent that keeps a history, under ThreadSanitizer, while it
+    /// opened a week of history) answers that client from them, and its
+    /// version line says there is a recorder.
+    @Test func sourcesSetBeforeTheDoorOpensAnswerTheFirstClient() throws {
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("hist2")),
+                                       policy: EntitlementPolicy(byUID: [getuid(): [.fitness, .recorder]]),
+                                       acceptingClients: false)
         defer { server.stop() }
         let c = try TestClient(path: server.socketPath)
+        c.request(#"{"class":"history","stream":"pedometer","from_s":1,"to_s":2,"id":1}"#)
+        let stub = StubHistory()
+        server.setHistorySource(stub)
+        server.setRecorderSource(StubRecorder())
+        server.startAcceptingClients()
         let version = try #require(c.readMessage())
         #expect(version["recorder"] == .bool(true))
-        c.request(#"{"class":"history","stream":"pedometer","from_s":1,"to_s":2,"id":1}"#)
         let p = try #require(c.waitFor("history").0)
         #expect(p["totals"]?.number("steps") == 1234)
         #expect(stub.asked.count == 1)

@@ -52,29 +52,77 @@ struct ServerTests {
     }
 
     /// A server made with `acceptingClients: false` (the agent's, until its
-    /// engine has probed the board) leaves connections in the backlog: a
-    /// client that connects and asks at once is answered only after
-    /// `startAcceptingClients()`, with the devices set before it, never
-    /// with the empty list of an agent still starting (`watch` showed no
-    /// devices for its first second; CoreMotion asked again for 3 s).
-    @Test func connectionsWaitUntilTheServerAcceptsThem() throws {
+    /// engine has probed the board and its history and recorder are set)
+    /// does not poll its listener, and a cycle with a connection waiting
+    /// accepts none; `startAcceptingClients()` opens the door, and the
+    /// client waiting is answered with the devices set before it: never the
+    /// empty list or `noHistory` of an agent still starting (`watch` showed
+    /// no devices for its first second; CI heard `noHistory`).
+    @Test func aClosedDoorLeavesConnectionsInTheBacklog() throws {
         let imu = DeviceInfo(id: "imu", kind: "mpu6050", address: "/dev/i2c-1@0x68", state: .present,
                              streams: [.accelerometer, .gyroscope, .deviceMotion], rateHz: 100)
-        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("gate")),
-                                       acceptingClients: false)
-        defer { server.stop() }
-        let c = try TestClient(path: server.socketPath)   // connect(2) succeeds: the listen backlog
+        let m = try ManualLoop()
+        defer { m.close() }
+        m.core.acceptingClients.store(false, ordering: .releasing)
+        let c = try TestClient(path: m.path)   // connect(2) succeeds: the listen backlog
         c.request(#"{"class":"devices","id":"early"}"#)
-        #expect(server.statistics().acceptedClients == 0)
-        server.setDevices([imu])
-        server.startAcceptingClients()
-        server.startAcceptingClients()   // the second time does nothing
-        let v = try #require(c.readMessage())
-        #expect(v.string("class") == "version")
+        _ = m.loop.preparePoll()
+        #expect(m.loop.pollFDs[1].events == 0, "the listener is not polled while the door is closed")
+        var fds = m.loop.pollFDs
+        #expect(poll(&fds, nfds_t(fds.count), 0) >= 0)
+        m.loop.pollFDs = fds
+        m.loop.handlePolled()
+        #expect(m.loop.clients.isEmpty)
+
+        m.core.shared.withLock { $0.devices = [imu] }
+        m.core.acceptingClients.store(true, ordering: .releasing)
+        _ = m.loop.preparePoll()
+        #expect(m.loop.pollFDs[1].events == Int16(POLLIN))
+        fds = m.loop.pollFDs
+        #expect(poll(&fds, nfds_t(fds.count), Int32(waitTimeoutMs)) >= 1)
+        m.loop.pollFDs = fds
+        m.loop.handlePolled()
+        #expect(m.loop.clients.count == 1)
+        #expect(c.readMessage()?.string("class") == "version")
+        // The request already waits in the socket: the next cycle answers it.
+        _ = m.loop.preparePoll()
+        fds = m.loop.pollFDs
+        #expect(poll(&fds, nfds_t(fds.count), Int32(waitTimeoutMs)) >= 1)
+        m.loop.pollFDs = fds
+        m.loop.handlePolled()
         let d = try #require(c.waitFor("devices").0)
         #expect(d.string("id") == "early")
         #expect(d["devices"]?.arrayValue?.first?.string("id") == "imu")
-        #expect(server.statistics().acceptedClients == 1)
+    }
+
+    /// A server stopped before it opened its door (an agent whose engine
+    /// failed to start) accepts what waits in the backlog as it stops, so
+    /// those clients read a version line and why, not a reset (`watch` said
+    /// "not an agent"); through the public API, the second
+    /// `startAcceptingClients()` does nothing.
+    @Test func aServerStoppedBeforeItOpenedTellsTheWaitingClientsWhy() throws {
+        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("gate")),
+                                       acceptingClients: false)
+        let waiting = try (0..<3).map { _ in try TestClient(path: server.socketPath) }
+        #expect(server.statistics().acceptedClients == 0)
+        server.stop(reason: "agent failed to start")
+        for c in waiting {
+            #expect(c.readMessage()?.string("class") == "version")
+            let bye = try #require(c.waitFor("shutdown").0)
+            #expect(bye.string("reason") == "agent failed to start")
+            #expect(c.waitClosed())
+        }
+        #expect(server.statistics().acceptedClients == 3)
+
+        let open = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("gate")),
+                                     acceptingClients: false)
+        defer { open.stop() }
+        let c = try TestClient(path: open.socketPath)
+        open.startAcceptingClients()
+        open.startAcceptingClients()
+        #expect(c.readMessage()?.string("class") == "version")
+        c.request(#"{"class":"ping","id":1}"#)
+        #expect(c.waitFor("pong").0 != nil)
     }
 
     @Test func subscribedClientReceivesSamplesInOrderWithUnits() throws {
