@@ -2,8 +2,9 @@ import EdgeProtocol
 
 /// Answers `history` requests: the agent's fitness history (the agent sets
 /// one with ``ServiceServer/setHistorySource(_:)`` when `fitness.history` is
-/// configured, before it accepts clients). Called on the service thread, one request at a time; a
-/// query must be short (an indexed read of a local database).
+/// configured, before it accepts clients). Called on the service thread,
+/// one request at a time; a query must be short (an indexed read of a local
+/// database).
 public protocol HistorySource: AnyObject, Sendable {
     /// What the history holds for `stream` (`pedometer` or `activity`)
     /// between `fromNs` and `toNs` (ns since 1970, UTC; the request decoder
@@ -23,7 +24,8 @@ public struct HistorySourceError: Error, Sendable, Hashable, CustomStringConvert
 
 /// Answers `record` and `recorded` requests: the agent's sensor recorder
 /// (set with ``ServiceServer/setRecorderSource(_:)`` when `recorder` is
-/// configured, before the agent accepts clients). Called on the service thread, one request at a time.
+/// configured, before the agent accepts clients). Called on the service
+/// thread, one request at a time.
 public protocol RecorderSource: AnyObject, Sendable {
     /// Opens or extends `uid`'s recording window for `durationS` seconds from now.
     func record(uid: UInt32, durationS: Double) -> Result<RecordingWindow, HistorySourceError>
