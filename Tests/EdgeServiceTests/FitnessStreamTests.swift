@@ -114,20 +114,23 @@ struct FitnessStreamTests {
     /// recorder are set (the agent's order since CI heard `noHistory` from
     /// an agent that keeps a history, under ThreadSanitizer, while it
     /// opened a week of history) answers that client from them, and its
-    /// version line says there is a recorder.
+    /// version line says there is a recorder. The service loop is stepped
+    /// by hand: a cycle with the door closed accepts no one, whatever the
+    /// timing.
     @Test func sourcesSetBeforeTheDoorOpensAnswerTheFirstClient() throws {
-        let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("hist2")),
-                                       policy: EntitlementPolicy(byUID: [getuid(): [.fitness, .recorder]]),
-                                       acceptingClients: false)
-        defer { server.stop() }
-        let c = try TestClient(path: server.socketPath)
+        let m = try ManualLoop(policy: EntitlementPolicy(byUID: [getuid(): [.fitness, .recorder]]))
+        defer { m.close() }
+        m.acceptsClients = false
+        let c = try TestClient(path: m.path)
         c.request(#"{"class":"history","stream":"pedometer","from_s":1,"to_s":2,"id":1}"#)
+        m.cycle()
         let stub = StubHistory()
-        server.setHistorySource(stub)
-        server.setRecorderSource(StubRecorder())
-        server.startAcceptingClients()
+        m.setSources(history: stub, recorder: StubRecorder())
+        m.acceptsClients = true
+        #expect(m.cycle(timeoutMs: Int32(waitTimeoutMs)) >= 1)   // accepts: the version line
         let version = try #require(c.readMessage())
         #expect(version["recorder"] == .bool(true))
+        #expect(m.cycle(timeoutMs: Int32(waitTimeoutMs)) >= 1)   // reads the request, answers it
         let p = try #require(c.waitFor("history").0)
         #expect(p["totals"]?.number("steps") == 1234)
         #expect(stub.asked.count == 1)

@@ -289,4 +289,33 @@ final class ManualLoop {
 
     /// Closes every client and the socket (the loop's own shutdown).
     func close() { loop.shutdown() }
+
+    /// Whether connections are accepted (`ServiceServer(acceptingClients:)`,
+    /// `startAcceptingClients()`).
+    var acceptsClients: Bool {
+        get { core.acceptingClients.load(ordering: .acquiring) }
+        set { core.acceptingClients.store(newValue, ordering: .releasing) }
+    }
+
+    /// One cycle of the service thread: the poll set, a poll of at most
+    /// `timeoutMs` (0: what is ready now), and what it found handled.
+    /// Returns the poll's result (the descriptors ready).
+    @discardableResult
+    func cycle(timeoutMs: Int32 = 0) -> Int32 {
+        _ = loop.preparePoll()
+        var fds = loop.pollFDs
+        let ready = poll(&fds, nfds_t(fds.count), timeoutMs)
+        loop.pollFDs = fds
+        loop.handlePolled()
+        return ready
+    }
+
+    /// What answers `history`, `record` and `recorded` requests.
+    func setSources(history: (any HistorySource)?, recorder: (any RecorderSource)?) {
+        core.historySource.withLock { $0 = history }
+        core.recorderSource.withLock { $0 = recorder }
+    }
+
+    /// Whether the last poll set asked the listener for connections.
+    var listenerPolled: Bool { loop.pollFDs.count > 1 && loop.pollFDs[1].events != 0 }
 }

@@ -63,33 +63,21 @@ struct ServerTests {
                              streams: [.accelerometer, .gyroscope, .deviceMotion], rateHz: 100)
         let m = try ManualLoop()
         defer { m.close() }
-        m.core.acceptingClients.store(false, ordering: .releasing)
+        m.acceptsClients = false
         let c = try TestClient(path: m.path)   // connect(2) succeeds: the listen backlog
         c.request(#"{"class":"devices","id":"early"}"#)
-        _ = m.loop.preparePoll()
-        #expect(m.loop.pollFDs[1].events == 0, "the listener is not polled while the door is closed")
-        var fds = m.loop.pollFDs
-        #expect(poll(&fds, nfds_t(fds.count), 0) >= 0)
-        m.loop.pollFDs = fds
-        m.loop.handlePolled()
+        m.cycle()
+        #expect(!m.listenerPolled, "the listener is not polled while the door is closed")
         #expect(m.loop.clients.isEmpty)
 
         m.core.shared.withLock { $0.devices = [imu] }
-        m.core.acceptingClients.store(true, ordering: .releasing)
-        _ = m.loop.preparePoll()
-        #expect(m.loop.pollFDs[1].events == Int16(POLLIN))
-        fds = m.loop.pollFDs
-        #expect(poll(&fds, nfds_t(fds.count), Int32(waitTimeoutMs)) >= 1)
-        m.loop.pollFDs = fds
-        m.loop.handlePolled()
+        m.acceptsClients = true
+        #expect(m.cycle(timeoutMs: Int32(waitTimeoutMs)) >= 1)
+        #expect(m.listenerPolled)
         #expect(m.loop.clients.count == 1)
         #expect(c.readMessage()?.string("class") == "version")
         // The request already waits in the socket: the next cycle answers it.
-        _ = m.loop.preparePoll()
-        fds = m.loop.pollFDs
-        #expect(poll(&fds, nfds_t(fds.count), Int32(waitTimeoutMs)) >= 1)
-        m.loop.pollFDs = fds
-        m.loop.handlePolled()
+        #expect(m.cycle(timeoutMs: Int32(waitTimeoutMs)) >= 1)
         let d = try #require(c.waitFor("devices").0)
         #expect(d.string("id") == "early")
         #expect(d["devices"]?.arrayValue?.first?.string("id") == "imu")
@@ -98,8 +86,9 @@ struct ServerTests {
     /// A server stopped before it opened its door (an agent whose engine
     /// failed to start) accepts what waits in the backlog as it stops, so
     /// those clients read a version line and why, not a reset (`watch` said
-    /// "not an agent"); through the public API, the second
-    /// `startAcceptingClients()` does nothing.
+    /// "not an agent"); through the public API, `startAcceptingClients()`
+    /// opens the door to the client waiting (called twice, as nothing
+    /// forbids).
     @Test func aServerStoppedBeforeItOpenedTellsTheWaitingClientsWhy() throws {
         let server = try ServiceServer(configuration: ServiceConfiguration(socketPath: uniqueSocketPath("gate")),
                                        acceptingClients: false)
